@@ -1,0 +1,7 @@
+#pragma once
+#include <napi.h>
+
+namespace rg::features {
+// Adds this subsystem's functions and classes to the addon's exports.
+void Register(Napi::Env env, Napi::Object exports);
+}  // namespace rg::features

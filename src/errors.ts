@@ -1,0 +1,69 @@
+/**
+ * Typed errors shared by every module. Each carries a stable `code` so callers (and the HTTP
+ * layer) can branch without parsing messages. Modules add their own subclasses next to the code
+ * that throws them, always extending RelevanceGateError.
+ */
+export class RelevanceGateError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A caller passed something malformed (wrong type, size, range, duplicate id, ...). */
+export class InvalidArgumentError extends RelevanceGateError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_INVALID_ARGUMENT', message, options);
+  }
+}
+
+/** The native addon could not be loaded (not built, or built for another Node ABI). */
+export class NativeAddonError extends RelevanceGateError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_NATIVE_ADDON', message, options);
+  }
+}
+
+/** A model file is corrupt, truncated, or not in the format it claims to be. */
+export class ModelFormatError extends RelevanceGateError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_MODEL_FORMAT', message, options);
+  }
+}
+
+/** A model is well-formed but uses something this engine refuses (objective, booster, split type, schema). */
+export class UnsupportedModelError extends RelevanceGateError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_UNSUPPORTED_MODEL', message, options);
+  }
+}
+
+/** An object was used after dispose()/close(). */
+export class DisposedError extends RelevanceGateError {
+  constructor(what: string) {
+    super('ERR_DISPOSED', `${what} has been disposed`);
+  }
+}
+
+/** The caller's AbortSignal fired before the work finished. */
+export class AbortedError extends RelevanceGateError {
+  constructor(message = 'the operation was aborted', options?: { cause?: unknown }) {
+    super('ERR_ABORTED', message, options);
+  }
+}
+
+/** The request's deadline passed before the work finished. */
+export class DeadlineExceededError extends RelevanceGateError {
+  constructor(message = 'the deadline passed before the work finished') {
+    super('ERR_DEADLINE_EXCEEDED', message);
+  }
+}
+
+/** A bounded queue is full; the work was refused instead of queued without bound. */
+export class OverloadedError extends RelevanceGateError {
+  constructor(message: string) {
+    super('ERR_OVERLOADED', message);
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * The in-memory form every tree-model loader (JSON, UBJSON, legacy binary) produces and the native
+ * evaluator consumes. Loaders validate structure; the native side re-validates what crosses the
+ * boundary (indices in range, acyclic, sizes consistent) because a hostile file must never crash it.
+ */
+
+export type TreeObjective =
+  | 'binary:logistic'
+  | 'binary:logitraw'
+  | 'reg:logistic'
+  | 'reg:squarederror'
+  | 'rank:pairwise'
+  | 'rank:ndcg'
+  | 'rank:map'
+  | 'multi:softprob'
+  | 'multi:softmax';
+
+export interface TreeIR {
+  /** Output (class) this tree adds to: XGBoost's tree_info. */
+  readonly group: number;
+  /** Multiplier on the tree's leaves: dart's weight_drop; 1 for gbtree. */
+  readonly weight: number;
+  /** Per node, indexed by node id; a node is a leaf when left[i] === -1. */
+  readonly left: Int32Array;
+  readonly right: Int32Array;
+  readonly splitIndex: Int32Array;
+  /** Split threshold for inner nodes (go left when x < threshold, in float32); leaf value for leaves. */
+  readonly splitCondition: Float32Array;
+  /** 1 when a missing (NaN) value goes left. */
+  readonly defaultLeft: Uint8Array;
+}
+
+export interface TreeEnsembleIR {
+  readonly booster: 'gbtree' | 'dart';
+  readonly objective: TreeObjective;
+  readonly numFeatures: number;
+  /** Margins per row: num_class for multi-class models, else 1. */
+  readonly numGroups: number;
+  /** base_score already mapped to margin space by the objective's link, as float32. */
+  readonly baseMargin: number;
+  readonly trees: readonly TreeIR[];
+  readonly featureNames?: readonly string[];
+}

@@ -1,0 +1,55 @@
+/**
+ * The seams between modules: what a passage is, what a scorer returns, how time limits travel.
+ * Keep this file small; module-specific types live next to their module.
+ */
+
+/** One retrieved candidate. `features` feeds the tree tier (named, or a dense vector in model order). */
+export interface Passage {
+  readonly id: string;
+  readonly text: string;
+  readonly title?: string;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  readonly features?: Readonly<Record<string, number>> | Float32Array | readonly number[];
+}
+
+/**
+ * Time limits of one call. `deadline` is an absolute time in milliseconds on the `Date.now()`
+ * clock; `signal` aborts the call. Both are optional; tiers must honour both when given.
+ */
+export interface ScoreOptions {
+  readonly signal?: AbortSignal;
+  readonly deadline?: number;
+}
+
+/** Signal name → probability in [0, 1] for one pair. A single-signal scorer names its signal `relevance`. */
+export type SignalProbabilities = Readonly<Record<string, number>>;
+
+/**
+ * A pair's score as built-in tiers report it: probabilities plus the raw values they came from
+ * (logits/margins), and the tier that produced them (the router scores pairs on different tiers).
+ */
+export interface DetailedPairScore {
+  readonly probabilities: SignalProbabilities;
+  readonly raw?: Readonly<Record<string, number>>;
+  readonly tier?: string;
+}
+
+/** What a scorer may return per passage: plain probabilities, a detailed record, or null for "could not score". */
+export type ScorerPairResult = SignalProbabilities | DetailedPairScore | null;
+
+/**
+ * Anything that scores (query, passage) pairs. `id` identifies the model and every setting that
+ * changes scores (it is part of cache keys): change it whenever scores may change.
+ */
+export interface Scorer {
+  readonly id: string;
+  score(query: string, passages: readonly Passage[], options?: ScoreOptions): Promise<ReadonlyArray<ScorerPairResult>>;
+}
+
+/** Tier labels used in results, stats and bench output. */
+export type TierName = 'cache' | 'trees' | 'crossEncoder' | (string & {});
+
+/** Distinguishes a DetailedPairScore from a plain probability record. */
+export function isDetailedPairScore(value: ScorerPairResult): value is DetailedPairScore {
+  return value !== null && typeof (value as DetailedPairScore).probabilities === 'object';
+}

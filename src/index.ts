@@ -10,3 +10,16 @@ export type {
   TierName,
 } from './types.js';
 export { isDetailedPairScore } from './types.js';
+export { writeCrossEncoderModelDir, buildCrossEncoderOnnx, CROSS_ENCODER_PRESETS, TokenizerSourceError, type CrossEncoderModelSpec, type CrossEncoderPresetName, type CrossEncoderModelDirInfo, type WriteCrossEncoderModelDirOptions } from './tiers/cross-encoder/model-gen/index.js';
+export * from './gate/index.js';
+export { createScoreCache } from './cache/score-cache.js';
+export type { ScoreCache, ScoreCacheOptions, ScoreCacheStats, WarmStartReport, SnapshotReport } from './cache/score-cache.js';
+export type { QueryNormalization, QueryNormalizationOptions, CustomQueryNormalizer } from './cache/normalize-query.js';
+export type { RedisL2Options } from './cache/redis-l2.js';
+export { SnapshotError, ScoreMissesContractError } from './cache/errors.js';
+export type { CacheRequest, CacheResolution, PairScoreCache, ScoreMisses } from './cache/cache-port.js';
+export { loadTreeModel, readTreeModelIR, DEFAULT_MAX_MODEL_BYTES, type LoadTreeModelOptions, type TreeModelFormat, type ParsedTreeModel } from './tiers/trees/load-tree-model.js';
+export { parseTreeModelBytes } from './tiers/trees/loaders/parse-model.js';
+export { writeXGBoostJson } from './tiers/trees/xgboost-json-writer.js';
+export { trainXGBoost, TrainingError, TRAIN_OBJECTIVES, type TrainObjective, type XGBoostTrainParams, type XGBoostTrainData, type XGBoostTrainOptions, type TrainedXGBoostModel } from './tiers/trees/training/train-xgboost.js';
+export * from './features/index.js';

@@ -1,5 +1,279 @@
+// N-API surface of the tree evaluator. Everything crossing from JS is checked here (types,
+// lengths, integer ranges); the model image is re-validated by Attach() on every construction,
+// since it may come from another thread's SharedArrayBuffer.
+//
+// Exports:
+//   treesCompile(spec) -> Uint8Array            compiled image (throws code ERR_MODEL_FORMAT)
+//   treesKernel() -> 'avx512' | 'avx2' | 'scalar'
+//   TreeEvaluator(image: Uint8Array)            view over an image (SharedArrayBuffer-backed or not)
+//     .info() -> { numFeatures, numGroups, numTrees, objective, layout, depth, numValueOutputs }
+//     .predict(rows, nRows, out, valueOutput, kernel?)   fills `out` on the calling thread
+//     .predictAsync(rows, nRows, valueOutput) -> Promise<Float32Array | Float64Array>
+//     .dispose()
 #include "trees/trees_binding.h"
 
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trees/tree_eval.h"
+
 namespace rg::trees {
-void Register(Napi::Env /*env*/, Napi::Object /*exports*/) {}
+namespace {
+
+[[noreturn]] void Throw(Napi::Env env, const char* code, const std::string& message) {
+  Napi::Error err = Napi::Error::New(env, message);
+  err.Set("code", Napi::String::New(env, code));
+  throw err;
+}
+
+template <typename T>
+Napi::TypedArrayOf<T> RequireTyped(Napi::Env env, Napi::Value v, napi_typedarray_type type, const char* what) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) {
+    Throw(env, "ERR_INVALID_ARGUMENT", std::string(what) + " has the wrong type");
+  }
+  return v.As<Napi::TypedArrayOf<T>>();
+}
+
+uint32_t RequireU32(Napi::Env env, Napi::Value v, const char* what) {
+  if (!v.IsNumber()) Throw(env, "ERR_INVALID_ARGUMENT", std::string(what) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0 && d <= 4294967295.0) || std::floor(d) != d) {
+    Throw(env, "ERR_INVALID_ARGUMENT", std::string(what) + " must be an unsigned 32-bit integer");
+  }
+  return static_cast<uint32_t>(d);
+}
+
+// nRows must be a non-negative safe integer.
+size_t RequireRowCount(Napi::Env env, Napi::Value v) {
+  if (!v.IsNumber()) Throw(env, "ERR_INVALID_ARGUMENT", "nRows must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0 && d <= 9007199254740991.0) || std::floor(d) != d) {
+    Throw(env, "ERR_INVALID_ARGUMENT", "nRows must be a non-negative safe integer");
+  }
+  return static_cast<size_t>(d);
+}
+
+Napi::Value Compile(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) Throw(env, "ERR_INVALID_ARGUMENT", "treesCompile(spec) needs an object");
+  Napi::Object spec = info[0].As<Napi::Object>();
+  FlatEnsemble in;
+  in.numFeatures = RequireU32(env, spec.Get("numFeatures"), "numFeatures");
+  in.numGroups = RequireU32(env, spec.Get("numGroups"), "numGroups");
+  Napi::Value obj = spec.Get("objective");
+  if (!obj.IsString() || !ParseObjective(obj.As<Napi::String>().Utf8Value(), in.objective)) {
+    Throw(env, "ERR_UNSUPPORTED_MODEL", "unsupported objective");
+  }
+  Napi::Value base = spec.Get("baseMargin");
+  if (!base.IsNumber()) Throw(env, "ERR_INVALID_ARGUMENT", "baseMargin must be a number");
+  in.baseMargin = static_cast<float>(base.As<Napi::Number>().DoubleValue());
+  auto offsets = RequireTyped<int32_t>(env, spec.Get("nodeOffsets"), napi_int32_array, "nodeOffsets");
+  auto left = RequireTyped<int32_t>(env, spec.Get("left"), napi_int32_array, "left");
+  auto right = RequireTyped<int32_t>(env, spec.Get("right"), napi_int32_array, "right");
+  auto splitIndex = RequireTyped<int32_t>(env, spec.Get("splitIndex"), napi_int32_array, "splitIndex");
+  auto splitCondition = RequireTyped<float>(env, spec.Get("splitCondition"), napi_float32_array, "splitCondition");
+  auto defaultLeft = RequireTyped<uint8_t>(env, spec.Get("defaultLeft"), napi_uint8_array, "defaultLeft");
+  auto groups = RequireTyped<int32_t>(env, spec.Get("groups"), napi_int32_array, "groups");
+  auto weights = RequireTyped<float>(env, spec.Get("weights"), napi_float32_array, "weights");
+  if (offsets.ElementLength() < 1) Throw(env, "ERR_MODEL_FORMAT", "nodeOffsets must have numTrees + 1 entries");
+  in.numTrees = offsets.ElementLength() - 1;
+  in.totalNodes = left.ElementLength();
+  if (right.ElementLength() != in.totalNodes || splitIndex.ElementLength() != in.totalNodes ||
+      splitCondition.ElementLength() != in.totalNodes || defaultLeft.ElementLength() != in.totalNodes) {
+    Throw(env, "ERR_MODEL_FORMAT", "per-node arrays have different lengths");
+  }
+  if (groups.ElementLength() != in.numTrees || weights.ElementLength() != in.numTrees) {
+    Throw(env, "ERR_MODEL_FORMAT", "per-tree arrays (groups, weights) do not match the tree count");
+  }
+  in.nodeOffsets = offsets.Data();
+  in.left = left.Data();
+  in.right = right.Data();
+  in.splitIndex = splitIndex.Data();
+  in.splitCondition = splitCondition.Data();
+  in.defaultLeft = defaultLeft.Data();
+  in.groups = groups.Data();
+  in.weights = weights.Data();
+  std::vector<uint8_t> image;
+  std::string error;
+  if (!rg::trees::Compile(in, image, error)) Throw(env, "ERR_MODEL_FORMAT", error);
+  Napi::Uint8Array out = Napi::Uint8Array::New(env, image.size());
+  std::memcpy(out.Data(), image.data(), image.size());
+  return out;
+}
+
+Napi::Value KernelName(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), ActiveKernelName()); }
+
+class PredictWorker : public Napi::AsyncWorker {
+ public:
+  PredictWorker(Napi::Env env, const Model& model, Napi::Object image, std::vector<float>&& rows, size_t nRows,
+                bool value)
+      : Napi::AsyncWorker(env, "relevance-gate:trees-predict"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        model_(model),
+        image_(Napi::Persistent(image)),
+        rows_(std::move(rows)),
+        nRows_(nRows),
+        value_(value) {}
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      margins_.resize(nRows_ * model_.numGroups);
+      PredictMargin(model_, rows_.data(), nRows_, margins_.data());
+      if (value_) {
+        values_.resize(nRows_ * NumValueOutputs(model_));
+        TransformMargins(model_, margins_.data(), nRows_, values_.data());
+      }
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (value_) {
+      auto out = Napi::Float64Array::New(env, values_.size());
+      if (!values_.empty()) std::memcpy(out.Data(), values_.data(), values_.size() * sizeof(double));
+      deferred_.Resolve(out);
+    } else {
+      auto out = Napi::Float32Array::New(env, margins_.size());
+      if (!margins_.empty()) std::memcpy(out.Data(), margins_.data(), margins_.size() * sizeof(float));
+      deferred_.Resolve(out);
+    }
+  }
+
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Model model_;
+  Napi::ObjectReference image_;  // keeps the image's buffer alive while the pool thread reads it
+  std::vector<float> rows_;      // private copy: the caller may reuse its array meanwhile
+  size_t nRows_;
+  bool value_;
+  std::vector<float> margins_;
+  std::vector<double> values_;
+};
+
+class TreeEvaluator : public Napi::ObjectWrap<TreeEvaluator> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "TreeEvaluator",
+                       {InstanceMethod<&TreeEvaluator::Info>("info"), InstanceMethod<&TreeEvaluator::Predict>("predict"),
+                        InstanceMethod<&TreeEvaluator::PredictAsync>("predictAsync"),
+                        InstanceMethod<&TreeEvaluator::Dispose>("dispose")});
+  }
+
+  explicit TreeEvaluator(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TreeEvaluator>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1) Throw(env, "ERR_INVALID_ARGUMENT", "TreeEvaluator(image) needs a Uint8Array");
+    auto image = RequireTyped<uint8_t>(env, info[0], napi_uint8_array, "image");
+    std::string error;
+    if (!Attach(image.Data(), image.ByteLength(), model_, error)) Throw(env, "ERR_MODEL_FORMAT", error);
+    image_ = Napi::Persistent(image.As<Napi::Object>());
+    live_ = true;
+  }
+
+ private:
+  void RequireLive(Napi::Env env) const {
+    if (!live_) Throw(env, "ERR_DISPOSED", "tree model has been disposed");
+  }
+
+  Napi::Value Info(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    RequireLive(env);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("numFeatures", model_.numFeatures);
+    o.Set("numGroups", model_.numGroups);
+    o.Set("numTrees", model_.numTrees);
+    o.Set("objective", static_cast<uint32_t>(model_.objective));
+    o.Set("layout", model_.layout == Layout::kPerfect ? "perfect" : "generic");
+    o.Set("depth", model_.depth);
+    o.Set("numValueOutputs", NumValueOutputs(model_));
+    return o;
+  }
+
+  // Returns the row count after checking rows against the model.
+  size_t CheckRows(Napi::Env env, const Napi::CallbackInfo& info, Napi::Float32Array& rows) {
+    if (info.Length() < 3) Throw(env, "ERR_INVALID_ARGUMENT", "predict(rows, nRows, ...) needs more arguments");
+    rows = RequireTyped<float>(env, info[0], napi_float32_array, "rows (must be a Float32Array)");
+    const size_t nRows = RequireRowCount(env, info[1]);
+    const size_t nf = model_.numFeatures;
+    if (nRows > std::numeric_limits<size_t>::max() / nf / 8 || rows.ElementLength() != nRows * nf) {
+      Throw(env, "ERR_INVALID_ARGUMENT",
+            "rows has " + std::to_string(rows.ElementLength()) + " values; expected nRows * numFeatures = " +
+                std::to_string(nRows) + " * " + std::to_string(nf));
+    }
+    return nRows;
+  }
+
+  Napi::Value Predict(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    RequireLive(env);
+    Napi::Float32Array rows;
+    const size_t nRows = CheckRows(env, info, rows);
+    if (info.Length() < 4) Throw(env, "ERR_INVALID_ARGUMENT", "predict needs an output array");
+    const bool value = info[3].ToBoolean();
+    KernelChoice kernel = KernelChoice::kAuto;
+    if (info.Length() >= 5 && info[4].IsNumber()) {
+      const uint32_t k = RequireU32(env, info[4], "kernel");
+      if (k > 3) Throw(env, "ERR_INVALID_ARGUMENT", "kernel must be 0..3");
+      kernel = static_cast<KernelChoice>(k);
+    }
+    if (!value) {
+      auto out = RequireTyped<float>(env, info[2], napi_float32_array, "out");
+      if (out.ElementLength() != nRows * model_.numGroups) Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");
+      PredictMargin(model_, rows.Data(), nRows, out.Data(), kernel);
+    } else {
+      auto out = RequireTyped<double>(env, info[2], napi_float64_array, "out");
+      if (out.ElementLength() != nRows * NumValueOutputs(model_)) {
+        Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");
+      }
+      thread_local std::vector<float> margins;
+      if (margins.size() < nRows * model_.numGroups) margins.resize(nRows * model_.numGroups);
+      PredictMargin(model_, rows.Data(), nRows, margins.data(), kernel);
+      TransformMargins(model_, margins.data(), nRows, out.Data());
+    }
+    return env.Undefined();
+  }
+
+  Napi::Value PredictAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    RequireLive(env);
+    Napi::Float32Array rows;
+    const size_t nRows = CheckRows(env, info, rows);
+    const bool value = info[2].ToBoolean();
+    std::vector<float> copy(rows.Data(), rows.Data() + rows.ElementLength());
+    auto* worker = new PredictWorker(env, model_, image_.Value(), std::move(copy), nRows, value);
+    Napi::Promise promise = worker->Promise();
+    worker->Queue();
+    return promise;
+  }
+
+  Napi::Value Dispose(const Napi::CallbackInfo& info) {
+    // Pending async work holds its own reference to the image, so it finishes safely.
+    live_ = false;
+    model_ = Model{};
+    image_.Reset();
+    return info.Env().Undefined();
+  }
+
+  Model model_;
+  Napi::ObjectReference image_;
+  bool live_ = false;
+};
+
+}  // namespace
+
+void Register(Napi::Env env, Napi::Object exports) {
+  exports.Set("treesCompile", Napi::Function::New<Compile>(env, "treesCompile"));
+  exports.Set("treesKernel", Napi::Function::New<KernelName>(env, "treesKernel"));
+  exports.Set("TreeEvaluator", TreeEvaluator::Define(env));
+}
+
 }  // namespace rg::trees

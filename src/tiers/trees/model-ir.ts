@@ -2,6 +2,12 @@
  * The in-memory form every tree-model loader (JSON, UBJSON, legacy binary) produces and the native
  * evaluator consumes. Loaders validate structure; the native side re-validates what crosses the
  * boundary (indices in range, acyclic, sizes consistent) because a hostile file must never crash it.
+ *
+ * Extension (loaders owner, for "native"): `baseScore?` below is optional and informational only
+ * (the response-space base_score the margin came from, kept so the JSON writer can round-trip it
+ * exactly). The evaluator uses `baseMargin` and can ignore `baseScore`. Loaders guarantee (see
+ * loaders/tree-builder.ts): every node is reachable from root 0 exactly once, leaf iff left === -1,
+ * children in range, splitIndex in [0, numFeatures), no NaN thresholds, finite leaves and weights.
  */
 
 export type TreeObjective =
@@ -38,6 +44,8 @@ export interface TreeEnsembleIR {
   readonly numGroups: number;
   /** base_score already mapped to margin space by the objective's link, as float32. */
   readonly baseMargin: number;
+  /** Optional: base_score in response space (float32) as stored/derived; the writer emits it. */
+  readonly baseScore?: number;
   readonly trees: readonly TreeIR[];
   readonly featureNames?: readonly string[];
 }

@@ -1,0 +1,261 @@
+#pragma once
+// Tokenisation shared by corpus statistics, training and serving (see docs/features.md).
+// Everything here is locale-independent and allocation-free per token on the hot path.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace rg::features {
+
+// Bumped whenever a change to tokenisation can change a term (folding, splitting, stop list,
+// stemmer). Stored in corpus statistics and in the feature schema.
+inline constexpr const char* kTokenizerVersion = "rg-tok-1";
+
+// Character classes for word splitting.
+enum CharClass : uint8_t {
+  kSeparator = 0,
+  kWord = 1,        // letters, digits, combining marks: runs form one token
+  kIdeograph = 2,   // CJK ideographs and kana: each code point is a token by itself
+};
+
+CharClass ClassifyCodePoint(uint32_t cp);
+// Simple (1:1) lower-casing for Latin, Greek, Cyrillic, Armenian, Georgian and full-width
+// ASCII; other code points are returned unchanged. Never depends on the process locale.
+uint32_t FoldCase(uint32_t cp);
+
+// Decodes one UTF-8 sequence at s[0..n). Returns the number of bytes consumed (>= 1) and
+// stores the code point, or 0xFFFD for any invalid/overlong/surrogate/truncated sequence
+// (consuming exactly one byte, so decoding always makes progress).
+inline size_t DecodeUtf8(const unsigned char* s, size_t n, uint32_t* cp) {
+  const unsigned char c = s[0];
+  if (c < 0x80) { *cp = c; return 1; }
+  if (c >= 0xC2 && c <= 0xDF) {
+    if (n >= 2 && (s[1] & 0xC0) == 0x80) { *cp = ((c & 0x1Fu) << 6) | (s[1] & 0x3Fu); return 2; }
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    if (n >= 3 && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80) {
+      const uint32_t v = ((c & 0x0Fu) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3Fu);
+      if (v >= 0x800 && (v < 0xD800 || v > 0xDFFF)) { *cp = v; return 3; }
+    }
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    if (n >= 4 && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80 && (s[3] & 0xC0) == 0x80) {
+      const uint32_t v = ((c & 0x07u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) | (s[3] & 0x3Fu);
+      if (v >= 0x10000 && v <= 0x10FFFF) { *cp = v; return 4; }
+    }
+  }
+  *cp = 0xFFFD;
+  return 1;
+}
+
+inline void AppendUtf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// 64-bit hash of a term's bytes; never 0 (0 marks empty hash-table slots).
+inline uint64_t HashTerm(const char* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(n) * 0xC2B2AE3D27D4EB4Full);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    h = (h ^ v) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 29;
+  }
+  if (i < n) {
+    uint64_t v = 0;
+    std::memcpy(&v, p + i, n - i);
+    h = (h ^ v) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 29;
+  }
+  // splitmix64 finaliser
+  h ^= h >> 30;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 27;
+  h *= 0x94D049BB133111EBull;
+  h ^= h >> 31;
+  return h == 0 ? 1 : h;
+}
+
+// True when the folded token is on the stop list (Snowball English stop list).
+bool IsStopWord(const char* p, size_t n);
+
+// Porter (1980) stemmer, as in Martin Porter's reference C implementation. Stems
+// buf[0..n) in place (only lower-case ASCII a-z words) and returns the new length.
+size_t PorterStem(char* buf, size_t n);
+
+// Calls on_token(const char* folded, size_t len, bool ascii_alpha) for every raw token of
+// s[0..n) in order (before stop-word removal and stemming). `scratch` is reused between
+// tokens (no allocation once it has grown). Rules: see docs/features.md.
+template <typename OnToken>
+void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&& on_token) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text);
+  size_t i = 0;
+  scratch.clear();
+  bool ascii_alpha = true;
+  auto flush = [&]() {
+    if (scratch.empty()) return;
+    size_t len = scratch.size();
+    // English possessive: drop a final 's (john's -> john).
+    if (len >= 3 && scratch[len - 1] == 's' && scratch[len - 2] == '\'') len -= 2;
+    on_token(scratch.data(), len, ascii_alpha);
+    scratch.clear();
+    ascii_alpha = true;
+  };
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      // ASCII fast path
+      if ((c >= 'a' && c <= 'z')) {
+        scratch.push_back(static_cast<char>(c));
+        ++i;
+        continue;
+      }
+      if (c >= 'A' && c <= 'Z') {
+        scratch.push_back(static_cast<char>(c + 32));
+        ++i;
+        continue;
+      }
+      if (c >= '0' && c <= '9') {
+        scratch.push_back(static_cast<char>(c));
+        ascii_alpha = false;
+        ++i;
+        continue;
+      }
+      if (c == '\'' && !scratch.empty() && i + 1 < n) {
+        uint32_t next;
+        const size_t m = DecodeUtf8(s + i + 1, n - i - 1, &next);
+        (void)m;
+        if (ClassifyCodePoint(next) == kWord) {
+          scratch.push_back('\'');
+          ascii_alpha = false;
+          ++i;
+          continue;
+        }
+      }
+      flush();
+      ++i;
+      continue;
+    }
+    uint32_t cp;
+    const size_t used = DecodeUtf8(s + i, n - i, &cp);
+    if (cp == 0x2019 && !scratch.empty() && i + used < n) {
+      // Typographic apostrophe inside a word: same as ASCII '.
+      uint32_t next;
+      DecodeUtf8(s + i + used, n - i - used, &next);
+      if (ClassifyCodePoint(next) == kWord) {
+        scratch.push_back('\'');
+        ascii_alpha = false;
+        i += used;
+        continue;
+      }
+    }
+    const CharClass cls = ClassifyCodePoint(cp);
+    if (cls == kWord) {
+      const uint32_t f = FoldCase(cp);
+      if (f < 0x80) {
+        scratch.push_back(static_cast<char>(f));
+        if (!(f >= 'a' && f <= 'z')) ascii_alpha = false;
+      } else {
+        AppendUtf8(scratch, f);
+        ascii_alpha = false;
+      }
+    } else if (cls == kIdeograph) {
+      flush();
+      AppendUtf8(scratch, cp);
+      ascii_alpha = false;
+      flush();
+    } else {
+      flush();
+    }
+    i += used;
+  }
+  flush();
+}
+
+// Normalises a raw token into its indexed term: returns false for a stop word, otherwise
+// stems in place (ASCII a-z words of 3+ letters) and returns true with the new length.
+inline bool NormalizeTerm(char* buf, size_t* len, bool ascii_alpha) {
+  if (IsStopWord(buf, *len)) return false;
+  if (ascii_alpha && *len > 2) *len = PorterStem(buf, *len);
+  return true;
+}
+
+// Maps raw-token hashes to term hashes so a word seen before is neither stop-checked nor
+// stemmed again. Direct-mapped, fixed size, one per thread (extraction may run on libuv
+// worker threads); a 64-bit hash collision between two raw tokens is the only way it can be
+// wrong (probability ~1e-12 for a million distinct words).
+class TermCache {
+ public:
+  static constexpr size_t kSlots = 1u << 14;
+  // Returns the term hash of the raw token (0 when it is a stop word).
+  uint64_t Resolve(const char* p, size_t n, bool ascii_alpha) {
+    const uint64_t raw = HashTerm(p, n);
+    Slot& slot = slots_[raw & (kSlots - 1)];
+    if (slot.raw == raw) return slot.term;
+    uint64_t term = 0;
+    if (!IsStopWord(p, n)) {
+      if (ascii_alpha && n > 2 && n <= kMaxStemBytes) {
+        char tmp[kMaxStemBytes];
+        std::memcpy(tmp, p, n);
+        const size_t m = PorterStem(tmp, n);
+        term = HashTerm(tmp, m);
+      } else if (ascii_alpha && n > kMaxStemBytes) {
+        std::string tmp(p, n);
+        const size_t m = PorterStem(tmp.data(), n);
+        term = HashTerm(tmp.data(), m);
+      } else {
+        term = raw;
+      }
+    }
+    slot.raw = raw;
+    slot.term = term;
+    return term;
+  }
+  static TermCache& ForThisThread();
+
+ private:
+  static constexpr size_t kMaxStemBytes = 64;
+  struct Slot {
+    uint64_t raw = 0;
+    uint64_t term = 0;
+  };
+  Slot slots_[kSlots];
+};
+
+// Calls on_term(uint64_t term_hash) for every indexed term (stop words removed, stemmed).
+template <typename OnTerm>
+void ForEachTermHash(const char* text, size_t n, std::string& scratch, OnTerm&& on_term) {
+  TermCache& cache = TermCache::ForThisThread();
+  ForEachRawToken(text, n, scratch, [&](const char* p, size_t len, bool ascii_alpha) {
+    const uint64_t h = cache.Resolve(p, len, ascii_alpha);
+    if (h != 0) on_term(h);
+  });
+}
+
+// Calls on_term(const char* term, size_t len) for every indexed term (for statistics building
+// and the debugging tokenize()).
+template <typename OnTerm>
+void ForEachTerm(const char* text, size_t n, std::string& scratch, std::string& term_buf, OnTerm&& on_term) {
+  ForEachRawToken(text, n, scratch, [&](const char* p, size_t len, bool ascii_alpha) {
+    term_buf.assign(p, len);
+    size_t m = len;
+    if (!NormalizeTerm(term_buf.data(), &m, ascii_alpha)) return;
+    on_term(term_buf.data(), m);
+  });
+}
+
+}  // namespace rg::features

@@ -1,0 +1,252 @@
+/**
+ * Shared second-level cache in Redis. Best effort by design: every read is bounded by a timeout,
+ * every failure is counted and swallowed, and a circuit breaker skips Redis entirely while it is
+ * down or slow, so callers see L1 behaviour (never an error, never Redis latency) until it is back.
+ * One MGET per call for reads, one pipeline of SET … PX per call for writes.
+ */
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { InvalidArgumentError } from '../errors.js';
+import { CircuitBreaker, type BreakerState } from './circuit-breaker.js';
+import { decodeEntry, encodeEntry } from './codec.js';
+import type { CacheEntry } from './entry.js';
+
+export interface RedisL2Options {
+  /** redis:// or rediss:// URL (password and db may be in it). */
+  readonly url: string;
+  /** Key namespace; default 'rg:score:'. Every key is prefix + the L1 key. */
+  readonly prefix?: string;
+  /** Redis expiry of each entry (SET … PX); default: the cache's ttlMs, else 24 h. */
+  readonly ttlMs?: number;
+  /** Longest a read may take before the call goes on without L2; default 5 ms. */
+  readonly timeoutMs?: number;
+  /** Longest a write batch is tracked before it counts as failed; default 1000 ms. */
+  readonly writeTimeoutMs?: number;
+  /** Consecutive failures that open the breaker; default 3. */
+  readonly failureThreshold?: number;
+  /** How long an open breaker skips Redis before one probe; default 1000 ms. */
+  readonly cooldownMs?: number;
+  /** Cap of the reconnect back-off; default 1000 ms. */
+  readonly reconnectMaxDelayMs?: number;
+  /** TCP connect timeout; default 1000 ms. */
+  readonly connectTimeoutMs?: number;
+  /** Write batches allowed in flight; more are dropped (counted) rather than queued; default 64. */
+  readonly maxPendingWrites?: number;
+}
+
+export interface L2Counters {
+  /** Reads and write batches that failed, timed out, or found Redis disconnected. */
+  l2Errors: number;
+  /** The subset of l2Errors that were read timeouts. */
+  l2Timeouts: number;
+  /** Reads and writes skipped without touching Redis because the breaker was open (or the deadline too near). */
+  l2Skipped: number;
+  /** Keys asked of Redis. */
+  l2Reads: number;
+  /** Keys written to Redis (acknowledged). */
+  l2Writes: number;
+  /** Write batches dropped because maxPendingWrites were already in flight. */
+  l2WritesDropped: number;
+  /** Values found in Redis that were not entries this version wrote (treated as misses). */
+  l2Invalid: number;
+  /** 'error' events of the connection (refused, reset, …); reconnects are automatic. */
+  l2ConnectionErrors: number;
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+export class RedisL2 {
+  readonly counters: L2Counters = {
+    l2Errors: 0,
+    l2Timeouts: 0,
+    l2Skipped: 0,
+    l2Reads: 0,
+    l2Writes: 0,
+    l2WritesDropped: 0,
+    l2Invalid: 0,
+    l2ConnectionErrors: 0,
+  };
+  readonly timeoutMs: number;
+  private readonly client: Redis;
+  private readonly prefix: string;
+  private readonly ttlMs: number;
+  private readonly writeTimeoutMs: number;
+  private readonly maxPendingWrites: number;
+  private readonly breaker: CircuitBreaker;
+  private readonly pendingWrites = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(options: RedisL2Options, defaultTtlMs: number | undefined) {
+    if (typeof options.url !== 'string' || options.url.length === 0) throw new InvalidArgumentError('redis.url must be a non-empty string');
+    this.prefix = options.prefix ?? 'rg:score:';
+    this.ttlMs = positiveInt('redis.ttlMs', options.ttlMs ?? defaultTtlMs ?? 24 * 3600 * 1000);
+    this.timeoutMs = positiveInt('redis.timeoutMs', options.timeoutMs ?? 5);
+    this.writeTimeoutMs = positiveInt('redis.writeTimeoutMs', options.writeTimeoutMs ?? 1000);
+    this.maxPendingWrites = positiveInt('redis.maxPendingWrites', options.maxPendingWrites ?? 64);
+    const reconnectMax = positiveInt('redis.reconnectMaxDelayMs', options.reconnectMaxDelayMs ?? 1000);
+    this.breaker = new CircuitBreaker({
+      failureThreshold: positiveInt('redis.failureThreshold', options.failureThreshold ?? 3),
+      cooldownMs: positiveInt('redis.cooldownMs', options.cooldownMs ?? 1000),
+      now: () => performance.now(),
+    });
+    this.client = new Redis(options.url, {
+      // Fail fast instead of queueing while disconnected: a queued read would outlive its caller.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      connectTimeout: positiveInt('redis.connectTimeoutMs', options.connectTimeoutMs ?? 1000),
+      retryStrategy: (times) => Math.min(25 * 2 ** Math.min(times, 10), reconnectMax),
+      disableClientInfo: true,
+      lazyConnect: false,
+    });
+    // Without a listener, an 'error' event would crash the process.
+    this.client.on('error', () => {
+      this.counters.l2ConnectionErrors++;
+    });
+  }
+
+  get breakerState(): BreakerState {
+    return this.breaker.current;
+  }
+
+  get connected(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  /** Resolves true once connected, false after `timeoutMs` or when closed. Never rejects. */
+  ready(timeoutMs: number): Promise<boolean> {
+    if (this.client.status === 'ready') return Promise.resolve(true);
+    if (this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onReady = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.client.off('ready', onReady);
+        resolve(false);
+      }, timeoutMs);
+      this.client.once('ready', onReady);
+    });
+  }
+
+  /**
+   * Entries for `keys` (undefined where Redis has none or holds something invalid), or undefined
+   * when L2 was skipped or failed. Never rejects; never takes much longer than timeoutMs.
+   */
+  async getMany(keys: readonly string[], budgetMs: number): Promise<(CacheEntry | undefined)[] | undefined> {
+    if (this.closed || budgetMs < this.timeoutMs || !this.breaker.tryAcquire()) {
+      this.counters.l2Skipped++;
+      return undefined;
+    }
+    if (this.client.status !== 'ready') {
+      this.counters.l2Errors++;
+      this.breaker.onFailure();
+      return undefined;
+    }
+    this.counters.l2Reads += keys.length;
+    const redisKeys = new Array<string>(keys.length);
+    for (let i = 0; i < keys.length; i++) redisKeys[i] = this.prefix + keys[i];
+    const read = this.client.mgetBuffer(redisKeys);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+      timer = setTimeout(resolve, this.timeoutMs, TIMED_OUT);
+    });
+    let values: (Buffer | null)[] | typeof TIMED_OUT;
+    try {
+      values = await Promise.race([read, timeout]);
+    } catch {
+      this.counters.l2Errors++;
+      this.breaker.onFailure();
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (values === TIMED_OUT) {
+      read.catch(() => undefined); // the late reply (or error) is dropped
+      this.counters.l2Errors++;
+      this.counters.l2Timeouts++;
+      this.breaker.onFailure();
+      return undefined;
+    }
+    this.breaker.onSuccess();
+    const out = new Array<CacheEntry | undefined>(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      const bytes = values[i];
+      if (bytes === null || bytes === undefined) continue;
+      const entry = decodeEntry(bytes);
+      if (entry === undefined) this.counters.l2Invalid++;
+      else out[i] = entry;
+    }
+    return out;
+  }
+
+  /** Writes entries in one pipeline, in the background. Never rejects; failures are counted. */
+  setMany(items: ReadonlyArray<{ readonly key: string; readonly entry: CacheEntry }>): void {
+    if (items.length === 0) return;
+    if (this.closed || this.breaker.current === 'open' || this.client.status !== 'ready') {
+      this.counters.l2Skipped++;
+      return;
+    }
+    if (this.pendingWrites.size >= this.maxPendingWrites) {
+      this.counters.l2WritesDropped++;
+      return;
+    }
+    const pipeline = this.client.pipeline();
+    for (const { key, entry } of items) pipeline.set(this.prefix + key, encodeEntry(entry), 'PX', this.ttlMs);
+    const exec = pipeline.exec();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+      timer = setTimeout(resolve, this.writeTimeoutMs, TIMED_OUT);
+    });
+    const tracked: Promise<void> = Promise.race([exec, timeout])
+      .then((replies) => {
+        if (replies === TIMED_OUT || replies === null) {
+          exec.catch(() => undefined);
+          this.counters.l2Errors++;
+          this.breaker.onFailure();
+          return;
+        }
+        let failed = 0;
+        for (const [err] of replies) if (err) failed++;
+        this.counters.l2Writes += replies.length - failed;
+        if (failed > 0) {
+          this.counters.l2Errors++;
+          this.breaker.onFailure();
+        }
+      })
+      .catch(() => {
+        this.counters.l2Errors++;
+        this.breaker.onFailure();
+      })
+      .finally(() => {
+        clearTimeout(timer);
+        this.pendingWrites.delete(tracked);
+      });
+    this.pendingWrites.add(tracked);
+  }
+
+  /** Waits for writes in flight (each bounded by writeTimeoutMs). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.pendingWrites]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.flush();
+    this.closed = true;
+    if (this.client.status === 'ready') {
+      const quit = this.client.quit().catch(() => undefined);
+      const gaveUp = await Promise.race([quit.then(() => false), new Promise<boolean>((r) => setTimeout(r, 500, true).unref())]);
+      if (!gaveUp) return;
+    }
+    this.client.disconnect();
+  }
+}
+
+function positiveInt(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidArgumentError(`${name} must be a positive number of milliseconds/items, got ${String(value)}`);
+  }
+  return Math.ceil(value);
+}

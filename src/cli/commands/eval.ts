@@ -1,0 +1,76 @@
+/**
+ * `relevance-gate eval`: BM25 first stage on a judged collection, rerank/gate with a scorer tier,
+ * report nDCG@10, precision/recall/F1 against threshold, the threshold for a target precision and
+ * the gate at the model's recommended threshold; optional JSON report and SVG plot.
+ */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from '../../errors.js';
+
+interface EvalCliOptions {
+  collection: string;
+  tier: string;
+  model: string;
+  stats?: string;
+  queries: string;
+  k: string;
+  gateK: string;
+  targetPrecision?: string;
+  json?: string;
+  plot?: string;
+  progress: boolean;
+}
+
+function positiveInt(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`--${name} must be a positive integer, got "${text}"`);
+  return n;
+}
+
+export function register(program: Command): void {
+  program
+    .command('eval')
+    .description(
+      'Evaluate a scorer tier on a judged collection (docs.jsonl, queries.jsonl, qrels.tsv): BM25 first stage, ' +
+        'nDCG@10 before/after reranking, precision/recall/F1 against threshold, the gate at the recommended threshold.',
+    )
+    .requiredOption('--collection <dir>', 'collection folder in the ../shared/data layout')
+    .option('--tier <name>', 'scorer tier: trees | cross-encoder', 'trees')
+    .requiredOption('--model <path>', 'model folder (trees: e.g. models/fastpath-lexical)')
+    .option('--stats <file>', 'corpus statistics file (trees tier); built from the collection docs.jsonl when omitted')
+    .option(
+      '--queries <set>',
+      'default | test | validation | train | all (default: the model\'s test split when it was trained on this collection, else all judged queries)',
+      'default',
+    )
+    .option('--k <n>', 'first-stage candidates reranked per query', '100')
+    .option('--gate-k <n>', 'first-stage candidates the gate sees per query', '20')
+    .option('--target-precision <p>', "target precision for the threshold search (default: the model's stated target, else 0.5)")
+    .option('--json <file>', 'write the JSON report here')
+    .option('--plot <file>', 'write the precision/recall/F1-vs-threshold plot (SVG) here')
+    .option('--no-progress', 'no progress display')
+    .action(async (opts: EvalCliOptions) => {
+      const { runEvalCommand } = await import('../../eval/eval-command.js');
+      const k = positiveInt('k', opts.k);
+      const gateK = positiveInt('gate-k', opts.gateK);
+      let targetPrecision: number | undefined;
+      if (opts.targetPrecision !== undefined) {
+        targetPrecision = Number(opts.targetPrecision);
+        if (!(targetPrecision >= 0 && targetPrecision <= 1)) {
+          throw new InvalidArgumentError(`--target-precision must be in [0, 1], got "${opts.targetPrecision}"`);
+        }
+      }
+      await runEvalCommand({
+        collectionDir: opts.collection,
+        tier: opts.tier,
+        model: opts.model,
+        statsFile: opts.stats,
+        queries: opts.queries,
+        k,
+        gateK,
+        targetPrecision,
+        jsonOut: opts.json,
+        plotOut: opts.plot,
+        progress: opts.progress,
+      });
+    });
+}

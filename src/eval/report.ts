@@ -1,0 +1,46 @@
+/**
+ * Presentation of an evaluation: the precision/recall plot (SVG) and a plain-text summary.
+ */
+import { renderLineChart } from '../report/svg-line-chart.js';
+import type { EvalReport } from './run-eval.js';
+
+function pct(v: number | null): string {
+  return v === null ? 'n/a' : v.toFixed(3);
+}
+
+/** Precision, recall and F1 of the gate against threshold, with the target precision and keep-all precision as references. */
+export function renderPrecisionRecallSvg(report: EvalReport, title: string): string {
+  const pts = (key: 'precision' | 'recall' | 'f1'): Array<[number, number]> =>
+    report.thresholds.filter((r) => r[key] !== null).map((r) => [r.threshold, r[key] as number]);
+  const hLines = [{ y: report.targetPrecision, label: `target precision ${report.targetPrecision}` }];
+  if (report.gate.precisionAll !== null) hLines.push({ y: report.gate.precisionAll, label: `keep all ${report.gateK}: precision` });
+  return renderLineChart({
+    title,
+    xLabel: `threshold (keep score >= threshold), first-stage top ${report.gateK}`,
+    yLabel: 'precision / recall / F1',
+    xRange: [0, 1],
+    yRange: [0, 1],
+    series: [
+      { name: 'precision', points: pts('precision') },
+      { name: 'recall', points: pts('recall') },
+      { name: 'F1', points: pts('f1') },
+    ],
+    hLines,
+  });
+}
+
+/** A few lines for the terminal. */
+export function summarizeReport(report: EvalReport): string {
+  const g = report.gate;
+  const t = report.thresholdForTarget;
+  return [
+    `collection ${report.collection.name}: ${report.queries} queries, BM25 top ${report.k} reranked, gate on top ${report.gateK}`,
+    `nDCG@10  first stage ${pct(report.ndcg10.firstStage)}  reranked ${pct(report.ndcg10.reranked)}`,
+    `MAP@${report.k}  first stage ${pct(report.map.firstStage)}  reranked ${pct(report.map.reranked)}`,
+    t
+      ? `threshold for precision >= ${report.targetPrecision} on these queries: ${t.threshold.toFixed(4)} (precision ${pct(t.precision)}, recall ${pct(t.recall)})`
+      : `no threshold reaches precision >= ${report.targetPrecision} on these queries`,
+    `gate @ ${Number.isFinite(g.threshold) ? g.threshold.toFixed(4) : 'none'} (${g.thresholdSource}): precision kept ${pct(g.precisionKept)} vs all ${pct(g.precisionAll)}, recall kept ${pct(g.recallKept)}, kept/query ${g.keptPerQuery.toFixed(2)} of ${g.candidatesPerQuery.toFixed(1)}`,
+    `time: first stage ${(report.timingsMs.firstStage / 1000).toFixed(2)} s, scoring ${(report.timingsMs.scoring / 1000).toFixed(2)} s`,
+  ].join('\n');
+}

@@ -1,0 +1,176 @@
+/**
+ * Evaluation of a scorer on a judged collection: BM25 first stage → score the top `k` candidates of
+ * each query → nDCG@10 before/after reranking, precision/recall/F1 against threshold over the
+ * first-stage top `gateK`, the threshold reaching a target precision, and the gate at a given threshold.
+ * Library function behind `relevance-gate eval` and the training script's test report.
+ */
+import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
+import type { Passage, Scorer, ScorerPairResult } from '../types.js';
+import { isDetailedPairScore } from '../types.js';
+import { type CandidateList, buildCandidateLists, toPassage } from './candidates.js';
+import type { Collection } from './collection.js';
+import { type FirstStage, createBm25FirstStage } from './first-stage.js';
+import {
+  type GateStats,
+  type LabelledScore,
+  type ThresholdRow,
+  averagePrecision,
+  gateStats,
+  meanOf,
+  ndcgAt,
+  thresholdForPrecision,
+  thresholdGrid,
+  thresholdSweep,
+} from './metrics.js';
+
+/** A scorer failed to score a pair: eval refuses to guess a score for it. */
+export class EvalScoringError extends RelevanceGateError {
+  constructor(message: string) {
+    super('ERR_EVAL_SCORING', message);
+  }
+}
+
+export interface EvalOptions {
+  readonly collection: Collection;
+  readonly scorer: Scorer;
+  /** Signal to read from the scorer's results; default `relevance`. */
+  readonly signal?: string;
+  readonly queryIds: readonly string[];
+  /** Candidates reranked per query (first-stage top k). Default 100. */
+  readonly k?: number;
+  /** Candidates the gate sees per query (first-stage top gateK ≤ k). Default 20. */
+  readonly gateK?: number;
+  /** Target precision for the threshold search. Default 0.5. */
+  readonly targetPrecision?: number;
+  /** The gate threshold to report (e.g. the model's recommended one). Default: the threshold found for the target on these queries. */
+  readonly gateThreshold?: number;
+  /** Reuse an index over the collection (it is the costly part for big corpora). */
+  readonly firstStage?: FirstStage;
+  /** Called after each query is scored. */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+export interface EvalReport {
+  readonly collection: { readonly name: string; readonly dir: string; readonly fingerprint: string; readonly docs: number };
+  readonly queries: number;
+  readonly k: number;
+  readonly gateK: number;
+  readonly firstStage: { readonly kind: 'bm25'; readonly library: 'minisearch'; readonly k1: number; readonly b: number };
+  readonly ndcg10: { readonly firstStage: number | null; readonly reranked: number | null };
+  /** MAP over the top-k lists (relevant docs outside the top k count as missed). */
+  readonly map: { readonly firstStage: number | null; readonly reranked: number | null };
+  /** Precision/recall/F1 of keeping first-stage top-gateK candidates with score >= threshold, pooled over queries. */
+  readonly thresholds: readonly ThresholdRow[];
+  readonly targetPrecision: number;
+  /** Threshold with the highest recall at precision >= target on THESE queries (optimistic if used to gate them). */
+  readonly thresholdForTarget: ThresholdRow | null;
+  readonly gate: GateStats & { readonly thresholdSource: 'given' | 'tuned-on-these-queries' | 'none' };
+  readonly timingsMs: { readonly firstStage: number; readonly scoring: number; readonly total: number };
+  /** Per-query nDCG@10, for paired comparisons. */
+  readonly perQuery: ReadonlyArray<{ readonly queryId: string; readonly ndcg10FirstStage: number | null; readonly ndcg10Reranked: number | null }>;
+}
+
+/** The probability of `signal` in one scorer result, or null when the pair could not be scored. */
+export function signalOf(result: ScorerPairResult | undefined, signal: string): number | null {
+  if (result === null || result === undefined) return null;
+  const probs = isDetailedPairScore(result) ? result.probabilities : result;
+  const p = probs[signal];
+  return typeof p === 'number' && Number.isFinite(p) ? p : null;
+}
+
+/** Scores every candidate of a list; throws EvalScoringError when the scorer leaves a pair unscored. */
+export async function scoreCandidateList(
+  collection: Collection,
+  scorer: Scorer,
+  list: CandidateList,
+  signal = 'relevance',
+): Promise<Float64Array> {
+  const passages: Passage[] = list.candidates.map((c) => toPassage(collection.docById.get(c.docId)!));
+  const results = passages.length === 0 ? [] : await scorer.score(list.queryText, passages);
+  if (results.length !== passages.length) {
+    throw new EvalScoringError(`scorer ${scorer.id} returned ${results.length} results for ${passages.length} passages`);
+  }
+  const scores = new Float64Array(passages.length);
+  for (let i = 0; i < passages.length; i++) {
+    const p = signalOf(results[i], signal);
+    if (p === null) {
+      throw new EvalScoringError(`scorer ${scorer.id} did not score query ${list.queryId} / doc ${passages[i]!.id} (signal "${signal}")`);
+    }
+    scores[i] = p;
+  }
+  return scores;
+}
+
+/** Candidate order after reranking: by score descending, ties by first-stage rank. */
+export function rerankOrder(list: CandidateList, scores: Float64Array): string[] {
+  const idx = list.candidates.map((_, i) => i);
+  idx.sort((a, b) => scores[b]! - scores[a]! || list.candidates[a]!.rank - list.candidates[b]!.rank);
+  return idx.map((i) => list.candidates[i]!.docId);
+}
+
+export async function runEval(options: EvalOptions): Promise<EvalReport> {
+  const { collection, scorer } = options;
+  const k = options.k ?? 100;
+  const gateK = options.gateK ?? 20;
+  const targetPrecision = options.targetPrecision ?? 0.5;
+  const signal = options.signal ?? 'relevance';
+  if (!Number.isInteger(k) || k < 1) throw new InvalidArgumentError(`k must be a positive integer, got ${k}`);
+  if (!Number.isInteger(gateK) || gateK < 1 || gateK > k) throw new InvalidArgumentError(`gateK must be an integer in [1, k=${k}], got ${gateK}`);
+  if (options.queryIds.length === 0) throw new InvalidArgumentError('no queries to evaluate');
+
+  const t0 = performance.now();
+  const firstStage = options.firstStage ?? createBm25FirstStage(collection);
+  const lists = buildCandidateLists(collection, firstStage, options.queryIds, k);
+  const t1 = performance.now();
+
+  const perQuery: Array<{ queryId: string; ndcg10FirstStage: number | null; ndcg10Reranked: number | null }> = [];
+  const apFirst: Array<number | null> = [];
+  const apReranked: Array<number | null> = [];
+  const gatePools: LabelledScore[][] = [];
+  for (let q = 0; q < lists.length; q++) {
+    const list = lists[q]!;
+    const scores = await scoreCandidateList(collection, scorer, list, signal);
+    const firstOrder = list.candidates.map((c) => c.docId);
+    const reranked = rerankOrder(list, scores);
+    perQuery.push({
+      queryId: list.queryId,
+      ndcg10FirstStage: ndcgAt(firstOrder, list.judgments, 10),
+      ndcg10Reranked: ndcgAt(reranked, list.judgments, 10),
+    });
+    apFirst.push(averagePrecision(firstOrder, list.judgments));
+    apReranked.push(averagePrecision(reranked, list.judgments));
+    gatePools.push(list.candidates.slice(0, gateK).map((c, i) => ({ score: scores[i]!, relevant: c.grade > 0 })));
+    options.onProgress?.(q + 1, lists.length);
+  }
+  const t2 = performance.now();
+
+  const pooled = gatePools.flat();
+  const thresholds = thresholdSweep(pooled, thresholdGrid(100));
+  const thresholdForTarget = thresholdForPrecision(pooled, targetPrecision);
+  const gateThreshold = options.gateThreshold ?? thresholdForTarget?.threshold;
+  const thresholdSource = options.gateThreshold !== undefined ? 'given' : thresholdForTarget ? 'tuned-on-these-queries' : 'none';
+  const gate = gateStats(gatePools, gateThreshold ?? Number.POSITIVE_INFINITY);
+
+  return {
+    collection: { name: collection.name, dir: collection.dir, fingerprint: collection.fingerprint, docs: collection.docs.length },
+    queries: lists.length,
+    k,
+    gateK,
+    firstStage: { kind: 'bm25', library: 'minisearch', k1: firstStage.params.k1, b: firstStage.params.b },
+    ndcg10: {
+      firstStage: meanOf(perQuery.map((p) => p.ndcg10FirstStage)),
+      reranked: meanOf(perQuery.map((p) => p.ndcg10Reranked)),
+    },
+    map: { firstStage: meanOf(apFirst), reranked: meanOf(apReranked) },
+    thresholds,
+    targetPrecision,
+    thresholdForTarget,
+    gate: { ...gate, thresholdSource },
+    timingsMs: { firstStage: round1(t1 - t0), scoring: round1(t2 - t1), total: round1(t2 - t0) },
+    perQuery,
+  };
+}
+
+function round1(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

@@ -1,0 +1,134 @@
+/**
+ * The one place that turns `Passage`s into feature rows, used by training and by the fast-path
+ * scorer alike so both see identical features. Passthrough features come from
+ * `passage.features` (a name → number record: retrieval_score, retrieval_rank,
+ * embedding_similarity); a dense `passage.features` vector of NUM_FEATURES values is taken as the
+ * complete row (the caller computed the features itself, in schema order).
+ */
+import { InvalidArgumentError } from '../errors.js';
+import type { Passage } from '../types.js';
+import type { CorpusStats } from './corpus-stats.js';
+import { featuresAddon } from './native.js';
+import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, NUM_FEATURES, PASSTHROUGH_FEATURES } from './schema.js';
+import { describe } from './tokenize.js';
+
+export interface LexicalFeaturizerOptions {
+  /**
+   * Batches whose text (query + passages, in UTF-16 code units) exceeds this run on a libuv worker
+   * thread in featurizeAsync; smaller ones run inline (default 262144, about 200 passages of
+   * 200 words). featurize() always runs inline.
+   */
+  readonly asyncThresholdChars?: number;
+}
+
+const WIDTH = PASSTHROUGH_FEATURES.length;
+const PASS_OFFSET = NUM_FEATURES - WIDTH;
+
+export class LexicalFeaturizer {
+  readonly featureNames: readonly string[] = FEATURE_NAMES;
+  readonly schemaVersion = FEATURE_SCHEMA_VERSION;
+  readonly stats: CorpusStats;
+  readonly #asyncThreshold: number;
+
+  constructor(stats: CorpusStats, options: LexicalFeaturizerOptions = {}) {
+    this.stats = stats;
+    const t = options.asyncThresholdChars ?? 262_144;
+    if (!Number.isFinite(t) || t < 0) throw new InvalidArgumentError(`asyncThresholdChars must be >= 0, got ${t}`);
+    this.#asyncThreshold = t;
+    featuresAddon();
+  }
+
+  /** k × NUM_FEATURES floats, row-major, computed inline. */
+  featurize(query: string, passages: readonly Passage[]): Float32Array {
+    const call = this.#prepare(query, passages);
+    const rows = featuresAddon().featuresExtract(this.stats.native, query, call.titles, call.texts, call.passthrough);
+    return applyDense(rows, call.dense);
+  }
+
+  /** featurize(), on a worker thread when the batch is large. */
+  async featurizeAsync(query: string, passages: readonly Passage[]): Promise<Float32Array> {
+    const call = this.#prepare(query, passages);
+    const addon = featuresAddon();
+    const rows =
+      call.chars > this.#asyncThreshold
+        ? await addon.featuresExtractAsync(this.stats.native, query, call.titles, call.texts, call.passthrough)
+        : addon.featuresExtract(this.stats.native, query, call.titles, call.texts, call.passthrough);
+    return applyDense(rows, call.dense);
+  }
+
+  #prepare(query: unknown, passages: unknown): Prepared {
+    if (typeof query !== 'string') throw new InvalidArgumentError(`query must be a string, got ${describe(query)}`);
+    if (!Array.isArray(passages)) throw new InvalidArgumentError(`passages must be an array, got ${describe(passages)}`);
+    const k = passages.length;
+    const texts = new Array<string>(k);
+    let titles: Array<string | undefined> | null = null;
+    let passthrough: Float32Array | null = null;
+    let dense: Array<ArrayLike<number> | undefined> | null = null;
+    let chars = query.length;
+    for (let i = 0; i < k; i++) {
+      const p: unknown = passages[i];
+      if (typeof p !== 'object' || p === null) throw new InvalidArgumentError(`passages[${i}] must be an object, got ${describe(p)}`);
+      const { text, title, features } = p as Passage;
+      if (typeof text !== 'string') throw new InvalidArgumentError(`passages[${i}].text must be a string, got ${describe(text)}`);
+      texts[i] = text;
+      chars += text.length;
+      if (title !== undefined && title !== null) {
+        if (typeof title !== 'string') throw new InvalidArgumentError(`passages[${i}].title must be a string, got ${describe(title)}`);
+        titles ??= new Array<string | undefined>(k).fill(undefined);
+        titles[i] = title;
+        chars += title.length;
+      }
+      if (features === undefined || features === null) continue;
+      if (features instanceof Float32Array || Array.isArray(features)) {
+        const vec = features as ArrayLike<number>;
+        if (vec.length !== NUM_FEATURES) {
+          throw new InvalidArgumentError(
+            `passages[${i}].features is a dense vector of ${vec.length} values; this model takes ${NUM_FEATURES} (${FEATURE_SCHEMA_VERSION}) or a record of ${PASSTHROUGH_FEATURES.join(', ')}`,
+          );
+        }
+        for (let j = 0; j < NUM_FEATURES; j++) checkValue(vec[j], `passages[${i}].features[${j}]`);
+        dense ??= new Array<ArrayLike<number> | undefined>(k).fill(undefined);
+        dense[i] = vec;
+        continue;
+      }
+      if (typeof features !== 'object') throw new InvalidArgumentError(`passages[${i}].features must be an object or vector, got ${describe(features)}`);
+      const rec = features as Readonly<Record<string, unknown>>;
+      for (let j = 0; j < WIDTH; j++) {
+        const name = PASSTHROUGH_FEATURES[j]!;
+        const v = rec[name];
+        if (v === undefined || v === null) continue;
+        checkValue(v, `passages[${i}].features.${name}`);
+        passthrough ??= new Float32Array(k * WIDTH).fill(Number.NaN);
+        passthrough[i * WIDTH + j] = v as number;
+      }
+    }
+    return { titles, texts, passthrough, dense, chars };
+  }
+}
+
+interface Prepared {
+  readonly titles: Array<string | undefined> | null;
+  readonly texts: string[];
+  readonly passthrough: Float32Array | null;
+  readonly dense: Array<ArrayLike<number> | undefined> | null;
+  readonly chars: number;
+}
+
+function checkValue(v: unknown, where: string): void {
+  if (typeof v !== 'number' || (!Number.isNaN(v) && !Number.isFinite(v))) {
+    throw new InvalidArgumentError(`${where} must be a finite number or NaN, got ${describe(v)} ${String(v)}`);
+  }
+}
+
+function applyDense(rows: Float32Array, dense: Array<ArrayLike<number> | undefined> | null): Float32Array {
+  if (dense === null) return rows;
+  for (let i = 0; i < dense.length; i++) {
+    const vec = dense[i];
+    if (vec === undefined) continue;
+    for (let j = 0; j < NUM_FEATURES; j++) rows[i * NUM_FEATURES + j] = vec[j]!;
+  }
+  return rows;
+}
+
+// Keeps PASS_OFFSET referenced for readers: passthrough columns are the last WIDTH columns.
+export const PASSTHROUGH_COLUMN_OFFSET = PASS_OFFSET;

@@ -1,0 +1,48 @@
+/**
+ * Typed errors of the gate. All extend the shared hierarchy so callers can branch on `code`
+ * (or `instanceof InvalidArgumentError`) without parsing messages.
+ */
+import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
+
+/** Two passages of one request share an id: results could not be told apart, so the call is refused. */
+export class DuplicatePassageIdError extends InvalidArgumentError {
+  override readonly code = 'ERR_DUPLICATE_PASSAGE_ID';
+  readonly id: string;
+  readonly firstIndex: number;
+  readonly secondIndex: number;
+  constructor(id: string, firstIndex: number, secondIndex: number) {
+    super(`duplicate passage id ${JSON.stringify(id)} at passages[${firstIndex}] and passages[${secondIndex}]`);
+    this.id = id;
+    this.firstIndex = firstIndex;
+    this.secondIndex = secondIndex;
+  }
+}
+
+/** A policy value is out of range, of the wrong type, or inconsistent with another; `field` names it. */
+export class InvalidPolicyError extends InvalidArgumentError {
+  override readonly code = 'ERR_INVALID_POLICY';
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(`policy.${field}: ${message}`);
+    this.field = field;
+  }
+}
+
+/** A calibrated threshold was tuned for another model than the scorer it is used with. */
+export class CalibrationModelMismatchError extends RelevanceGateError {
+  readonly expectedModel: string;
+  readonly actualModel: string;
+  constructor(expectedModel: string, actualModel: string) {
+    super(
+      'ERR_CALIBRATION_MODEL_MISMATCH',
+      `calibrated threshold was fitted for model ${JSON.stringify(expectedModel)} but the scorer is ${JSON.stringify(actualModel)}; refit it for this model`,
+    );
+    this.expectedModel = expectedModel;
+    this.actualModel = actualModel;
+  }
+}
+
+/** Calibration input (labelled pairs, or a serialised CalibratedThreshold) is malformed. */
+export class CalibrationFormatError extends InvalidArgumentError {
+  override readonly code = 'ERR_CALIBRATION_FORMAT';
+}

@@ -1,0 +1,248 @@
+/**
+ * createGate: validates a request, scores it (through the cache when configured, in rank-order
+ * chunks when early stopping), decides every pair from its stored signals, and returns the
+ * grouped result with stats and timings. The hot path allocates one item per pair and little else.
+ */
+import type { PairScoreCache } from '../cache/cache-port.js';
+import { InvalidArgumentError } from '../errors.js';
+import type { Passage, Scorer, ScoreOptions } from '../types.js';
+import { DecisionState, decidePair, finalizeDecisions, markUnscored, newWorkingItem, reopenItem, type WorkingItem } from './decide.js';
+import { selectThreshold } from './policies/adaptive.js';
+import { EarlyStopWindow } from './policies/early-stop.js';
+import { compilePolicy, mergePolicy, type CompiledPolicy } from './policy.js';
+import { scoreRange, type ScoringContext } from './scoring.js';
+import { StreamChannel } from './stream-channel.js';
+import type { FilterOptions, Gate, GateConfig, GateItem, GatePolicy, GateResult, GateStream, RerouteOptions } from './types.js';
+import { resolveDeadline, validateOptions, validatePassages, validateQuery } from './validate.js';
+
+export const DEFAULT_MAX_PASSAGES = 10_000;
+
+const NO_OPTIONS: FilterOptions = Object.freeze({});
+const NO_SCORE_OPTIONS: ScoreOptions = Object.freeze({});
+
+/** Receives included items as soon as their inclusion is final (streaming). */
+class StreamSink<P extends Passage> {
+  private readonly holdAll: boolean;
+  private readonly holdUntil: number;
+  private held: WorkingItem<P>[] | undefined;
+  private readonly yielded = new Set<WorkingItem<P>>();
+
+  constructor(
+    policy: CompiledPolicy,
+    private readonly channel: StreamChannel<GateItem<P>>,
+  ) {
+    // A bounded maxKept lets a later pair displace an earlier one: nothing is final until the end.
+    this.holdAll = policy.maxKept !== Number.POSITIVE_INFINITY;
+    // fallback 'none' retracts every inclusion while fewer than minKept passed.
+    this.holdUntil = policy.fallback === 'none' ? policy.minKept : 0;
+  }
+
+  decided(item: WorkingItem<P>, state: DecisionState): void {
+    if (this.holdAll || item.route !== 'included') return;
+    if (state.passed < this.holdUntil) {
+      (this.held ??= []).push(item);
+      return;
+    }
+    if (this.held !== undefined) {
+      for (const h of this.held) this.emit(h);
+      this.held = undefined;
+    }
+    this.emit(item);
+  }
+
+  finish(result: GateResult<P>): void {
+    for (const item of result.included) if (!this.yielded.has(item as WorkingItem<P>)) this.emit(item as WorkingItem<P>);
+    this.channel.close();
+  }
+
+  private emit(item: WorkingItem<P>): void {
+    this.yielded.add(item);
+    this.channel.push(item);
+  }
+}
+
+interface PreparedCall<P extends Passage> {
+  readonly t0: number;
+  readonly query: string;
+  readonly passages: readonly P[];
+  readonly queryClass: string | undefined;
+  readonly policy: CompiledPolicy;
+  readonly threshold: number;
+  readonly scoreOptions: ScoreOptions;
+}
+
+function isScorer(value: unknown): value is Scorer {
+  return typeof value === 'object' && value !== null && typeof (value as Scorer).id === 'string' && (value as Scorer).id.length > 0 && typeof (value as Scorer).score === 'function';
+}
+
+class GateImpl implements Gate {
+  readonly scorer: Scorer;
+  private readonly cache: PairScoreCache | undefined;
+  private readonly policySource: GatePolicy;
+  private readonly policy: CompiledPolicy;
+  private readonly now: () => number;
+  private readonly maxPassages: number;
+  private readonly defaultTier: string;
+
+  constructor(config: GateConfig) {
+    if (typeof config !== 'object' || config === null) throw new InvalidArgumentError('createGate needs a config object { scorer, policy?, cache? }');
+    if (!isScorer(config.scorer)) throw new InvalidArgumentError('config.scorer must be { id: non-empty string, score(query, passages, options) }');
+    if (config.cache !== undefined && (typeof config.cache !== 'object' || config.cache === null || typeof config.cache.resolve !== 'function')) {
+      throw new InvalidArgumentError('config.cache must implement PairScoreCache.resolve');
+    }
+    if (config.clock !== undefined && typeof config.clock !== 'function') throw new InvalidArgumentError('config.clock must be a function returning ms');
+    const maxPassages = config.maxPassages ?? DEFAULT_MAX_PASSAGES;
+    if (!Number.isInteger(maxPassages) || maxPassages < 1) throw new InvalidArgumentError(`config.maxPassages must be an integer ≥ 1, got ${String(maxPassages)}`);
+    if (config.tierName !== undefined && (typeof config.tierName !== 'string' || config.tierName.length === 0)) throw new InvalidArgumentError('config.tierName must be a non-empty string');
+    this.scorer = config.scorer;
+    this.cache = config.cache;
+    this.policySource = config.policy ?? {};
+    this.policy = compilePolicy(this.policySource, this.scorer.id);
+    this.now = config.clock ?? Date.now;
+    this.maxPassages = maxPassages;
+    this.defaultTier = config.tierName ?? this.scorer.id;
+  }
+
+  async filter<P extends Passage>(query: string, passages: readonly P[], options: FilterOptions = NO_OPTIONS): Promise<GateResult<P>> {
+    const call = this.prepare(query, passages, options, undefined);
+    return this.execute(call, undefined);
+  }
+
+  stream<P extends Passage>(query: string, passages: readonly P[], options: FilterOptions = NO_OPTIONS): GateStream<P> {
+    validateOptions(options);
+    const controller = new AbortController();
+    const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
+    const call = this.prepare(query, passages, options, signal);
+    const channel = new StreamChannel<GateItem<P>>(() => controller.abort());
+    const sink = new StreamSink<P>(call.policy, channel);
+    const result = this.execute(call, sink).then(
+      (r) => {
+        sink.finish(r);
+        return r;
+      },
+      (error: unknown) => {
+        channel.close({ error });
+        throw error;
+      },
+    );
+    result.catch(() => undefined); // the iterator reports the failure too; do not leave this unhandled
+    return { result, [Symbol.asyncIterator]: () => channel };
+  }
+
+  reroute<P extends Passage>(previous: GateResult<P>, policy?: GatePolicy, options?: RerouteOptions): GateResult<P> {
+    const compiled = policy === undefined ? this.policy : compilePolicy(mergePolicy(this.policySource, policy), this.scorer.id);
+    return rerouteCompiled(previous, compiled, options, this.defaultTier);
+  }
+
+  private prepare<P extends Passage>(query: string, passages: readonly P[], options: FilterOptions, signalOverride: AbortSignal | undefined): PreparedCall<P> {
+    const t0 = performance.now();
+    validateOptions(options);
+    validateQuery(query);
+    validatePassages(passages, this.maxPassages);
+    const policy = options.policy === undefined ? this.policy : compilePolicy(mergePolicy(this.policySource, options.policy), this.scorer.id);
+    const threshold = selectThreshold(policy, query, options.queryClass);
+    const deadline = resolveDeadline(options, this.now);
+    const signal = signalOverride ?? options.signal;
+    const scoreOptions = signal === undefined && deadline === undefined ? NO_SCORE_OPTIONS : { signal, deadline };
+    return { t0, query, passages, queryClass: options.queryClass, policy, threshold, scoreOptions };
+  }
+
+  private async execute<P extends Passage>(call: PreparedCall<P>, sink: StreamSink<P> | undefined): Promise<GateResult<P>> {
+    const { passages, policy } = call;
+    const k = passages.length;
+    const items: WorkingItem<P>[] = new Array(k);
+    for (let i = 0; i < k; i++) items[i] = newWorkingItem(passages[i], i);
+    const state = new DecisionState(policy, call.threshold);
+    const ctx: ScoringContext = { scorer: this.scorer, cache: this.cache, query: call.query, options: call.scoreOptions, now: this.now, defaultTier: this.defaultTier, errors: undefined };
+    const scoringStart = performance.now();
+    const earlyStop = policy.earlyStop;
+    if (earlyStop === undefined) {
+      await scoreRange(ctx, passages, items, 0, k);
+      for (let i = 0; i < k; i++) {
+        decidePair(items[i], state);
+        sink?.decided(items[i], state);
+      }
+    } else {
+      const window = new EarlyStopWindow(earlyStop);
+      const { signal, deadline } = call.scoreOptions;
+      let next = 0;
+      while (next < k) {
+        const end = Math.min(k, next + earlyStop.chunk);
+        await scoreRange(ctx, passages, items, next, end);
+        for (let i = next; i < end; i++) {
+          window.record(decidePair(items[i], state));
+          sink?.decided(items[i], state);
+        }
+        next = end;
+        if (next >= k) break;
+        // Out of time: the rest is unscored for that reason, not "stopped early".
+        const limit = signal?.aborted ? 'aborted' : deadline !== undefined && this.now() >= deadline ? 'timeout' : undefined;
+        if (limit !== undefined) {
+          for (let i = next; i < k; i++) markUnscored(items[i], limit);
+        } else if (!window.shouldStop()) continue;
+        // Remaining pairs: skipped by early stop (no signals, no reason) or failed for the limit.
+        for (let i = next; i < k; i++) decidePair(items[i], state);
+        break;
+      }
+    }
+    const scoringMs = performance.now() - scoringStart;
+    const result = finalizeDecisions({
+      query: call.query,
+      queryClass: call.queryClass,
+      items,
+      state,
+      scorerId: this.scorer.id,
+      defaultTier: this.defaultTier,
+      timings: { scoringMs, totalMs: performance.now() - call.t0 },
+      errors: ctx.errors,
+    });
+    return result;
+  }
+}
+
+function isGateResult(value: unknown): value is GateResult {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as GateResult;
+  return typeof r.query === 'string' && Array.isArray(r.included) && Array.isArray(r.conflicting) && Array.isArray(r.excluded) && typeof r.tier === 'object' && r.tier !== null && Array.isArray(r.errors);
+}
+
+function rerouteCompiled<P extends Passage>(previous: GateResult<P>, policy: CompiledPolicy, options: RerouteOptions | undefined, defaultTier: string): GateResult<P> {
+  const t0 = performance.now();
+  if (!isGateResult(previous)) throw new InvalidArgumentError('reroute needs a GateResult returned by filter/stream/reroute');
+  const k = previous.included.length + previous.conflicting.length + previous.excluded.length;
+  const items: WorkingItem<P>[] = new Array(k);
+  for (const group of [previous.included, previous.conflicting, previous.excluded]) {
+    for (const item of group) {
+      if (!Number.isInteger(item.rank) || item.rank < 0 || item.rank >= k || items[item.rank] !== undefined) {
+        throw new InvalidArgumentError(`reroute: result item ${JSON.stringify(item.id)} has an invalid or repeated rank ${String(item.rank)}`);
+      }
+      items[item.rank] = reopenItem(item);
+    }
+  }
+  const queryClass = options?.queryClass ?? previous.queryClass;
+  const state = new DecisionState(policy, selectThreshold(policy, previous.query, queryClass));
+  for (let i = 0; i < k; i++) decidePair(items[i], state);
+  return finalizeDecisions({
+    query: previous.query,
+    queryClass,
+    items,
+    state,
+    scorerId: previous.tier.scorer,
+    defaultTier,
+    timings: { scoringMs: 0, totalMs: performance.now() - t0 },
+    errors: previous.errors.length === 0 ? undefined : [...previous.errors],
+  });
+}
+
+/**
+ * Re-decides a previous result under `policy` (a complete policy, not an override) without any
+ * scoring. Pairs skipped by early stop or unscored stay so; only stored signals are re-read.
+ */
+export function rerouteResult<P extends Passage>(previous: GateResult<P>, policy: GatePolicy, options?: RerouteOptions): GateResult<P> {
+  if (!isGateResult(previous)) throw new InvalidArgumentError('reroute needs a GateResult returned by filter/stream/reroute');
+  return rerouteCompiled(previous, compilePolicy(policy, previous.tier.scorer), options, previous.tier.scorer);
+}
+
+export function createGate(config: GateConfig): Gate {
+  return new GateImpl(config);
+}

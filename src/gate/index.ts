@@ -1,0 +1,46 @@
+/** The gate's public surface (re-exported from the package root). */
+export { createGate, rerouteResult, DEFAULT_MAX_PASSAGES } from './gate.js';
+export { DEFAULT_ROUTING_RULES, createDefaultRoutingRules, type DefaultRoutingLimits } from './policies/rules.js';
+export { countWords } from './policies/adaptive.js';
+export { DEFAULT_THRESHOLD, DEFAULT_RELATED_THRESHOLD, DEFAULT_RELEVANCE_SIGNALS } from './policy.js';
+export {
+  CALIBRATED_THRESHOLD_FORMAT,
+  fitPlatt,
+  plattProbability,
+  calibrate,
+  thresholdForPrecision,
+  fitCalibratedThreshold,
+  assertCalibratedFor,
+  serializeCalibratedThreshold,
+  parseCalibratedThreshold,
+  type PlattParameters,
+  type PlattFit,
+  type CalibratedThreshold,
+  type CalibrationFitInfo,
+  type FitCalibratedThresholdInput,
+} from './calibration.js';
+export { DuplicatePassageIdError, InvalidPolicyError, CalibrationModelMismatchError, CalibrationFormatError } from './errors.js';
+export type {
+  Route,
+  UnscoredReason,
+  Comparison,
+  SignalCondition,
+  RuleContext,
+  RulePredicate,
+  RoutingRule,
+  EarlyStopPolicy,
+  QueryLengthThreshold,
+  ThresholdContext,
+  ThresholdFunction,
+  GatePolicy,
+  GateConfig,
+  FilterOptions,
+  GateItem,
+  GateStats,
+  GateTier,
+  GateTimings,
+  GateResult,
+  GateStream,
+  RerouteOptions,
+  Gate,
+} from './types.js';

@@ -1,0 +1,52 @@
+/**
+ * Query-adaptive threshold selection. Precedence (first that applies):
+ * mode 'related' → relatedThreshold; thresholdFn; thresholdByQueryClass[queryClass];
+ * thresholdByQueryLength (first bucket with words ≤ maxWords); the base threshold.
+ */
+import { InvalidPolicyError } from '../errors.js';
+import type { QueryLengthThreshold, ThresholdFunction } from '../types.js';
+
+export interface AdaptiveThresholdPolicy {
+  readonly baseThreshold: number;
+  readonly mode: 'precise' | 'related';
+  readonly relatedThreshold: number;
+  readonly thresholdFn: ThresholdFunction | undefined;
+  readonly thresholdByQueryClass: Readonly<Record<string, number>> | undefined;
+  readonly thresholdByQueryLength: readonly QueryLengthThreshold[] | undefined;
+}
+
+/** Whitespace-separated words (Unicode whitespace), without allocating. */
+export function countWords(query: string): number {
+  let words = 0;
+  let inWord = false;
+  for (let i = 0; i < query.length; i++) {
+    const c = query.charCodeAt(i);
+    const space = c <= 32 || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+    if (space) inWord = false;
+    else if (!inWord) {
+      inWord = true;
+      words++;
+    }
+  }
+  return words;
+}
+
+export function selectThreshold(policy: AdaptiveThresholdPolicy, query: string, queryClass: string | undefined): number {
+  if (policy.mode === 'related') return policy.relatedThreshold;
+  if (policy.thresholdFn !== undefined) {
+    const chosen = policy.thresholdFn(query, { queryClass, queryWords: countWords(query), baseThreshold: policy.baseThreshold });
+    if (typeof chosen !== 'number' || !(chosen >= 0 && chosen <= 1)) {
+      throw new InvalidPolicyError('thresholdFn', `must return a number in [0, 1], returned ${String(chosen)}`);
+    }
+    return chosen;
+  }
+  if (queryClass !== undefined && policy.thresholdByQueryClass !== undefined && Object.prototype.hasOwnProperty.call(policy.thresholdByQueryClass, queryClass)) {
+    return policy.thresholdByQueryClass[queryClass];
+  }
+  const buckets = policy.thresholdByQueryLength;
+  if (buckets !== undefined) {
+    const words = countWords(query);
+    for (let i = 0; i < buckets.length; i++) if (words <= buckets[i].maxWords) return buckets[i].threshold;
+  }
+  return policy.baseThreshold;
+}

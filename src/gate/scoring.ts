@@ -1,0 +1,266 @@
+/**
+ * Calls the scorer (through the cache when there is one) for a slice of a request, bounded by the
+ * call's deadline and AbortSignal, and normalises every answer onto the working items. Anything
+ * not a valid score marks the pair unscored with a reason; nothing here decides a route.
+ */
+import type { PairScoreCache, ScoreMisses } from '../cache/cache-port.js';
+import type { Passage, Scorer, ScoreOptions, ScorerPairResult, SignalProbabilities } from '../types.js';
+import { markUnscored, type WorkingItem } from './decide.js';
+import type { UnscoredReason } from './types.js';
+
+export interface ScoringContext {
+  readonly scorer: Scorer;
+  readonly cache: PairScoreCache | undefined;
+  readonly query: string;
+  readonly options: ScoreOptions;
+  readonly now: () => number;
+  /** Tier label for results that name none. */
+  readonly defaultTier: string;
+  /** Failure messages of this call; created on first failure. */
+  errors: string[] | undefined;
+}
+
+function recordError(ctx: ScoringContext, message: string): void {
+  (ctx.errors ??= []).push(message);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function validProbabilities(record: unknown): record is SignalProbabilities {
+  if (typeof record !== 'object' || record === null) return false;
+  for (const key in record) {
+    const v = (record as Record<string, unknown>)[key];
+    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) return false;
+  }
+  return true;
+}
+
+function validRaw(record: unknown): record is Readonly<Record<string, number>> {
+  if (typeof record !== 'object' || record === null) return false;
+  for (const key in record) {
+    const v = (record as Record<string, unknown>)[key];
+    if (typeof v !== 'number' || !Number.isFinite(v)) return false;
+  }
+  return true;
+}
+
+/** Why a scorer/cache answer is unusable, or undefined when it is a valid score. */
+export function pairResultProblem(result: ScorerPairResult | undefined): UnscoredReason | undefined {
+  if (result === null || result === undefined) return 'scorer-null';
+  if (typeof result !== 'object') return 'invalid-signal';
+  const probabilities = (result as { probabilities?: unknown }).probabilities;
+  if (typeof probabilities === 'object' && probabilities !== null) {
+    const raw = (result as { raw?: unknown }).raw;
+    const tier = (result as { tier?: unknown }).tier;
+    if (!validProbabilities(probabilities)) return 'invalid-signal';
+    if (raw !== undefined && !validRaw(raw)) return 'invalid-signal';
+    if (tier !== undefined && typeof tier !== 'string') return 'invalid-signal';
+    return undefined;
+  }
+  return validProbabilities(result) ? undefined : 'invalid-signal';
+}
+
+function applyResult(item: WorkingItem, result: ScorerPairResult | undefined, cached: boolean, defaultTier: string): void {
+  item.cached = cached;
+  const problem = pairResultProblem(result);
+  if (problem !== undefined) {
+    markUnscored(item, problem);
+    return;
+  }
+  const value = result as NonNullable<ScorerPairResult>;
+  const probabilities = (value as { probabilities?: unknown }).probabilities;
+  if (typeof probabilities === 'object' && probabilities !== null) {
+    item.signals = probabilities as SignalProbabilities;
+    item.raw = (value as { raw?: Readonly<Record<string, number>> }).raw;
+    item.tier = (value as { tier?: string }).tier ?? defaultTier;
+  } else {
+    item.signals = value as SignalProbabilities;
+    item.tier = defaultTier;
+  }
+  item.reason = undefined;
+}
+
+const TIMED_OUT: unique symbol = Symbol('timed out');
+const ABORTED: unique symbol = Symbol('aborted');
+
+/** How many microtask turns a promise gets to settle before a deadline timer is armed. */
+const FAST_PATH_TURNS = 4;
+
+class Settlement<T> {
+  done = false;
+  failed = false;
+  value: T | undefined;
+  error: unknown;
+  constructor(promise: Promise<T>) {
+    promise.then(
+      (value) => {
+        this.done = true;
+        this.value = value;
+      },
+      (error: unknown) => {
+        this.done = true;
+        this.failed = true;
+        this.error = error;
+      },
+    );
+  }
+}
+
+/**
+ * Settles with the promise, or with TIMED_OUT / ABORTED when the deadline or signal comes first.
+ * An answer that is already there (cache hits, in-process tiers) is taken after a few microtask
+ * turns without arming a timer or a listener, which would cost more than the gate itself.
+ */
+async function raceLimits<T>(promise: Promise<T>, signal: AbortSignal | undefined, deadline: number | undefined, now: () => number): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
+  const early = new Settlement(promise);
+  for (let turn = 0; turn < FAST_PATH_TURNS && !early.done; turn++) await undefined;
+  if (early.done) {
+    // The answer is here: only an abort (the caller asked to stop) overrides it.
+    if (signal?.aborted) return ABORTED;
+    if (early.failed) throw early.error;
+    return early.value as T;
+  }
+  if (signal?.aborted) return ABORTED;
+  return slowRace(promise, signal, deadline, now);
+}
+
+function slowRace<T>(promise: Promise<T>, signal: AbortSignal | undefined, deadline: number | undefined, now: () => number): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
+  return new Promise((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = (): void => {
+      cleanup();
+      resolve(ABORTED);
+    };
+    const cleanup = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    if (deadline !== undefined) {
+      timer = setTimeout(() => {
+        cleanup();
+        resolve(TIMED_OUT);
+      }, Math.max(0, deadline - now()));
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        cleanup();
+        resolve(value);
+      },
+      (error: unknown) => {
+        cleanup();
+        reject(error);
+      },
+    );
+  });
+}
+
+function markRange(items: WorkingItem[], start: number, end: number, reason: UnscoredReason): void {
+  for (let i = start; i < end; i++) markUnscored(items[i], reason);
+}
+
+/** Calls scorer.score, turning a synchronous throw into a rejection. */
+function callScorer(scorer: Scorer, query: string, passages: readonly Passage[], options: ScoreOptions): Promise<ReadonlyArray<ScorerPairResult>> {
+  try {
+    return Promise.resolve(scorer.score(query, passages, options));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * Scores items[start, end) (whose passages are passages[start, end)). Pairs still pending at the
+ * deadline are marked 'timeout', at abort 'aborted'; the late answer, if any, is ignored.
+ */
+export async function scoreRange(ctx: ScoringContext, passages: readonly Passage[], items: WorkingItem[], start: number, end: number): Promise<void> {
+  if (start >= end) return;
+  const { signal, deadline } = ctx.options;
+  if (signal?.aborted) return markRange(items, start, end, 'aborted');
+  if (deadline !== undefined && ctx.now() >= deadline) return markRange(items, start, end, 'timeout');
+  const slice = start === 0 && end === passages.length ? passages : passages.slice(start, end);
+  const count = end - start;
+
+  if (ctx.cache === undefined) {
+    const pending = callScorer(ctx.scorer, ctx.query, slice, ctx.options);
+    let results: ReadonlyArray<ScorerPairResult> | typeof TIMED_OUT | typeof ABORTED;
+    try {
+      if (signal === undefined && deadline === undefined) results = await pending;
+      else {
+        pending.catch(() => undefined); // a rejection after the deadline must not go unhandled
+        results = await raceLimits(pending, signal, deadline, ctx.now);
+      }
+    } catch (error) {
+      recordError(ctx, `scorer ${ctx.scorer.id} failed: ${describe(error)}`);
+      return markRange(items, start, end, 'scorer-error');
+    }
+    if (results === TIMED_OUT) return markRange(items, start, end, 'timeout');
+    if (results === ABORTED) return markRange(items, start, end, 'aborted');
+    if (!Array.isArray(results) || results.length !== count) {
+      recordError(ctx, `scorer ${ctx.scorer.id} returned ${Array.isArray(results) ? results.length : typeof results} results for ${count} passages`);
+      return markRange(items, start, end, 'scorer-error');
+    }
+    for (let i = 0; i < count; i++) applyResult(items[start + i], results[i], false, ctx.defaultTier);
+    return;
+  }
+
+  // Through the cache: only misses reach the scorer. Misses are validated here, before the cache
+  // can store them, and invalid ones are handed back as null (the cache never stores null).
+  let missReasons: Map<number, UnscoredReason> | undefined;
+  const scoreMisses: ScoreMisses = async (missIndices, missOptions) => {
+    const missPassages = missIndices.map((i) => slice[i]);
+    const nulls = (reason: UnscoredReason): ScorerPairResult[] => {
+      missReasons ??= new Map();
+      for (const i of missIndices) missReasons.set(i, reason);
+      return missIndices.map(() => null);
+    };
+    let results: ReadonlyArray<ScorerPairResult>;
+    try {
+      results = await callScorer(ctx.scorer, ctx.query, missPassages, missOptions);
+    } catch (error) {
+      recordError(ctx, `scorer ${ctx.scorer.id} failed: ${describe(error)}`);
+      return nulls('scorer-error');
+    }
+    if (!Array.isArray(results) || results.length !== missIndices.length) {
+      recordError(ctx, `scorer ${ctx.scorer.id} returned ${Array.isArray(results) ? results.length : typeof results} results for ${missIndices.length} passages`);
+      return nulls('scorer-error');
+    }
+    const clean: ScorerPairResult[] = new Array(results.length);
+    for (let j = 0; j < results.length; j++) {
+      const problem = pairResultProblem(results[j]);
+      if (problem === undefined) clean[j] = results[j];
+      else {
+        clean[j] = null;
+        (missReasons ??= new Map()).set(missIndices[j], problem);
+      }
+    }
+    return clean;
+  };
+  let resolution;
+  try {
+    const pending = ctx.cache.resolve({ scorerId: ctx.scorer.id, query: ctx.query, passages: slice }, scoreMisses, ctx.options);
+    if (signal === undefined && deadline === undefined) resolution = await pending;
+    else {
+      pending.catch(() => undefined);
+      resolution = await raceLimits(pending, signal, deadline, ctx.now);
+    }
+  } catch (error) {
+    recordError(ctx, `cache failed: ${describe(error)}`);
+    return markRange(items, start, end, 'cache-error');
+  }
+  if (resolution === TIMED_OUT) return markRange(items, start, end, 'timeout');
+  if (resolution === ABORTED) return markRange(items, start, end, 'aborted');
+  const results = (resolution as { results?: unknown } | null)?.results;
+  const cached = (resolution as { cached?: unknown } | null)?.cached;
+  if (!Array.isArray(results) || !Array.isArray(cached) || results.length !== count || cached.length !== count) {
+    recordError(ctx, `cache answered malformed resolution for ${count} passages`);
+    return markRange(items, start, end, 'cache-error');
+  }
+  for (let i = 0; i < count; i++) {
+    const item = items[start + i];
+    applyResult(item, results[i] as ScorerPairResult, cached[i] === true, ctx.defaultTier);
+    // A null from the cache: use the reason our scoreMisses recorded (if this call scored it).
+    if (item.reason === 'scorer-null' && missReasons?.has(i)) item.reason = missReasons.get(i);
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * Public types of the gate: configuration, policy, per-call options and the result shape.
+ * Policies are pure functions of the signals stored on result items, so a result can be
+ * re-routed under another policy without calling the scorer again.
+ */
+import type { PairScoreCache } from '../cache/cache-port.js';
+import type { Passage, Scorer, SignalProbabilities } from '../types.js';
+import type { CalibratedThreshold } from './calibration.js';
+
+/** Where a passage goes: into the LLM context, into it flagged as conflicting, or nowhere. */
+export type Route = 'included' | 'conflicting' | 'excluded';
+
+/**
+ * Why a pair has no usable score. `scorer-error`: the scorer threw/rejected or returned the wrong
+ * number of results; `scorer-null`: the scorer returned null for the pair; `invalid-signal`: a
+ * probability outside [0, 1], NaN, a non-number, or a non-finite raw value; `missing-signal`: the
+ * relevance signal or a signal a rule reads is absent; `timeout`: the deadline passed first;
+ * `aborted`: the caller's AbortSignal fired first; `cache-error`: the cache rejected or answered
+ * malformed; `rule-error`: a predicate rule threw.
+ */
+export type UnscoredReason =
+  | 'scorer-error'
+  | 'scorer-null'
+  | 'invalid-signal'
+  | 'missing-signal'
+  | 'timeout'
+  | 'aborted'
+  | 'cache-error'
+  | 'rule-error';
+
+export type Comparison = '>' | '>=' | '<' | '<=';
+
+/** `value: 'threshold'` compares against the call's (query-adaptive) threshold. */
+export interface SignalCondition {
+  readonly signal: string;
+  readonly op: Comparison;
+  readonly value: number | 'threshold';
+}
+
+export interface RuleContext {
+  /** The threshold chosen for this call (after query-adaptive selection). */
+  readonly threshold: number;
+  /** The pair's relevance (calibrated when the policy has `calibrated`). */
+  readonly relevance: number;
+}
+
+/** Returns true when the rule matches. Must be pure; a throw fails the pair closed ('rule-error'). */
+export type RulePredicate = (signals: SignalProbabilities, context: RuleContext) => boolean;
+
+export interface RoutingRule {
+  readonly name: string;
+  readonly when: SignalCondition | RulePredicate;
+  readonly route: Route;
+  /** Pairs excluded by this rule may be promoted by `fallback: 'top'`. Default false. */
+  readonly fallbackEligible?: boolean;
+}
+
+export interface EarlyStopPolicy {
+  /** How many most recently scored pairs the pass rate is computed over (≥ 1). */
+  readonly window: number;
+  /** Stop when passes / window < minRate (strict), once at least `window` pairs were scored. 0 never stops. */
+  readonly minRate: number;
+  /** Pairs scored per scorer call, in input (rank) order (≥ 1). */
+  readonly chunk: number;
+}
+
+export interface QueryLengthThreshold {
+  /** Applies to queries of at most this many whitespace-separated words (buckets strictly ascending). */
+  readonly maxWords: number;
+  readonly threshold: number;
+}
+
+export interface ThresholdContext {
+  readonly queryClass: string | undefined;
+  readonly queryWords: number;
+  /** The policy's base threshold (or the calibrated threshold). */
+  readonly baseThreshold: number;
+}
+
+/** Chooses a threshold in [0, 1] for a query; anything else is refused with InvalidPolicyError. */
+export type ThresholdFunction = (query: string, context: ThresholdContext) => number;
+
+/**
+ * Every option is optional; `null` in a per-call override unsets the gate-level value.
+ * See docs/gate.md for the exact semantics of each boundary.
+ */
+export interface GatePolicy {
+  /** Relevance ≥ threshold passes (inclusive). Default 0.5. Exclusive with `calibrated`. */
+  readonly threshold?: number;
+  /** Signal name(s) read as relevance; the first present name is used. Default ['relevance', 'relevant']. */
+  readonly relevanceSignal?: string | readonly string[];
+  /** If fewer than minKept pass, `fallback` applies. Default 0. */
+  readonly minKept?: number;
+  /** At most this many included (the highest relevance). Default unbounded. */
+  readonly maxKept?: number | null;
+  /** 'top': include the best fallback-eligible pairs up to minKept and flag it; 'none': include nothing. Default 'top'. */
+  readonly fallback?: 'top' | 'none';
+  /** insufficientContext when the returned set's mean relevance < this (strict). */
+  readonly insufficientBelow?: number | null;
+  /** 'related' ("everything related") uses relatedThreshold instead of every other threshold option. */
+  readonly mode?: 'precise' | 'related';
+  /** Threshold of 'related' mode. Default 0.25. */
+  readonly relatedThreshold?: number;
+  /** Threshold per caller-supplied query class (FilterOptions.queryClass). */
+  readonly thresholdByQueryClass?: Readonly<Record<string, number>> | null;
+  /** Threshold by query length: first bucket with words ≤ maxWords. */
+  readonly thresholdByQueryLength?: readonly QueryLengthThreshold[] | null;
+  /** Threshold callback; takes precedence over the class and length maps. */
+  readonly thresholdFn?: ThresholdFunction | null;
+  /** Ordered routing rules, first match wins; when set they replace the threshold decision. */
+  readonly rules?: readonly RoutingRule[] | null;
+  /** Route when no rule matches. Default 'excluded' (fallback-eligible). */
+  readonly defaultRoute?: Route;
+  /** Rank-order early stopping; also sets the chunking of `stream`. */
+  readonly earlyStop?: EarlyStopPolicy | null;
+  /** Include unscored pairs (flagged with their reason) instead of excluding them. Default false. */
+  readonly failOpen?: boolean;
+  /** Threshold + Platt calibration fitted for this scorer: relevance = calibrate(raw[relevance signal]). */
+  readonly calibrated?: CalibratedThreshold | null;
+}
+
+export interface GateConfig {
+  readonly scorer: Scorer;
+  readonly policy?: GatePolicy;
+  readonly cache?: PairScoreCache;
+  /** Clock for deadlines and budgets (Date.now() scale). Default Date.now. */
+  readonly clock?: () => number;
+  /** Largest k accepted per call. Default 10,000. */
+  readonly maxPassages?: number;
+  /** Tier label for pairs whose scorer result names none. Default scorer.id. */
+  readonly tierName?: string;
+}
+
+export interface FilterOptions {
+  readonly signal?: AbortSignal;
+  /** Absolute deadline in ms on the clock (Date.now() by default). */
+  readonly deadline?: number;
+  /** Relative budget in ms; with `deadline` too, the earlier one wins. */
+  readonly budgetMs?: number;
+  /** Overrides merged over the gate's policy for this call only. */
+  readonly policy?: GatePolicy;
+  /** Caller-supplied query class for thresholdByQueryClass / thresholdFn. */
+  readonly queryClass?: string;
+}
+
+export interface GateItem<P extends Passage = Passage> {
+  readonly id: string;
+  readonly route: Route;
+  /** The rule that decided the route (a rule name, or 'threshold', 'below-threshold', 'max-kept', 'fallback-top', 'fallback-none', 'fail-closed', 'fail-open', 'early-stop', 'default'). */
+  readonly rule: string;
+  /** Why the pair is unscored (fail-closed / fail-open), if it is. */
+  readonly reason: UnscoredReason | undefined;
+  /** The scorer's probabilities, or null when unscored or skipped by early stop. */
+  readonly signals: SignalProbabilities | null;
+  readonly raw: Readonly<Record<string, number>> | undefined;
+  readonly tier: string | undefined;
+  /** The relevance the decision used (calibrated when configured); null when unavailable. */
+  readonly relevance: number | null;
+  readonly cached: boolean;
+  /** Position in the caller's input array. */
+  readonly rank: number;
+  /** The caller's passage object, untouched. */
+  readonly passage: P;
+}
+
+export interface GateStats {
+  readonly retrieved: number;
+  /** Pairs with a valid score (fresh or cached). */
+  readonly scored: number;
+  readonly cacheHits: number;
+  /** Pairs whose own decision was 'included' (before maxKept and fallback). */
+  readonly passed: number;
+  /** included.length */
+  readonly returned: number;
+  readonly conflicting: number;
+  readonly excluded: number;
+  readonly skippedByEarlyStop: number;
+  /** Pairs without a usable score (fail closed or fail open), early-stop skips not counted. */
+  readonly unscored: number;
+  readonly failedOpen: number;
+  readonly unscoredByReason: Readonly<Partial<Record<UnscoredReason, number>>>;
+  /** Over included items with a relevance; null when there are none. */
+  readonly meanRelevance: number | null;
+  readonly minRelevance: number | null;
+  readonly maxRelevance: number | null;
+  readonly fallbackTriggered: boolean;
+  readonly insufficientContext: boolean;
+  /** The threshold used for this call. */
+  readonly threshold: number;
+}
+
+export interface GateTier {
+  /** scorer.id */
+  readonly scorer: string;
+  /** The single tier label of all scored pairs, 'mixed', or 'none' when nothing was scored. */
+  readonly name: string;
+  /** Scored pairs per tier label; cache hits count under 'cache'. */
+  readonly counts: Readonly<Record<string, number>>;
+}
+
+export interface GateTimings {
+  readonly queueMs?: number;
+  readonly scoringMs: number;
+  readonly totalMs: number;
+}
+
+export interface GateResult<P extends Passage = Passage> {
+  readonly query: string;
+  readonly queryClass: string | undefined;
+  /** Ordered by relevance desc (ties: input rank); fail-open items last. */
+  readonly included: ReadonlyArray<GateItem<P>>;
+  /** Ordered by relevance desc (ties: input rank). */
+  readonly conflicting: ReadonlyArray<GateItem<P>>;
+  /** In input rank order. */
+  readonly excluded: ReadonlyArray<GateItem<P>>;
+  readonly stats: GateStats;
+  readonly tier: GateTier;
+  readonly timings: GateTimings;
+  /** Scorer/cache failures of this call (messages), e.g. a wrong result count. */
+  readonly errors: readonly string[];
+}
+
+/** Included items as they are decided; `result` settles with the full result once the call ends. */
+export interface GateStream<P extends Passage = Passage> extends AsyncIterable<GateItem<P>> {
+  readonly result: Promise<GateResult<P>>;
+}
+
+export interface RerouteOptions {
+  readonly queryClass?: string;
+}
+
+export interface Gate {
+  readonly scorer: Scorer;
+  filter<P extends Passage>(query: string, passages: readonly P[], options?: FilterOptions): Promise<GateResult<P>>;
+  stream<P extends Passage>(query: string, passages: readonly P[], options?: FilterOptions): GateStream<P>;
+  /** Re-decides a previous result under the gate's policy merged with `policy`; never calls the scorer. */
+  reroute<P extends Passage>(previous: GateResult<P>, policy?: GatePolicy, options?: RerouteOptions): GateResult<P>;
+}

@@ -1,0 +1,625 @@
+/**
+ * Cross-request dynamic batcher (main thread). Ideas from Triton's dynamic batcher (max queue
+ * delay, full batches dispatched at once) and text-embeddings-inference (token-budget batches,
+ * the next batch formed while the current one runs).
+ *
+ * Life of a request: `submit` → tokenize stage (worker task per chunk of passages, so the exact
+ * token length of every pair is known here without tokenizing on the main thread) → pairs enter
+ * the queue → batches are formed by token budget (padded tokens = longest × count ≤ maxBatchTokens)
+ * around the OLDEST queued pair (age priority: no pair waits behind more than the pairs queued
+ * before it), filled with the pairs nearest in length (length buckets, so padding stays low) →
+ * `infer` on a worker → logits written into the request's own result array at the pair's own
+ * index → the request resolves when its last pair is done.
+ *
+ * Dispatch rules: a batch that fills the budget is dispatched as soon as fewer than workers+1
+ * batches are in flight (the +1 waits in the pool queue so a worker never idles between batches);
+ * a partial batch goes only to an idle worker, once its oldest pair has waited maxQueueDelayMs or
+ * nothing else is being tokenized (waiting then could not bring more pairs). With several idle
+ * workers, queued pairs are split between them to cut latency.
+ *
+ * A request whose AbortSignal fires or whose deadline passes is rejected at once; its queued pairs
+ * are dropped before they run (never sent to a worker); pairs already running finish and their
+ * results are discarded. Other requests are not affected. The queue is bounded (OverloadedError).
+ */
+import { AbortedError, DeadlineExceededError, DisposedError, InvalidArgumentError, OverloadedError } from '../../errors.js';
+import { InferenceError } from './errors.js';
+
+/** Token ids of a chunk of one request's pairs (from the tokenize stage). */
+export interface TokenizedChunk {
+  readonly ids: Int32Array;
+  readonly typeIds: Int32Array;
+  readonly lengths: Int32Array;
+  readonly offsets: Int32Array;
+}
+
+export interface InferBatch {
+  readonly ids: Int32Array;
+  readonly typeIds: Int32Array | null;
+  readonly lengths: Int32Array;
+}
+
+export interface InferOutput {
+  /** Row-major [batch × signals]. */
+  readonly logits: Float64Array;
+  /** Time the worker spent on the batch (tensor building + run), ms. */
+  readonly runMs: number;
+}
+
+/** What the batcher needs from the worker pool (a fake in unit tests). */
+export interface PairBatchExecutor {
+  tokenize(query: string, passages: readonly string[]): Promise<TokenizedChunk>;
+  infer(batch: InferBatch): Promise<InferOutput>;
+}
+
+export interface BatcherOptions {
+  /** Worker count: batches that can run at once. */
+  readonly workers: number;
+  /** Logit columns per pair. */
+  readonly signals: number;
+  /** Padded-token budget per batch (longest pair × pair count). */
+  readonly maxBatchTokens: number;
+  /** How long a partial batch may wait for more pairs while a worker is idle. */
+  readonly maxQueueDelayMs: number;
+  /** Pairs waiting (tokenizing or queued, not running) beyond which new requests get OverloadedError. */
+  readonly maxPendingPairs: number;
+  /** Whether to ship token type ids (the model has a token_type_ids input). */
+  readonly useTypeIds: boolean;
+  /** Passages per tokenize task (large requests are tokenized in parallel chunks). */
+  readonly tokenizeChunk?: number;
+  /** Batches allowed in flight; default workers + 1. */
+  readonly maxInFlight?: number;
+}
+
+export interface SubmitOptions {
+  readonly signal?: AbortSignal;
+  /** Absolute deadline, ms on the Date.now() clock. */
+  readonly deadline?: number;
+}
+
+export interface BatcherStats {
+  readonly pendingRequests: number;
+  /** Pairs in the tokenize stage. */
+  readonly tokenizingPairs: number;
+  /** Tokenized pairs waiting for a batch. */
+  readonly queuedPairs: number;
+  /** Sum of real token lengths of queued pairs. */
+  readonly queuedTokens: number;
+  readonly inFlightBatches: number;
+  readonly inFlightPairs: number;
+  readonly batchesRun: number;
+  readonly pairsRun: number;
+  /** Pairs dropped before running because their request was aborted, expired or failed. */
+  readonly pairsDropped: number;
+  readonly meanBatchSize: number;
+  /** Share of padded positions that were padding, over all batches run. */
+  readonly paddingRatio: number;
+  /** EWMA of worker time per pair and per padded token, ms (0 until the first batch). */
+  readonly msPerPair: number;
+  readonly msPerPaddedToken: number;
+  /** EWMA of real tokens per pair. */
+  readonly meanPairTokens: number;
+  /** EWMA of time from submit to the end of tokenization, ms. */
+  readonly tokenizeMs: number;
+}
+
+const EWMA_ALPHA = 0.1;
+
+class RequestState {
+  readonly logits: Float64Array;
+  remaining: number;
+  settled = false;
+  tokenizingPairs: number;
+  queuedPairs = 0;
+  queuedTokens = 0;
+  timer: NodeJS.Timeout | null = null;
+  abortListener: (() => void) | null = null;
+
+  constructor(
+    readonly size: number,
+    signals: number,
+    readonly signal: AbortSignal | undefined,
+    readonly deadline: number | undefined,
+    readonly resolve: (logits: Float64Array) => void,
+    readonly reject: (err: Error) => void,
+  ) {
+    this.logits = new Float64Array(size * signals);
+    this.remaining = size;
+    this.tokenizingPairs = size;
+  }
+}
+
+interface QueuedPair {
+  readonly req: RequestState;
+  /** Index of the pair in its request. */
+  readonly index: number;
+  readonly length: number;
+  readonly chunk: TokenizedChunk;
+  /** Index of the pair inside its chunk. */
+  readonly slot: number;
+  readonly enqueuedAt: number;
+  taken: boolean;
+}
+
+/** FIFO with lazy deletion (dead entries are skipped and compacted away). */
+class LazyQueue {
+  private items: QueuedPair[] = [];
+  private head = 0;
+
+  push(item: QueuedPair): void {
+    this.items.push(item);
+  }
+
+  /** First live entry, dropping dead ones from the front. */
+  peek(): QueuedPair | undefined {
+    while (this.head < this.items.length) {
+      const item = this.items[this.head];
+      if (!item.taken && !item.req.settled) return item;
+      this.head++;
+    }
+    this.compact();
+    return undefined;
+  }
+
+  /** Up to `limit` live entries from the front, oldest first (not removed). */
+  *live(): Generator<QueuedPair> {
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i];
+      if (!item.taken && !item.req.settled) yield item;
+    }
+  }
+
+  compact(): void {
+    if (this.head > 256 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    if (this.head >= this.items.length) {
+      this.items = [];
+      this.head = 0;
+    }
+  }
+
+  /** Drops every dead entry (used when many died at once, e.g. a big request aborted). */
+  sweep(): void {
+    this.items = this.items.slice(this.head).filter((i) => !i.taken && !i.req.settled);
+    this.head = 0;
+  }
+
+  get rawSize(): number {
+    return this.items.length - this.head;
+  }
+}
+
+export class DynamicBatcher {
+  private readonly opts: Required<BatcherOptions>;
+  /** Arrival order: gives the anchor (oldest pair) of every batch. */
+  private readonly fifo = new LazyQueue();
+  /** buckets[len]: queued pairs of that token length, oldest first. */
+  private readonly buckets = new Map<number, LazyQueue>();
+  private readonly requests = new Set<RequestState>();
+  private closed = false;
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = Number.POSITIVE_INFINITY;
+  private tokenizingPairs = 0;
+  private tokenizingTasks = 0;
+  private queuedPairs = 0;
+  private queuedTokens = 0;
+  private inFlightBatches = 0;
+  private inFlightPairs = 0;
+  private inFlightPaddedTokens = 0;
+  private readonly settledWork = new Set<Promise<unknown>>();
+  private batchesRun = 0;
+  private pairsRun = 0;
+  private pairsDropped = 0;
+  private paddedTokensRun = 0;
+  private realTokensRun = 0;
+  private ewmaMsPerPair = 0;
+  private ewmaMsPerToken = 0;
+  private ewmaPairTokens = 0;
+  private ewmaTokenizeMs = 0;
+
+  constructor(
+    private readonly executor: PairBatchExecutor,
+    options: BatcherOptions,
+  ) {
+    const positiveInt = (name: string, v: number) => {
+      if (!Number.isInteger(v) || v < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${String(v)}`);
+    };
+    positiveInt('workers', options.workers);
+    positiveInt('signals', options.signals);
+    positiveInt('maxBatchTokens', options.maxBatchTokens);
+    positiveInt('maxPendingPairs', options.maxPendingPairs);
+    if (!(options.maxQueueDelayMs >= 0) || !Number.isFinite(options.maxQueueDelayMs)) {
+      throw new InvalidArgumentError(`maxQueueDelayMs must be a finite number >= 0, got ${String(options.maxQueueDelayMs)}`);
+    }
+    const tokenizeChunk = options.tokenizeChunk ?? 32;
+    const maxInFlight = options.maxInFlight ?? options.workers + 1;
+    positiveInt('tokenizeChunk', tokenizeChunk);
+    positiveInt('maxInFlight', maxInFlight);
+    this.opts = { ...options, tokenizeChunk, maxInFlight };
+  }
+
+  /**
+   * Scores `passages` against `query`; resolves to row-major logits [passages × signals] in input
+   * order. Rejects with AbortedError / DeadlineExceededError / OverloadedError / DisposedError.
+   */
+  submit(query: string, passages: readonly string[], options: SubmitOptions = {}): Promise<Float64Array> {
+    const { signal, deadline } = options;
+    if (this.closed) return Promise.reject(new DisposedError('cross-encoder'));
+    if (passages.length === 0) return Promise.resolve(new Float64Array(0));
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    if (deadline !== undefined && deadline <= Date.now()) return Promise.reject(new DeadlineExceededError());
+    const pending = this.tokenizingPairs + this.queuedPairs;
+    if (pending + passages.length > this.opts.maxPendingPairs) {
+      return Promise.reject(
+        new OverloadedError(
+          `cross-encoder queue is full: ${pending} pairs pending + ${passages.length} > maxPendingPairs ${this.opts.maxPendingPairs}`,
+        ),
+      );
+    }
+    return new Promise<Float64Array>((resolve, reject) => {
+      const req = new RequestState(passages.length, this.opts.signals, signal, deadline, resolve, reject);
+      this.requests.add(req);
+      this.tokenizingPairs += req.size;
+      if (signal) {
+        req.abortListener = () => this.fail(req, abortError(signal));
+        signal.addEventListener('abort', req.abortListener, { once: true });
+      }
+      if (deadline !== undefined) {
+        req.timer = setTimeout(() => this.fail(req, new DeadlineExceededError()), Math.max(0, deadline - Date.now()));
+      }
+      const started = performance.now();
+      const chunk = this.opts.tokenizeChunk;
+      for (let start = 0; start < passages.length; start += chunk) {
+        const part = passages.slice(start, start + chunk);
+        this.tokenizingTasks++;
+        const work = this.executor.tokenize(query, part).then(
+          (tokens) => {
+            this.tokenizingTasks--;
+            try {
+              this.onTokenized(req, start, part.length, tokens, performance.now() - started);
+            } catch (err) {
+              this.fail(req, asError(err));
+            }
+          },
+          (err: unknown) => {
+            this.tokenizingTasks--;
+            this.releaseTokenizing(req, part.length);
+            this.fail(req, asError(err));
+            this.pump();
+          },
+        );
+        this.track(work);
+      }
+    });
+  }
+
+  /** Live counters; cheap (no allocation beyond the returned object). */
+  stats(): BatcherStats {
+    return {
+      pendingRequests: this.requests.size,
+      tokenizingPairs: this.tokenizingPairs,
+      queuedPairs: this.queuedPairs,
+      queuedTokens: this.queuedTokens,
+      inFlightBatches: this.inFlightBatches,
+      inFlightPairs: this.inFlightPairs,
+      batchesRun: this.batchesRun,
+      pairsRun: this.pairsRun,
+      pairsDropped: this.pairsDropped,
+      meanBatchSize: this.batchesRun === 0 ? 0 : this.pairsRun / this.batchesRun,
+      paddingRatio: this.paddedTokensRun === 0 ? 0 : 1 - this.realTokensRun / this.paddedTokensRun,
+      msPerPair: this.ewmaMsPerPair,
+      msPerPaddedToken: this.ewmaMsPerToken,
+      meanPairTokens: this.ewmaPairTokens,
+      tokenizeMs: this.ewmaTokenizeMs,
+    };
+  }
+
+  /**
+   * Predicted ms until a request of `pairs` new pairs (of `tokensPerPair` tokens, default the
+   * running mean) would complete if submitted now: all work ahead of it (pending pairs plus half of
+   * what is running) and its own, at the measured cost per padded token, spread over the workers,
+   * plus tokenization. Returns 0 before any batch has run (no measurement yet).
+   */
+  estimateWaitMs(pairs: number, tokensPerPair?: number): number {
+    if (this.ewmaMsPerToken === 0) return 0;
+    const perPair = tokensPerPair ?? (this.ewmaPairTokens || 128);
+    const padFactor = 1 / Math.max(0.05, 1 - this.stats().paddingRatio);
+    const aheadTokens = this.queuedTokens + this.tokenizingPairs * perPair;
+    const workTokens = (aheadTokens + pairs * perPair) * padFactor + this.inFlightPaddedTokens * 0.5;
+    // Work smaller than one batch runs on one worker; more spreads over all of them.
+    const parallel = Math.min(this.opts.workers, Math.max(1, Math.ceil(workTokens / this.opts.maxBatchTokens)));
+    return this.ewmaTokenizeMs + (workTokens * this.ewmaMsPerToken) / parallel;
+  }
+
+  /** Rejects every pending request with DisposedError and stops; waits for in-flight work to settle. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const req of [...this.requests]) this.fail(req, new DisposedError('cross-encoder'));
+  }
+
+  /** Promises of running tokenize/infer calls (the owner waits on them after stopping the pool). */
+  inFlightWork(): Promise<unknown> {
+    return Promise.allSettled([...this.settledWork]);
+  }
+
+  private track(work: Promise<unknown>): void {
+    // Both outcomes are handled where the work was created; this only keeps the set current.
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.settledWork.add(settled);
+    void settled.then(() => this.settledWork.delete(settled));
+  }
+
+  private releaseTokenizing(req: RequestState, count: number): void {
+    req.tokenizingPairs -= count;
+    if (!req.settled) this.tokenizingPairs -= count;
+  }
+
+  private onTokenized(req: RequestState, start: number, count: number, tokens: TokenizedChunk, elapsedMs: number): void {
+    this.releaseTokenizing(req, count);
+    this.ewmaTokenizeMs = ewma(this.ewmaTokenizeMs, elapsedMs);
+    if (req.settled || this.closed) return;
+    if (tokens.lengths.length !== count) {
+      this.fail(req, new InvalidArgumentError(`tokenizer returned ${tokens.lengths.length} pairs for ${count} passages`));
+      return;
+    }
+    const now = performance.now();
+    for (let i = 0; i < count; i++) {
+      const length = tokens.lengths[i];
+      const item: QueuedPair = { req, index: start + i, length, chunk: tokens, slot: i, enqueuedAt: now, taken: false };
+      this.fifo.push(item);
+      let bucket = this.buckets.get(length);
+      if (!bucket) {
+        bucket = new LazyQueue();
+        this.buckets.set(length, bucket);
+      }
+      bucket.push(item);
+      req.queuedPairs++;
+      req.queuedTokens += length;
+      this.queuedPairs++;
+      this.queuedTokens += length;
+      this.ewmaPairTokens = ewma(this.ewmaPairTokens, length);
+    }
+    this.pump();
+  }
+
+  /** Settles a request with an error (once); its queued pairs stop counting and will be skipped. */
+  private fail(req: RequestState, err: Error): void {
+    if (req.settled) return;
+    this.settle(req);
+    this.pairsDropped += req.queuedPairs;
+    req.reject(err);
+    if (this.fifo.rawSize > 1024 && this.fifo.rawSize > 4 * this.queuedPairs) this.sweepAll();
+  }
+
+  private settle(req: RequestState): void {
+    req.settled = true;
+    this.requests.delete(req);
+    this.queuedPairs -= req.queuedPairs;
+    this.queuedTokens -= req.queuedTokens;
+    this.tokenizingPairs -= req.tokenizingPairs;
+    if (req.timer) clearTimeout(req.timer);
+    if (req.signal && req.abortListener) req.signal.removeEventListener('abort', req.abortListener);
+    req.timer = null;
+    req.abortListener = null;
+  }
+
+  private sweepAll(): void {
+    this.fifo.sweep();
+    for (const [len, bucket] of this.buckets) {
+      bucket.sweep();
+      if (bucket.rawSize === 0) this.buckets.delete(len);
+    }
+  }
+
+  /** Dispatches every batch the rules allow now; arms the delay timer otherwise. */
+  private pump(): void {
+    if (this.closed) return;
+    while (this.inFlightBatches < this.opts.maxInFlight) {
+      const oldest = this.oldestLive();
+      if (oldest === undefined) return;
+      const idle = this.opts.workers - this.inFlightBatches;
+      const full = this.queuedTokens >= this.opts.maxBatchTokens;
+      let target = this.opts.maxBatchTokens;
+      if (!full) {
+        if (idle <= 0) return;
+        const waitedMs = performance.now() - oldest.enqueuedAt;
+        if (this.tokenizingTasks > 0 && waitedMs < this.opts.maxQueueDelayMs) {
+          this.armTimer(oldest.enqueuedAt + this.opts.maxQueueDelayMs);
+          return;
+        }
+        target = Math.min(this.opts.maxBatchTokens, Math.ceil(this.queuedTokens / idle));
+      }
+      this.dispatch(this.formBatch(oldest, target));
+    }
+  }
+
+  /** Oldest queued pair whose request is still live; expires requests whose deadline passed. */
+  private oldestLive(): QueuedPair | undefined {
+    const now = Date.now();
+    for (;;) {
+      const item = this.fifo.peek();
+      if (item === undefined) return undefined;
+      if (item.req.deadline !== undefined && item.req.deadline <= now) {
+        this.fail(item.req, new DeadlineExceededError());
+        continue;
+      }
+      return item;
+    }
+  }
+
+  private armTimer(at: number): void {
+    if (this.timer && this.timerAt <= at) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.pump();
+    }, Math.max(0, Math.ceil(at - performance.now())));
+  }
+
+  /**
+   * The anchor (oldest pair) plus the pairs nearest in length: first equal or shorter ones
+   * (longest first, so the batch's longest stays the anchor's length) while they are at least
+   * `MIN_FILL_RATIO` of it or the batch is still small, then longer ones while the budget allows.
+   */
+  private formBatch(anchor: QueuedPair, targetTokens: number): QueuedPair[] {
+    const now = Date.now();
+    const batch: QueuedPair[] = [];
+    let maxLen = anchor.length;
+    const take = (item: QueuedPair) => {
+      item.taken = true;
+      batch.push(item);
+    };
+    take(anchor);
+    const fits = (len: number) => (batch.length + 1) * Math.max(maxLen, len) <= targetTokens;
+    const live = (item: QueuedPair) => {
+      if (item.taken || item.req.settled) return false;
+      if (item.req.deadline !== undefined && item.req.deadline <= now) {
+        this.fail(item.req, new DeadlineExceededError());
+        return false;
+      }
+      return true;
+    };
+    const smallBatch = () => batch.length * maxLen < targetTokens * SMALL_BATCH_FILL;
+    const lengths = [...this.buckets.keys()];
+    const shorter = lengths.filter((l) => l <= anchor.length).sort((a, b) => b - a);
+    outer: for (const len of shorter) {
+      if (len < anchor.length * MIN_FILL_RATIO && !smallBatch()) break;
+      if (!fits(len)) break;
+      for (const item of this.buckets.get(len)!.live()) {
+        if (!live(item)) continue;
+        if (!fits(len)) break outer;
+        if (len < anchor.length * MIN_FILL_RATIO && !smallBatch()) break outer;
+        take(item);
+      }
+    }
+    const longer = lengths.filter((l) => l > anchor.length).sort((a, b) => a - b);
+    outer2: for (const len of longer) {
+      if (!fits(len)) break;
+      if (len * MIN_FILL_RATIO > anchor.length && !smallBatch()) break;
+      for (const item of this.buckets.get(len)!.live()) {
+        if (!live(item)) continue;
+        if (!fits(len)) break outer2;
+        take(item);
+        maxLen = len;
+      }
+    }
+    for (const len of lengths) {
+      const bucket = this.buckets.get(len)!;
+      if (bucket.peek() === undefined) this.buckets.delete(len);
+    }
+    return batch;
+  }
+
+  private dispatch(batch: QueuedPair[]): void {
+    // Deadline checks above may have failed requests whose pairs were already taken.
+    const pairs = batch.filter((p) => !p.req.settled);
+    for (const p of batch) {
+      p.req.queuedPairs--;
+      p.req.queuedTokens -= p.length;
+      if (!p.req.settled) {
+        this.queuedPairs--;
+        this.queuedTokens -= p.length;
+      }
+    }
+    if (pairs.length === 0) return;
+    let total = 0;
+    let maxLen = 0;
+    for (const p of pairs) {
+      total += p.length;
+      maxLen = Math.max(maxLen, p.length);
+    }
+    const ids = new Int32Array(total);
+    const typeIds = this.opts.useTypeIds ? new Int32Array(total) : null;
+    const lengths = new Int32Array(pairs.length);
+    let pos = 0;
+    pairs.forEach((p, k) => {
+      const from = p.chunk.offsets[p.slot];
+      ids.set(p.chunk.ids.subarray(from, from + p.length), pos);
+      if (typeIds) typeIds.set(p.chunk.typeIds.subarray(from, from + p.length), pos);
+      lengths[k] = p.length;
+      pos += p.length;
+    });
+    const padded = maxLen * pairs.length;
+    this.inFlightBatches++;
+    this.inFlightPairs += pairs.length;
+    this.inFlightPaddedTokens += padded;
+    const work = this.executor.infer({ ids, typeIds, lengths }).then(
+      (out) => {
+        this.finishBatch(pairs.length, padded);
+        try {
+          this.deliver(pairs, out, padded, total);
+        } catch (err) {
+          const error = asError(err);
+          for (const p of pairs) this.fail(p.req, error);
+        }
+      },
+      (err: unknown) => {
+        this.finishBatch(pairs.length, padded);
+        const error = asError(err);
+        for (const p of pairs) this.fail(p.req, error);
+      },
+    );
+    this.track(work.finally(() => this.pump()));
+  }
+
+  /** Writes a finished batch's logits into each live request at the pair's own index. */
+  private deliver(pairs: readonly QueuedPair[], out: InferOutput, padded: number, total: number): void {
+    this.batchesRun++;
+    this.pairsRun += pairs.length;
+    this.paddedTokensRun += padded;
+    this.realTokensRun += total;
+    this.ewmaMsPerPair = ewma(this.ewmaMsPerPair, out.runMs / pairs.length);
+    this.ewmaMsPerToken = ewma(this.ewmaMsPerToken, out.runMs / padded);
+    const signals = this.opts.signals;
+    if (!(out.logits instanceof Float64Array) || out.logits.length !== pairs.length * signals) {
+      throw new InferenceError(
+        `worker returned ${String(out.logits?.length)} logits for ${pairs.length} pairs × ${signals} signals`,
+      );
+    }
+    pairs.forEach((p, k) => {
+      const req = p.req;
+      if (req.settled) return;
+      for (let s = 0; s < signals; s++) req.logits[p.index * signals + s] = out.logits[k * signals + s];
+      if (--req.remaining === 0) {
+        this.settle(req);
+        req.resolve(req.logits);
+      }
+    });
+  }
+
+  private finishBatch(count: number, padded: number): void {
+    this.inFlightBatches--;
+    this.inFlightPairs -= count;
+    this.inFlightPaddedTokens -= padded;
+  }
+}
+
+/** Shorter pairs below this share of the anchor's length are left for a better-matched batch... */
+const MIN_FILL_RATIO = 0.6;
+/** ...unless the batch is still below this share of its token budget. */
+const SMALL_BATCH_FILL = 0.5;
+
+function ewma(prev: number, sample: number): number {
+  return prev === 0 ? sample : prev + EWMA_ALPHA * (sample - prev);
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+function abortError(signal: AbortSignal): AbortedError {
+  const reason: unknown = signal.reason;
+  return new AbortedError(
+    reason instanceof Error && reason.message ? `the operation was aborted: ${reason.message}` : 'the operation was aborted',
+    { cause: reason },
+  );
+}

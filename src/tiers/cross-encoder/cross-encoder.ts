@@ -1,0 +1,277 @@
+/**
+ * Public surface of the cross-encoder tier: `createCrossEncoder(...)` loads an ONNX cross-encoder
+ * (HF folder, or explicit model + tokenizer paths) into a piscina worker pool behind the dynamic
+ * batcher. `createCrossEncoder` is async and resolves only once every worker has loaded the model
+ * and the model contract has been checked, so load errors (bad model, missing CUDA) surface there.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { DisposedError, InvalidArgumentError } from '../../errors.js';
+import { DynamicBatcher, type BatcherStats } from './batcher.js';
+import { sigmoid, type ModelContract } from './model-contract.js';
+import type { ExecutionProviderName, WorkerConfig } from './protocol.js';
+import { readModelLengthLimits, resolveMaxLength, type TruncationMode } from './tokenize-pairs.js';
+import { CrossEncoderWorkerPool } from './worker-pool.js';
+
+export interface CrossEncoderOptions {
+  /** HF-style folder: `onnx/model.onnx` (or `model.onnx`), `tokenizer.json`, optional `config.json`, `tokenizer_config.json`. */
+  readonly modelDir?: string;
+  /** Explicit ONNX file (overrides the folder's). */
+  readonly modelPath?: string;
+  /** Explicit tokenizer.json (overrides the folder's). */
+  readonly tokenizerPath?: string;
+  /** Worker threads, each with its own session. Default: see DEFAULT_WORKERS. */
+  readonly workers?: number;
+  /** onnxruntime intra-op threads per worker. Default 1. */
+  readonly intraOpThreads?: number;
+  /** Padded-token budget per batch (longest pair × pairs). Default 8192. */
+  readonly maxBatchTokens?: number;
+  /** Max wait for a partial batch while a worker is idle, ms. Default 2. */
+  readonly maxQueueDelayMs?: number;
+  /** Tokens per pair incl. special tokens; default 512, never above the model's limit. */
+  readonly maxLength?: number;
+  /** 'longest_first' (HF default) or 'only_second' (truncate only the passage). */
+  readonly truncation?: TruncationMode;
+  /** 'cpu' (default) or 'cuda' (fails with ExecutionProviderUnavailableError when unavailable). */
+  readonly executionProvider?: ExecutionProviderName;
+  /** Pairs waiting beyond which score() rejects with OverloadedError. Default 4096. */
+  readonly maxPendingPairs?: number;
+  /** Passages accepted in one score() call. Default 1024. */
+  readonly maxPassagesPerRequest?: number;
+}
+
+export interface CrossEncoderScoreOptions {
+  readonly signal?: AbortSignal;
+  /** Absolute deadline, ms on the Date.now() clock. */
+  readonly deadline?: number;
+}
+
+/** Per-pair values of a multi-signal model, row-major [pairs × names.length]. */
+export interface CrossEncoderSignals {
+  readonly names: readonly string[];
+  readonly logits: Float32Array;
+  readonly probabilities: Float64Array;
+}
+
+export interface CrossEncoderScores {
+  /** Raw logit per passage, input order (first signal for multi-signal models). */
+  readonly logits: Float32Array;
+  /** sigmoid(logit) computed in float64, input order. */
+  readonly probabilities: Float64Array;
+  /** Present for multi-signal models: every named signal. */
+  readonly signals?: CrossEncoderSignals;
+}
+
+export interface CrossEncoderInfo {
+  readonly modelPath: string;
+  readonly tokenizerPath: string;
+  readonly maxLength: number;
+  readonly truncation: TruncationMode;
+  readonly workers: number;
+  readonly intraOpThreads: number;
+  readonly executionProvider: ExecutionProviderName;
+  readonly contract: ModelContract;
+  /** Model identity: hash of model + tokenizer files, max length and truncation mode. */
+  readonly id: string;
+}
+
+export interface CrossEncoder {
+  readonly info: CrossEncoderInfo;
+  score(query: string, passages: readonly string[], options?: CrossEncoderScoreOptions): Promise<CrossEncoderScores>;
+  stats(): BatcherStats;
+  /** Predicted ms until a request of `pairs` pairs submitted now would complete. */
+  estimateWaitMs(pairs: number, tokensPerPair?: number): number;
+  /** Rejects pending work with DisposedError, stops the workers. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Defaults chosen by measurement on the 2-core dev machine (docs/cross-encoder.md): one worker per
+ * core with one intra-op thread each beat fewer workers with more threads (batch-level parallelism
+ * has no intra-op synchronisation). Capped at 4 so a large host does not get dozens of sessions.
+ */
+export const DEFAULT_WORKERS = Math.max(1, Math.min(4, availableParallelism()));
+export const DEFAULT_INTRA_OP_THREADS = 1;
+export const DEFAULT_MAX_BATCH_TOKENS = 8192;
+export const DEFAULT_MAX_QUEUE_DELAY_MS = 2;
+export const DEFAULT_MAX_PENDING_PAIRS = 4096;
+export const DEFAULT_MAX_PASSAGES_PER_REQUEST = 1024;
+
+function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${String(value)}`);
+  return value;
+}
+
+async function hashFiles(paths: readonly string[]): Promise<string> {
+  const hash = createHash('sha256');
+  for (const path of paths) {
+    await new Promise<void>((resolve, reject) => {
+      const stream = createReadStream(path);
+      stream.on('data', (chunk) => hash.update(chunk));
+      stream.on('end', () => resolve());
+      stream.on('error', reject);
+    });
+  }
+  return hash.digest('hex');
+}
+
+interface ResolvedPaths {
+  modelPath: string;
+  tokenizerPath: string;
+  configPath: string | null;
+  tokenizerConfigPath: string | null;
+}
+
+function resolvePaths(options: CrossEncoderOptions): ResolvedPaths {
+  const dir = options.modelDir;
+  if (dir !== undefined && typeof dir !== 'string') throw new InvalidArgumentError('modelDir must be a string');
+  const inDir = (...names: string[]): string | null => {
+    if (dir === undefined) return null;
+    for (const name of names) {
+      const p = join(dir, name);
+      if (existsSync(p)) return p;
+    }
+    return null;
+  };
+  const modelPath = options.modelPath ?? inDir(join('onnx', 'model.onnx'), 'model.onnx');
+  const tokenizerPath = options.tokenizerPath ?? inDir('tokenizer.json');
+  if (modelPath === null || modelPath === undefined) {
+    throw new InvalidArgumentError(
+      dir === undefined ? 'createCrossEncoder needs modelDir or modelPath' : `no onnx/model.onnx or model.onnx in ${dir}`,
+    );
+  }
+  if (tokenizerPath === null || tokenizerPath === undefined) {
+    throw new InvalidArgumentError(dir === undefined ? 'createCrossEncoder needs tokenizerPath with modelPath' : `no tokenizer.json in ${dir}`);
+  }
+  for (const p of [modelPath, tokenizerPath]) {
+    if (!existsSync(p)) throw new InvalidArgumentError(`file not found: ${p}`);
+  }
+  return { modelPath, tokenizerPath, configPath: inDir('config.json'), tokenizerConfigPath: inDir('tokenizer_config.json') };
+}
+
+export async function createCrossEncoder(options: CrossEncoderOptions = {}): Promise<CrossEncoder> {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options must be an object');
+  const paths = resolvePaths(options);
+  const truncation = options.truncation ?? 'longest_first';
+  if (truncation !== 'longest_first' && truncation !== 'only_second') {
+    throw new InvalidArgumentError(`truncation must be 'longest_first' or 'only_second', got ${String(truncation)}`);
+  }
+  const executionProvider = options.executionProvider ?? 'cpu';
+  if (executionProvider !== 'cpu' && executionProvider !== 'cuda') {
+    throw new InvalidArgumentError(`executionProvider must be 'cpu' or 'cuda', got ${String(executionProvider)}`);
+  }
+  const maxLength = resolveMaxLength(options.maxLength, readModelLengthLimits(paths.configPath, paths.tokenizerConfigPath));
+  const workers = positiveInt('workers', options.workers, DEFAULT_WORKERS);
+  const intraOpThreads = positiveInt('intraOpThreads', options.intraOpThreads, DEFAULT_INTRA_OP_THREADS);
+  const maxBatchTokens = positiveInt('maxBatchTokens', options.maxBatchTokens, DEFAULT_MAX_BATCH_TOKENS);
+  const maxPendingPairs = positiveInt('maxPendingPairs', options.maxPendingPairs, DEFAULT_MAX_PENDING_PAIRS);
+  const maxPassages = positiveInt('maxPassagesPerRequest', options.maxPassagesPerRequest, DEFAULT_MAX_PASSAGES_PER_REQUEST);
+  const maxQueueDelayMs = options.maxQueueDelayMs ?? DEFAULT_MAX_QUEUE_DELAY_MS;
+  if (typeof maxQueueDelayMs !== 'number' || !Number.isFinite(maxQueueDelayMs) || maxQueueDelayMs < 0) {
+    throw new InvalidArgumentError(`maxQueueDelayMs must be a finite number >= 0, got ${String(maxQueueDelayMs)}`);
+  }
+
+  const config: WorkerConfig = {
+    modelPath: paths.modelPath,
+    tokenizerPath: paths.tokenizerPath,
+    maxLength,
+    truncation,
+    intraOpThreads,
+    executionProvider,
+  };
+  const pool = new CrossEncoderWorkerPool(config, workers);
+  let described;
+  let fileHash: string;
+  try {
+    [described, fileHash] = await Promise.all([pool.describe(), hashFiles([paths.modelPath, paths.tokenizerPath])]);
+  } catch (err) {
+    await pool.close();
+    throw err;
+  }
+  const contract = described.contract;
+  const info: CrossEncoderInfo = {
+    ...config,
+    workers,
+    contract,
+    id: `cross-encoder:${fileHash.slice(0, 16)}:len${maxLength}:${truncation}`,
+  };
+  const batcher = new DynamicBatcher(pool, {
+    workers,
+    signals: contract.signalNames.length,
+    maxBatchTokens,
+    maxQueueDelayMs,
+    maxPendingPairs,
+    useTypeIds: contract.tokenTypeIds !== null,
+  });
+  return new PooledCrossEncoder(info, pool, batcher, maxPassages);
+}
+
+class PooledCrossEncoder implements CrossEncoder {
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    readonly info: CrossEncoderInfo,
+    private readonly pool: CrossEncoderWorkerPool,
+    private readonly batcher: DynamicBatcher,
+    private readonly maxPassages: number,
+  ) {}
+
+  async score(query: string, passages: readonly string[], options: CrossEncoderScoreOptions = {}): Promise<CrossEncoderScores> {
+    if (this.closing) throw new DisposedError('cross-encoder');
+    if (typeof query !== 'string') throw new InvalidArgumentError(`query must be a string, got ${typeof query}`);
+    if (!Array.isArray(passages)) throw new InvalidArgumentError('passages must be an array of strings');
+    if (passages.length > this.maxPassages) {
+      throw new InvalidArgumentError(`${passages.length} passages exceed maxPassagesPerRequest ${this.maxPassages}`);
+    }
+    for (let i = 0; i < passages.length; i++) {
+      if (typeof passages[i] !== 'string') throw new InvalidArgumentError(`passages[${i}] must be a string, got ${typeof passages[i]}`);
+    }
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+      throw new InvalidArgumentError('signal must be an AbortSignal');
+    }
+    if (options.deadline !== undefined && (typeof options.deadline !== 'number' || Number.isNaN(options.deadline))) {
+      throw new InvalidArgumentError('deadline must be a number (ms on the Date.now() clock)');
+    }
+    const raw = await this.batcher.submit(query, passages, options);
+    return toScores(raw, passages.length, this.info.contract.signalNames);
+  }
+
+  stats(): BatcherStats {
+    return this.batcher.stats();
+  }
+
+  estimateWaitMs(pairs: number, tokensPerPair?: number): number {
+    return this.batcher.estimateWaitMs(pairs, tokensPerPair);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.batcher.close();
+      await this.pool.close();
+      await this.batcher.inFlightWork();
+    })();
+    return this.closing;
+  }
+}
+
+/** Raw float64 logits [n × k] → public scores (float32 logits, float64 sigmoid of the float64 logit). */
+export function toScores(raw: Float64Array, n: number, signalNames: readonly string[]): CrossEncoderScores {
+  const k = signalNames.length;
+  const logits = new Float32Array(n);
+  const probabilities = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    logits[i] = raw[i * k];
+    probabilities[i] = sigmoid(raw[i * k]);
+  }
+  if (k === 1) return { logits, probabilities };
+  const allLogits = new Float32Array(n * k);
+  const allProbabilities = new Float64Array(n * k);
+  for (let j = 0; j < n * k; j++) {
+    allLogits[j] = raw[j];
+    allProbabilities[j] = sigmoid(raw[j]);
+  }
+  return { logits, probabilities, signals: { names: signalNames, logits: allLogits, probabilities: allProbabilities } };
+}

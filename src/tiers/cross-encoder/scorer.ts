@@ -1,0 +1,57 @@
+/**
+ * Adapter from a CrossEncoder to the `Scorer` seam (src/types.ts) used by the cache, router and gate.
+ * A passage is read as `title + ' ' + text`, trimmed. Single-signal models report the signal
+ * `relevance`; multi-signal models report one signal per named output. Raw logits travel in `raw`.
+ */
+import { InvalidArgumentError } from '../../errors.js';
+import type { DetailedPairScore, Passage, Scorer, ScoreOptions, ScorerPairResult } from '../../types.js';
+import type { CrossEncoder } from './cross-encoder.js';
+import { RELEVANCE_SIGNAL } from './model-contract.js';
+
+export const CROSS_ENCODER_TIER = 'crossEncoder';
+
+/** The text the cross-encoder reads for a passage. */
+export function passageText(passage: Passage): string {
+  const title = passage.title ?? '';
+  return (title.length > 0 ? `${title} ${passage.text}` : passage.text).trim();
+}
+
+export function createCrossEncoderScorer(encoder: CrossEncoder): Scorer {
+  return {
+    id: encoder.info.id,
+    async score(query: string, passages: readonly Passage[], options?: ScoreOptions): Promise<ReadonlyArray<ScorerPairResult>> {
+      if (!Array.isArray(passages)) throw new InvalidArgumentError('passages must be an array of Passage');
+      const texts = passages.map((p, i) => {
+        if (typeof p !== 'object' || p === null || typeof p.text !== 'string') {
+          throw new InvalidArgumentError(`passages[${i}] must be a Passage with a string text`);
+        }
+        if (p.title !== undefined && typeof p.title !== 'string') {
+          throw new InvalidArgumentError(`passages[${i}].title must be a string`);
+        }
+        return passageText(p);
+      });
+      const scores = await encoder.score(query, texts, options ?? {});
+      const results: DetailedPairScore[] = new Array(texts.length);
+      const multi = scores.signals;
+      for (let i = 0; i < texts.length; i++) {
+        if (multi === undefined) {
+          results[i] = {
+            probabilities: { [RELEVANCE_SIGNAL]: scores.probabilities[i] },
+            raw: { [RELEVANCE_SIGNAL]: scores.logits[i] },
+            tier: CROSS_ENCODER_TIER,
+          };
+        } else {
+          const k = multi.names.length;
+          const probabilities: Record<string, number> = {};
+          const raw: Record<string, number> = {};
+          multi.names.forEach((name, s) => {
+            probabilities[name] = multi.probabilities[i * k + s];
+            raw[name] = multi.logits[i * k + s];
+          });
+          results[i] = { probabilities, raw, tier: CROSS_ENCODER_TIER };
+        }
+      }
+      return results;
+    },
+  };
+}

@@ -1,0 +1,193 @@
+/**
+ * The fast-path model's training pipeline (issue 6):
+ *   1. load every collection, split its judged QUERIES into train/validation/test (fixed seed);
+ *   2. BM25 top-k candidate lists per query (src/eval/first-stage.ts), labels from qrels;
+ *   3. lexical features from the native extractor with each collection's own corpus statistics;
+ *   4. train each grid point on TRAIN, pick the best macro validation nDCG@10;
+ *   5. recommended threshold: highest recall at precision >= target on the VALIDATION queries'
+ *      first-stage top gateK, pooled over collections.
+ * Test queries are never looked at here; the script evaluates them afterwards with the shipped files.
+ * Everything is deterministic: sorted ids, seeded splits, fixed training seed, single-threaded XGBoost.
+ */
+import { InvalidArgumentError } from '../errors.js';
+import { type Collection, loadCollection } from '../eval/collection.js';
+import { type FirstStage, createBm25FirstStage } from '../eval/first-stage.js';
+import { type GateStats, type LabelledScore, type ThresholdRow, gateStats, thresholdForPrecision } from '../eval/metrics.js';
+import type { SplitsFile } from '../eval/query-set.js';
+import { type QuerySplit, splitQueries } from '../eval/splits.js';
+import { type DatasetSource, type PairFeaturizer, type RankingDataset, buildRankingDataset } from './dataset.js';
+import { type GridPoint, type TrainingBackend, type ValidationResult, gridSearch, ndcgByCollection } from './grid-search.js';
+
+export interface TrainFastPathOptions {
+  /** Collection folders (each in the ../shared/data layout). */
+  readonly collectionDirs: readonly string[];
+  readonly seed: number;
+  /** First-stage candidates per query for training and validation reranking. */
+  readonly k: number;
+  /** First-stage candidates the gate sees (threshold tuning). */
+  readonly gateK: number;
+  readonly targetPrecision: number;
+  readonly grid: readonly GridPoint[];
+  /** Use at most this many train and validation queries per collection (quick runs and tests). */
+  readonly maxQueriesPerSplit?: number;
+  readonly log?: (line: string) => void;
+  readonly onDatasetProgress?: (phase: string, done: number, total: number) => void;
+}
+
+export interface TrainFastPathDeps {
+  /** A featurizer with this collection's corpus statistics. */
+  featurizerFor(collection: Collection): Promise<PairFeaturizer>;
+  readonly backend: TrainingBackend;
+}
+
+export interface CollectionSummary {
+  readonly name: string;
+  readonly fingerprint: string;
+  readonly docs: number;
+  readonly queries: { readonly train: number; readonly validation: number; readonly test: number };
+  readonly trainPairs: number;
+  readonly trainPositives: number;
+  readonly validationNdcg10: { readonly firstStage: number | null; readonly reranked: number | null };
+  readonly validationGate: GateStats;
+}
+
+export interface TrainFastPathResult {
+  readonly modelBytes: Uint8Array;
+  readonly chosen: ValidationResult;
+  readonly grid: readonly ValidationResult[];
+  readonly featureNames: readonly string[];
+  readonly splits: SplitsFile;
+  /** Threshold chosen on validation (pooled over collections), with its validation precision/recall. */
+  readonly threshold: ThresholdRow;
+  readonly collections: readonly CollectionSummary[];
+  readonly trainRows: number;
+  readonly validationRows: number;
+  readonly timingsMs: { readonly datasets: number; readonly grid: number };
+}
+
+export const SPLIT_METHOD =
+  'judged queries sorted by id, shuffled with mulberry32(fnv1a(`${seed}:${collection}`)), cut 60/20/20 into train/validation/test; ' +
+  'collections with qrels_train.tsv (SciFact): train/validation = 80/20 of the official training queries, test = the official test queries (qrels.tsv)';
+
+function limit(ids: readonly string[], max: number | undefined): readonly string[] {
+  return max === undefined ? ids : ids.slice(0, max);
+}
+
+/** Per-query gate pools (first gateK candidates, scored) of a dataset. */
+export function gatePools(dataset: RankingDataset, scores: Float64Array, gateK: number, collection?: string): LabelledScore[][] {
+  const pools: LabelledScore[][] = [];
+  for (const g of dataset.groups) {
+    if (collection !== undefined && g.collection !== collection) continue;
+    const n = Math.min(gateK, g.list.candidates.length);
+    const pool: LabelledScore[] = [];
+    for (let i = 0; i < n; i++) pool.push({ score: scores[g.offset + i]!, relevant: g.list.candidates[i]!.grade > 0 });
+    pools.push(pool);
+  }
+  return pools;
+}
+
+export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFastPathDeps): Promise<TrainFastPathResult> {
+  const log = options.log ?? (() => {});
+  if (options.collectionDirs.length === 0) throw new InvalidArgumentError('no collections to train on');
+  if (!(options.gateK >= 1 && options.gateK <= options.k)) throw new InvalidArgumentError(`gateK must be in [1, k]`);
+  const t0 = performance.now();
+
+  const loaded: Array<{ collection: Collection; firstStage: FirstStage; featurizer: PairFeaturizer; split: QuerySplit }> = [];
+  const names = new Set<string>();
+  for (const dir of options.collectionDirs) {
+    const collection = loadCollection(dir);
+    if (names.has(collection.name)) throw new InvalidArgumentError(`two collections are named "${collection.name}"`);
+    names.add(collection.name);
+    const split = splitQueries(collection, { seed: options.seed });
+    const featurizer = await deps.featurizerFor(collection);
+    loaded.push({ collection, firstStage: createBm25FirstStage(collection), featurizer, split });
+    log(`train-fastpath: ${collection.name}: ${collection.docs.length} docs; queries train ${split.train.length}, validation ${split.validation.length}, test ${split.test.length}`);
+  }
+
+  const sources = (which: 'train' | 'validation'): DatasetSource[] =>
+    loaded.map((l) => ({
+      collection: l.collection,
+      firstStage: l.firstStage,
+      featurizer: l.featurizer,
+      queryIds: limit(l.split[which], options.maxQueriesPerSplit),
+    }));
+  const train = await buildRankingDataset(sources('train'), options.k, (d, t) => options.onDatasetProgress?.('train', d, t));
+  const validation = await buildRankingDataset(sources('validation'), options.k, (d, t) =>
+    options.onDatasetProgress?.('validation', d, t),
+  );
+  const t1 = performance.now();
+  log(`train-fastpath: datasets: train ${train.numRows} pairs, validation ${validation.numRows} pairs, ${train.featureNames.length} features (${Math.round(t1 - t0)} ms)`);
+
+  const { best, bestModel, results } = await gridSearch(deps.backend, train, validation, options.grid, options.seed, (r, i) =>
+    log(
+      `train-fastpath: grid ${i + 1}/${options.grid.length} ${r.point.objective} depth ${r.point.maxDepth} eta ${r.point.eta} rounds ${r.point.rounds} ` +
+        `mcw ${r.point.minChildWeight}: validation nDCG@10 macro ${r.macroNdcg10.toFixed(4)} (${Object.entries(r.ndcg10ByCollection)
+          .map(([n, v]) => `${n} ${v === null ? 'n/a' : v.toFixed(3)}`)
+          .join(', ')}) train ${r.trainMs} ms, ${r.modelBytes} bytes`,
+    ),
+  );
+  const t2 = performance.now();
+
+  const validationScores = await deps.backend.predict(bestModel, validation.features, validation.numRows, validation.featureNames.length);
+  const pooled = gatePools(validation, validationScores, options.gateK).flat();
+  const threshold = thresholdForPrecision(pooled, options.targetPrecision);
+  if (!threshold) {
+    throw new InvalidArgumentError(`no threshold reaches precision ${options.targetPrecision} on the validation queries; lower the target`);
+  }
+  log(
+    `train-fastpath: recommended threshold ${threshold.threshold} for precision >= ${options.targetPrecision} on validation ` +
+      `(precision ${threshold.precision?.toFixed(3)}, recall ${threshold.recall?.toFixed(3)})`,
+  );
+
+  const firstStageNdcg = ndcgByCollection(validation, null);
+  const rerankedNdcg = ndcgByCollection(validation, validationScores);
+  const collections: CollectionSummary[] = loaded.map((l) => {
+    const name = l.collection.name;
+    let trainPairs = 0;
+    let trainPositives = 0;
+    for (const g of train.groups) {
+      if (g.collection !== name) continue;
+      trainPairs += g.list.candidates.length;
+      trainPositives += g.list.candidates.filter((c) => c.grade > 0).length;
+    }
+    return {
+      name,
+      fingerprint: l.collection.fingerprint,
+      docs: l.collection.docs.length,
+      queries: { train: l.split.train.length, validation: l.split.validation.length, test: l.split.test.length },
+      trainPairs,
+      trainPositives,
+      validationNdcg10: { firstStage: firstStageNdcg[name] ?? null, reranked: rerankedNdcg[name] ?? null },
+      validationGate: gateStats(gatePools(validation, validationScores, options.gateK, name), threshold.threshold),
+    };
+  });
+
+  const splits: SplitsFile = {
+    version: 1,
+    seed: options.seed,
+    method: SPLIT_METHOD,
+    collections: Object.fromEntries(
+      loaded.map((l) => [
+        l.collection.name,
+        {
+          fingerprint: l.collection.fingerprint,
+          train: limit(l.split.train, options.maxQueriesPerSplit),
+          validation: limit(l.split.validation, options.maxQueriesPerSplit),
+          test: l.split.test,
+        },
+      ]),
+    ),
+  };
+  return {
+    modelBytes: bestModel,
+    chosen: best,
+    grid: results,
+    featureNames: train.featureNames,
+    splits,
+    threshold,
+    collections,
+    trainRows: train.numRows,
+    validationRows: validation.numRows,
+    timingsMs: { datasets: Math.round(t1 - t0), grid: Math.round(t2 - t1) },
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * L2 against a real redis-server started by this file on a free port. Skipped (with a message)
+ * only when the redis-server binary is missing, and never under CI, where .ci/run installs it.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createScoreCache, type ScoreCache, type ScoreCacheOptions } from '../../src/cache/score-cache.js';
+import type { Passage } from '../../src/types.js';
+import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, sleep } from './helpers.js';
+import { freePort, RedisServer, redisServerAvailable } from './redis-server.js';
+
+const available = redisServerAvailable();
+if (!available) {
+  if (process.env.CI) throw new Error('redis-server is not installed, but CI must run the Redis L2 tests (.ci/run installs redis-server)');
+  console.warn('[test/cache/redis.test.ts] SKIPPED: redis-server binary not found (apt-get install redis-server)');
+}
+
+let server: RedisServer;
+let caches: ScoreCache[] = [];
+let prefixCounter = 0;
+
+function l2Cache(prefix: string, redis: Partial<NonNullable<ScoreCacheOptions['redis']>> = {}): ScoreCache {
+  const c = createScoreCache({ maxBytes: 1 << 20, redis: { url: server.url, prefix, timeoutMs: 250, cooldownMs: 150, reconnectMaxDelayMs: 150, ...redis } });
+  caches.push(c);
+  return c;
+}
+
+async function resolveAll(c: ScoreCache, query: string, passages: readonly Passage[]) {
+  const log = newLog();
+  const out = await c.resolve({ scorerId: 'ce@v1', query, passages }, missScorer(query, passages, log));
+  for (let i = 0; i < passages.length; i++) expect(relevanceOf(out.results[i])).toBe(expectedScore(query, passages[i]));
+  return { ...out, log };
+}
+
+describe.skipIf(!available)('Redis L2 (real redis-server)', () => {
+  beforeAll(async () => {
+    server = new RedisServer(await freePort());
+    await server.start();
+  });
+  afterAll(async () => {
+    server.resume();
+    await server.kill();
+  });
+  afterEach(async () => {
+    server.resume();
+    await Promise.all(caches.map((c) => c.close()));
+    caches = [];
+  });
+
+  it('serves a pair scored by one instance to another through Redis, then from L1', async () => {
+    const prefix = `t${prefixCounter++}:`;
+    const a = l2Cache(prefix);
+    const b = l2Cache(prefix);
+    expect(await a.ready()).toBe(true);
+    expect(await b.ready()).toBe(true);
+    const passages = passagesOf(20);
+    expect((await resolveAll(a, 'shared query', passages)).log.scoredPairs()).toBe(20);
+    await a.flush();
+    expect(a.stats().l2Writes).toBe(20);
+    const fromL2 = await resolveAll(b, 'shared query', passages);
+    expect(fromL2.log.calls).toEqual([]);
+    expect(fromL2.cached.every(Boolean)).toBe(true);
+    expect(fromL2.results[3]).toEqual({ probabilities: { relevance: expectedScore('shared query', passages[3]) }, raw: { relevance: 0.5 }, tier: 'test' });
+    expect(b.stats()).toMatchObject({ l2Hits: 20, l1Hits: 0, l2Errors: 0 });
+    await resolveAll(b, 'shared query', passages);
+    expect(b.stats()).toMatchObject({ l2Hits: 20, l1Hits: 20 });
+    const raw = new Redis(server.url);
+    const keys = await raw.keys(`${prefix}*`);
+    const ttl = await raw.pttl(keys[0]);
+    await raw.quit();
+    expect(keys).toHaveLength(20);
+    expect(ttl).toBeGreaterThan(23 * 3600 * 1000); // default 24 h
+  });
+
+  it('treats foreign values under its keys as misses', async () => {
+    const prefix = `t${prefixCounter++}:`;
+    const a = l2Cache(prefix);
+    const b = l2Cache(prefix);
+    await Promise.all([a.ready(), b.ready()]);
+    const passages = passagesOf(5);
+    await resolveAll(a, 'q', passages);
+    await a.flush();
+    const raw = new Redis(server.url);
+    for (const key of await raw.keys(`${prefix}*`)) await raw.set(key, 'not msgpack of an entry');
+    await raw.quit();
+    const out = await resolveAll(b, 'q', passages);
+    expect(out.log.scoredPairs()).toBe(5);
+    expect(b.stats()).toMatchObject({ l2Invalid: 5, l2Hits: 0 });
+  });
+
+  it('keeps serving from L1 without errors while Redis is down, and uses L2 again once it is back', async () => {
+    const prefix = `t${prefixCounter++}:`;
+    const a = l2Cache(prefix);
+    const b = l2Cache(prefix);
+    await Promise.all([a.ready(), b.ready()]);
+    const warm = passagesOf(10, 'warm');
+    await resolveAll(a, 'q', warm);
+
+    await server.kill();
+    const latencies: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const t0 = performance.now();
+      const hit = await resolveAll(a, 'q', warm); // L1 hits keep working
+      const miss = await resolveAll(a, `down ${i}`, passagesOf(5, `d${i}-`)); // misses are scored, no error
+      latencies.push(performance.now() - t0);
+      expect(hit.cached.every(Boolean)).toBe(true);
+      expect(miss.log.scoredPairs()).toBe(5);
+    }
+    latencies.sort((x, y) => x - y);
+    expect(latencies[15]).toBeLessThan(20); // median: a dead Redis adds no wait
+    const down = a.stats();
+    expect(down.l2Errors).toBeGreaterThan(0);
+    expect(down.l2Skipped).toBeGreaterThan(0); // the breaker skipped Redis entirely
+    expect(down.l2Connected).toBe(false);
+
+    await server.start(); // same port, empty
+    const deadline = Date.now() + 8000;
+    let round = 0;
+    for (;;) {
+      const passages = passagesOf(4, `back${round}-`);
+      await resolveAll(a, `back ${round}`, passages);
+      await a.flush();
+      const out = await resolveAll(b, `back ${round}`, passages);
+      if (out.log.scoredPairs() === 0) break;
+      if (Date.now() > deadline) throw new Error(`L2 not used again 8 s after restart: ${JSON.stringify(b.stats())}`);
+      round++;
+      await sleep(50);
+    }
+    if (process.env.RG_DEBUG) console.log("rounds", round, JSON.stringify(down), JSON.stringify(a.stats()));
+    expect(b.stats().l2Hits).toBeGreaterThanOrEqual(4);
+    expect(a.stats().l2Connected).toBe(true);
+    expect(a.stats().l2Breaker).toBe('closed');
+  });
+
+  it('bounds each call by the L2 timeout while Redis hangs, then skips it until it answers again', async () => {
+    const prefix = `t${prefixCounter++}:`;
+    const a = l2Cache(prefix, { timeoutMs: 20, cooldownMs: 200 });
+    await a.ready();
+    server.pause();
+    const latencies: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const t0 = performance.now();
+      const out = await resolveAll(a, `hung ${i}`, passagesOf(3, `h${i}-`));
+      latencies.push(performance.now() - t0);
+      expect(out.log.scoredPairs()).toBe(3);
+    }
+    const s = a.stats();
+    expect(s.l2Timeouts).toBeGreaterThanOrEqual(3);
+    expect(s.l2Skipped).toBeGreaterThan(0);
+    expect(Math.max(...latencies)).toBeLessThan(200);
+    server.resume();
+    await sleep(250); // cooldown passes; the next read is the probe
+    const passages = passagesOf(3, 'resumed-');
+    await resolveAll(a, 'resumed', passages);
+    expect(a.stats().l2Breaker).toBe('closed');
+  });
+});

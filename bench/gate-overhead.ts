@@ -30,6 +30,7 @@ const threshold = createGate({ scorer, policy: { threshold: 0.5 } });
 const thresholdCapped = createGate({ scorer, policy: { threshold: 0.5, minKept: 3, maxKept: 10, insufficientBelow: 0.6 } });
 const rules = createGate({ scorer: multiScorer, policy: { rules: DEFAULT_ROUTING_RULES } });
 
+const OVERRIDE = { threshold: 0.4, maxKept: 5 };
 let sink = 0;
 const bench = new Bench({ time: TIME_MS, warmupTime: 200 });
 bench
@@ -44,6 +45,9 @@ bench
   })
   .add('gate.filter default rules (4 signals)', async () => {
     for (let i = 0; i < BATCH; i++) sink += (await rules.filter(query, passages)).stats.returned;
+  })
+  .add('gate.filter threshold + per-call override', async () => {
+    for (let i = 0; i < BATCH; i++) sink += (await threshold.filter(query, passages, { policy: OVERRIDE })).stats.returned;
   })
   .add('gate.filter threshold + budgetMs 100', async () => {
     for (let i = 0; i < BATCH; i++) sink += (await threshold.filter(query, passages, { budgetMs: 100 })).stats.returned;

@@ -108,8 +108,9 @@ function readCsvRows(path: string, numFeatures: number): Float32Array[] {
 /**
  * XGBoost 1.7 can still write the deprecated binary format, but pre-1.0 XGBoost (ml-xgboost's
  * WASM build) misreads it: 1.7 prefixes "binf", stores its version in the learner header's
- * reserved words, and writes 0 in GBTreeModelParam's num_feature and num_output_group. This
- * rewrites exactly those fields (no tree bytes change); the bench then checks ml-xgboost's
+ * reserved words, writes 0 in GBTreeModelParam's num_feature and num_output_group, and keeps
+ * base_score as a probability where pre-1.0 kept the margin. This rewrites exactly those fields
+ * (no tree bytes change); the bench then checks ml-xgboost's
  * predictions against XGBoost's own, so a wrong conversion shows up as a parity failure.
  */
 function toMlXgboostLegacy(bytes: Uint8Array, numFeatures: number, numGroups: number): Uint8Array {
@@ -119,6 +120,13 @@ function toMlXgboostLegacy(bytes: Uint8Array, numFeatures: number, numGroups: nu
   const view = new DataView(out.buffer);
   out.fill(0, 20, 28); // LearnerModelParam major/minor version -> reserved (0) as pre-1.0 wrote it
   let off = 136; // sizeof(LearnerModelParam)
+  const objLen = Number(view.getBigUint64(off, true));
+  const objective = new TextDecoder().decode(out.subarray(off + 8, off + 8 + objLen));
+  // Pre-1.0 stored base_score already mapped to margin space; 1.7 stores the probability.
+  if (objective === 'binary:logistic' || objective === 'reg:logistic') {
+    const p = view.getFloat32(0, true);
+    view.setFloat32(0, Math.fround(-Math.log(1 / p - 1)), true);
+  }
   for (let s = 0; s < 2; s++) off += 8 + Number(view.getBigUint64(off, true)); // objective, booster names
   view.setInt32(off + 8, numFeatures, true); // GBTreeModelParam.num_feature
   view.setInt32(off + 24, numGroups, true); // GBTreeModelParam.num_output_group

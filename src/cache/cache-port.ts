@@ -1,3 +1,5 @@
+// Note for the gate (score-cache owner): comment-only change — resolve() may call scoreMisses a
+// second time, for follower re-scores (see resolve below). Types and call shape are unchanged.
 /**
  * What the gate needs from a score cache. The cache owns keying, single-flight and storage tiers;
  * the gate only says which scorer, query and passages, and how to score the misses.
@@ -23,9 +25,11 @@ export type ScoreMisses = (missIndices: readonly number[], options: ScoreOptions
 
 export interface PairScoreCache {
   /**
-   * Every pair's score: hits from the cache, misses from `scoreMisses`, called at most once per
-   * call with all misses that no concurrent call is already scoring (single-flight). Null results
-   * are never stored.
+   * Every pair's score: hits from the cache, misses from `scoreMisses`, called once per call with
+   * all misses that no concurrent call is already scoring (single-flight). At most one more call
+   * follows, only for pairs this call waited on whose leading call failed, was aborted, got null,
+   * or had not answered by this call's deadline: those are re-scored under this call's own options
+   * (another caller's failure never fails this call). Null results are never stored.
    */
   resolve(request: CacheRequest, scoreMisses: ScoreMisses, options?: ScoreOptions): Promise<CacheResolution>;
 }

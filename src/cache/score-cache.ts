@@ -7,7 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { AbortedError, DisposedError, InvalidArgumentError } from '../errors.js';
 import type { Passage, ScoreOptions, ScorerPairResult } from '../types.js';
 import type { CacheRequest, CacheResolution, PairScoreCache, ScoreMisses } from './cache-port.js';
-import { estimateEntryBytes, toCacheableResult, type CacheEntry } from './entry.js';
+import { estimateEntryBytes, toCacheableResult, type CacheableResult, type CacheEntry } from './entry.js';
 import { ScoreMissesContractError, SnapshotError } from './errors.js';
 import { KEY_SCHEMA_VERSION, pairKey, scopeHash } from './keys.js';
 import { compileQueryNormalizer, type CompiledNormalizer, type QueryNormalization } from './normalize-query.js';
@@ -84,6 +84,11 @@ export interface SnapshotReport {
 }
 
 export interface ScoreCache extends PairScoreCache {
+  /**
+   * Synchronous L1-only probe: the cached result per passage (undefined where L1 has none).
+   * Never scores, never asks Redis, does not count in stats; refreshes LRU recency of hits.
+   */
+  lookup(request: CacheRequest): Array<CacheableResult | undefined>;
   stats(): ScoreCacheStats;
   /** Writes L1 (unexpired entries, LRU order) to `path` atomically. Throws SnapshotError('io') on write failure. */
   snapshot(path: string): Promise<SnapshotReport>;
@@ -127,6 +132,8 @@ interface Counters {
 }
 
 const MIN_MAX_BYTES = 4096;
+const SCOPE_MEMO_SIZE = 1024;
+const SCOPE_MEMO_MAX_CHARS = 1024;
 
 export function createScoreCache(options: ScoreCacheOptions): ScoreCache {
   return new ScoreCacheImpl(options);
@@ -141,6 +148,8 @@ class ScoreCacheImpl implements ScoreCache {
   private readonly scopeTag: string;
   private readonly lru: LRUCache<string, CacheEntry>;
   private readonly flights = new SingleFlight();
+  /** Raw (scorer id, query) → scope hash, for the most recent SCOPE_MEMO_SIZE distinct pairs. */
+  private readonly scopes = new LRUCache<string, string>({ max: SCOPE_MEMO_SIZE });
   private readonly l2: RedisL2 | undefined;
   private readonly counters: Counters = {
     hits: 0,
@@ -199,7 +208,7 @@ class ScoreCacheImpl implements ScoreCache {
     const cached = new Array<boolean>(n);
     if (n === 0) return { results, cached };
     throwIfAborted(options.signal);
-    const scope = scopeHash(request.scorerId, this.normalizer.normalize(request.query), this.scopeTag);
+    const scope = this.scopeOf(request.scorerId, request.query);
     const now = this.clock();
 
     let lead: PendingPair[] | undefined;
@@ -259,6 +268,18 @@ class ScoreCacheImpl implements ScoreCache {
       }
     }
     return { results, cached };
+  }
+
+  lookup(request: CacheRequest): Array<CacheableResult | undefined> {
+    if (this.closed) throw new DisposedError('score cache');
+    validateRequest(request, noScoring);
+    const { passages } = request;
+    const out = new Array<CacheableResult | undefined>(passages.length);
+    if (passages.length === 0) return out;
+    const scope = this.scopeOf(request.scorerId, request.query);
+    const now = this.clock();
+    for (let i = 0; i < passages.length; i++) out[i] = this.l1Get(pairKey(scope, passages[i]), now)?.result;
+    return out;
   }
 
   /**
@@ -379,6 +400,22 @@ class ScoreCacheImpl implements ScoreCache {
     await this.scoreAsLeader(call, retry, scoreMisses, options, false);
   }
 
+  /**
+   * The 128-bit scope hash of (scorer id, normalised query), memoised on the raw strings: popular
+   * queries repeat, and normalising + hashing costs more than the rest of an all-hit call.
+   */
+  private scopeOf(scorerId: string, query: string): string {
+    // Long queries are not memoised: the memo must stay small (≤ SCOPE_MEMO_SIZE × ~1 KB).
+    if (query.length + scorerId.length > SCOPE_MEMO_MAX_CHARS) return scopeHash(scorerId, this.normalizer.normalize(query), this.scopeTag);
+    const memoKey = `${scorerId.length}:${scorerId}\u0000${query}`; // length prefix: unambiguous
+    let scope = this.scopes.get(memoKey);
+    if (scope === undefined) {
+      scope = scopeHash(scorerId, this.normalizer.normalize(query), this.scopeTag);
+      this.scopes.set(memoKey, scope);
+    }
+    return scope;
+  }
+
   private settle(pair: PendingPair, outcome: FlightOutcome): void {
     if (pair.flight !== undefined) this.flights.settle(pair.key, pair.flight, outcome);
   }
@@ -496,6 +533,8 @@ class ScoreCacheImpl implements ScoreCache {
     await this.l2?.close();
   }
 }
+
+const noScoring: ScoreMisses = () => Promise.resolve([]);
 
 interface CallState {
   readonly results: ScorerPairResult[];

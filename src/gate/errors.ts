@@ -22,8 +22,8 @@ export class DuplicatePassageIdError extends InvalidArgumentError {
 export class InvalidPolicyError extends InvalidArgumentError {
   override readonly code = 'ERR_INVALID_POLICY';
   readonly field: string;
-  constructor(field: string, message: string) {
-    super(`policy.${field}: ${message}`);
+  constructor(field: string, message: string, options?: { cause?: unknown }) {
+    super(`policy.${field}: ${message}`, options);
     this.field = field;
   }
 }

@@ -17,6 +17,7 @@ import { resolveDeadline, validateOptions, validatePassages, validateQuery } fro
 
 export const DEFAULT_MAX_PASSAGES = 10_000;
 
+const CONFIG_KEYS: ReadonlySet<string> = new Set(['scorer', 'policy', 'cache', 'clock', 'maxPassages', 'tierName']);
 const NO_OPTIONS: FilterOptions = Object.freeze({});
 const NO_SCORE_OPTIONS: ScoreOptions = Object.freeze({});
 
@@ -86,6 +87,7 @@ class GateImpl implements Gate {
 
   constructor(config: GateConfig) {
     if (typeof config !== 'object' || config === null) throw new InvalidArgumentError('createGate needs a config object { scorer, policy?, cache? }');
+    for (const key of Object.keys(config)) if (!CONFIG_KEYS.has(key)) throw new InvalidArgumentError(`config.${key} is not a gate option (scorer, policy, cache, clock, maxPassages, tierName)`);
     if (!isScorer(config.scorer)) throw new InvalidArgumentError('config.scorer must be { id: non-empty string, score(query, passages, options) }');
     if (config.cache !== undefined && (typeof config.cache !== 'object' || config.cache === null || typeof config.cache.resolve !== 'function')) {
       throw new InvalidArgumentError('config.cache must implement PairScoreCache.resolve');

@@ -4,6 +4,7 @@
  * not a valid score marks the pair unscored with a reason; nothing here decides a route.
  */
 import type { PairScoreCache, ScoreMisses } from '../cache/cache-port.js';
+import { AbortedError, DeadlineExceededError, InvalidArgumentError } from '../errors.js';
 import type { Passage, Scorer, ScoreOptions, ScorerPairResult, SignalProbabilities } from '../types.js';
 import { markUnscored, type WorkingItem } from './decide.js';
 import type { UnscoredReason } from './types.js';
@@ -26,6 +27,14 @@ function recordError(ctx: ScoringContext, message: string): void {
 
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** A scorer that honours the deadline/signal itself rejects with these; they are not scorer bugs. */
+function failureReason(error: unknown, otherwise: UnscoredReason): UnscoredReason {
+  if (error instanceof DeadlineExceededError) return 'timeout';
+  if (error instanceof AbortedError || (error instanceof Error && error.name === 'AbortError')) return 'aborted';
+  if (error instanceof Error && error.name === 'TimeoutError') return 'timeout';
+  return otherwise;
 }
 
 function validProbabilities(record: unknown): record is SignalProbabilities {
@@ -87,6 +96,7 @@ const ABORTED: unique symbol = Symbol('aborted');
 
 /** How many microtask turns a promise gets to settle before a deadline timer is armed. */
 const FAST_PATH_TURNS = 4;
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 class Settlement<T> {
   done = false;
@@ -137,11 +147,13 @@ function slowRace<T>(promise: Promise<T>, signal: AbortSignal | undefined, deadl
       if (timer !== undefined) clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     };
-    if (deadline !== undefined) {
+    const delay = deadline === undefined ? Number.NaN : Math.max(0, deadline - now());
+    // Node turns delays above 2^31-1 ms into 1 ms; such a deadline is effectively none.
+    if (delay <= MAX_TIMER_DELAY_MS) {
       timer = setTimeout(() => {
         cleanup();
         resolve(TIMED_OUT);
-      }, Math.max(0, deadline - now()));
+      }, delay);
     }
     signal?.addEventListener('abort', onAbort, { once: true });
     promise.then(
@@ -192,8 +204,9 @@ export async function scoreRange(ctx: ScoringContext, passages: readonly Passage
         results = await raceLimits(pending, signal, deadline, ctx.now);
       }
     } catch (error) {
-      recordError(ctx, `scorer ${ctx.scorer.id} failed: ${describe(error)}`);
-      return markRange(items, start, end, 'scorer-error');
+      const reason = failureReason(error, 'scorer-error');
+      if (reason === 'scorer-error') recordError(ctx, `scorer ${ctx.scorer.id} failed: ${describe(error)}`);
+      return markRange(items, start, end, reason);
     }
     if (results === TIMED_OUT) return markRange(items, start, end, 'timeout');
     if (results === ABORTED) return markRange(items, start, end, 'aborted');
@@ -209,6 +222,9 @@ export async function scoreRange(ctx: ScoringContext, passages: readonly Passage
   // can store them, and invalid ones are handed back as null (the cache never stores null).
   let missReasons: Map<number, UnscoredReason> | undefined;
   const scoreMisses: ScoreMisses = async (missIndices, missOptions) => {
+    for (const i of missIndices) {
+      if (!Number.isInteger(i) || i < 0 || i >= count) throw new InvalidArgumentError(`cache asked to score miss index ${String(i)} of ${count} passages`);
+    }
     const missPassages = missIndices.map((i) => slice[i]);
     const nulls = (reason: UnscoredReason): ScorerPairResult[] => {
       missReasons ??= new Map();
@@ -219,8 +235,9 @@ export async function scoreRange(ctx: ScoringContext, passages: readonly Passage
     try {
       results = await callScorer(ctx.scorer, ctx.query, missPassages, missOptions);
     } catch (error) {
-      recordError(ctx, `scorer ${ctx.scorer.id} failed: ${describe(error)}`);
-      return nulls('scorer-error');
+      const reason = failureReason(error, 'scorer-error');
+      if (reason === 'scorer-error') recordError(ctx, `scorer ${ctx.scorer.id} failed: ${describe(error)}`);
+      return nulls(reason);
     }
     if (!Array.isArray(results) || results.length !== missIndices.length) {
       recordError(ctx, `scorer ${ctx.scorer.id} returned ${Array.isArray(results) ? results.length : typeof results} results for ${missIndices.length} passages`);
@@ -246,8 +263,9 @@ export async function scoreRange(ctx: ScoringContext, passages: readonly Passage
       resolution = await raceLimits(pending, signal, deadline, ctx.now);
     }
   } catch (error) {
-    recordError(ctx, `cache failed: ${describe(error)}`);
-    return markRange(items, start, end, 'cache-error');
+    const reason = failureReason(error, 'cache-error');
+    if (reason === 'cache-error') recordError(ctx, `cache failed: ${describe(error)}`);
+    return markRange(items, start, end, reason);
   }
   if (resolution === TIMED_OUT) return markRange(items, start, end, 'timeout');
   if (resolution === ABORTED) return markRange(items, start, end, 'aborted');

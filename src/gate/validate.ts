@@ -58,8 +58,12 @@ export function resolveDeadline(options: FilterOptions, now: () => number): numb
   return deadline === undefined || fromBudget < deadline ? fromBudget : deadline;
 }
 
+const OPTION_KEYS: ReadonlySet<string> = new Set(['signal', 'deadline', 'budgetMs', 'policy', 'queryClass']);
+
 export function validateOptions(options: unknown): asserts options is FilterOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options must be an object');
+  // A misspelt budget (e.g. `timeoutMs`) must not silently mean "no deadline".
+  for (const key in options) if (!OPTION_KEYS.has(key)) throw new InvalidArgumentError(`options.${key} is not a filter option (signal, deadline, budgetMs, policy, queryClass)`);
   const { signal, queryClass } = options as FilterOptions;
   if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean' || typeof signal.addEventListener !== 'function')) {
     throw new InvalidArgumentError('options.signal must be an AbortSignal');

@@ -147,7 +147,7 @@ describe.skipIf(!available)('Redis L2 (real redis-server)', () => {
     const s = a.stats();
     expect(s.l2Timeouts).toBeGreaterThanOrEqual(3);
     expect(s.l2Skipped).toBeGreaterThan(0);
-    expect(Math.max(...latencies)).toBeLessThan(200);
+    expect(Math.max(...latencies)).toBeLessThan(500); // bounded by the 20 ms timeout, not by Redis
     server.resume();
     await sleep(250); // cooldown passes; the next read is the probe
     const passages = passagesOf(3, 'resumed-');

@@ -52,6 +52,8 @@ describe('query-adaptive thresholds', () => {
     const gate = createGate({ scorer: relevanceScorer(VALUES), policy: { thresholdFn: () => Number.NaN } });
     await expect(gate.filter('q', passages(1))).rejects.toThrow(InvalidPolicyError);
     await expect(gate.filter('q', passages(1))).rejects.toThrow(/thresholdFn/);
+    const throwing = createGate({ scorer: relevanceScorer(VALUES), policy: { thresholdFn: () => { throw new Error('no class'); } } });
+    await expect(throwing.filter('q', passages(1))).rejects.toThrow(/policy\.thresholdFn: threw: no class/);
   });
 
   it("'related' mode uses relatedThreshold over every other option", async () => {

@@ -109,3 +109,14 @@ describe('cache seam', () => {
     expect(cache.requests.map((r) => r.passages.map((p) => p.id))).toEqual([['p0', 'p1'], ['p2', 'p3']]);
   });
 });
+
+describe('cache seam contract', () => {
+  it('a cache asking to score an out-of-range miss index gets a typed error and the pairs fail closed', async () => {
+    const broken: PairScoreCache = { resolve: async (req, scoreMisses) => ({ results: [...(await scoreMisses([5], {}))], cached: req.passages.map(() => false) }) };
+    const scorer = relevanceScorer([0.9]);
+    const r = await createGate({ scorer, cache: broken }).filter('q', passages(1));
+    expect(r.excluded[0].reason).toBe('cache-error');
+    expect(r.errors[0]).toMatch(/miss index 5 of 1/);
+    expect(scorer.calls).toHaveLength(0);
+  });
+});

@@ -151,3 +151,29 @@ describe('fail open (explicit)', () => {
     expect(r.stats.insufficientContext).toBe(true);
   });
 });
+
+describe('deadline edge cases', () => {
+  it('a deadline beyond the timer range does not fire early', async () => {
+    const scorer: Scorer = { id: 's', score: async (_q, ps) => { await sleep(20); return ps.map(() => ({ relevance: 0.9 })); } };
+    const r = await createGate({ scorer }).filter('q', passages(1), { deadline: Date.now() + 1e12 });
+    expect(r.included).toHaveLength(1);
+  });
+});
+
+describe('scorers that honour limits themselves', () => {
+  it('DeadlineExceededError → timeout, AbortedError / AbortError → aborted (not scorer-error)', async () => {
+    const { DeadlineExceededError, AbortedError } = await import('../../src/index.js');
+    const cases: Array<[Error, string]> = [
+      [new DeadlineExceededError(), 'timeout'],
+      [new AbortedError(), 'aborted'],
+      [Object.assign(new Error('aborted'), { name: 'AbortError' }), 'aborted'],
+      [new TypeError('bug'), 'scorer-error'],
+    ];
+    for (const [error, reason] of cases) {
+      const scorer: Scorer = { id: 's', score: async () => { throw error; } };
+      const r = await createGate({ scorer }).filter('q', passages(2));
+      expect(r.excluded.map((i) => i.reason)).toEqual([reason, reason]);
+      expect(r.errors.length).toBe(reason === 'scorer-error' ? 1 : 0);
+    }
+  });
+});

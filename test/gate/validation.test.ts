@@ -92,5 +92,10 @@ describe('input validation', () => {
     expect(() => createGate({ scorer: {} as never })).toThrow(/config\.scorer/);
     expect(() => createGate({ scorer, cache: {} as never })).toThrow(/config\.cache/);
     expect(() => createGate({ scorer, maxPassages: 0 })).toThrow(/maxPassages/);
+    expect(() => createGate({ scorer, polcy: {} } as never)).toThrow(/config\.polcy is not a gate option/);
+  });
+
+  it('refuses unknown filter options so a misspelt budget cannot mean "no deadline"', async () => {
+    await expect(gate.filter('q', passages(1), { timeoutMs: 5 } as never)).rejects.toThrow(/options\.timeoutMs is not a filter option/);
   });
 });

@@ -5,6 +5,7 @@
  * a model that predicts finite-length output without crashing, or throw a RelevanceGateError
  * subclass. Any other exception type fails the test; a per-file time bound catches hangs.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RelevanceGateError } from '../../src/errors.js';
 import { loadTreeModel } from '../../src/index.js';
@@ -60,11 +61,13 @@ interface LegacyLayout {
   nodeAt: number[];
   objLenAt: number;
   attrsAt: number;
+  header: number;
 }
 
 function legacyLayout(b: Uint8Array): LegacyLayout {
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  let p = 136;
+  const header = b[0] === 0x62 && b[1] === 0x69 && b[2] === 0x6e && b[3] === 0x66 ? 4 : 0; // "binf"
+  let p = header + 136;
   const objLenAt = p;
   p += 8 + Number(v.getBigUint64(p, true));
   p += 8 + Number(v.getBigUint64(p, true));
@@ -80,7 +83,7 @@ function legacyLayout(b: Uint8Array): LegacyLayout {
     for (let i = 0; i < n; i++) nodeAt.push(p + 20 * i);
     p += 36 * n;
   }
-  return { numTreesAt, numNodesAt, nodeAt, objLenAt, attrsAt: p + 4 * numTrees };
+  return { numTreesAt, numNodesAt, nodeAt, objLenAt, attrsAt: p + 4 * numTrees, header };
 }
 
 function mutateLegacy(src: Uint8Array, layout: LegacyLayout, rand: Rand): Uint8Array {
@@ -100,11 +103,12 @@ function mutateLegacy(src: Uint8Array, layout: LegacyLayout, rand: Rand): Uint8A
       const out = src.slice();
       const v = new DataView(out.buffer);
       if (rand() < 0.5) v.setBigUint64(layout.objLenAt, BigInt(pick(rand, [0, 1, 255, 2 ** 31, 2 ** 40, 2 ** 53])), true);
-      else v.setInt32(12, 1, true); // contain_extra_attrs with garbage after the trees
+      else if (rand() < 0.5) v.setInt32(layout.header + 12, 1, true); // contain_extra_attrs with garbage after the trees
+      else if (layout.attrsAt + 8 <= out.length) v.setBigUint64(layout.attrsAt, BigInt(pick(rand, [0, 1, 2 ** 31, 2 ** 53])), true); // dart weight count / attributes
       return out;
     }
     default:
-      return overwriteWord(src, rand, 4 * int(rand, 34), true); // learner parameters
+      return overwriteWord(src, rand, layout.header + 4 * int(rand, 34), true); // learner parameters
   }
 }
 
@@ -290,17 +294,20 @@ const JSON_SEED = fixtureBytes('squarederror_t60_d4.json');
 const UBJ_SEED = fixtureBytes('logistic_default_base_t50_d4.ubj');
 const BIN_SEED = fixtureBytes('mlxgboost_t60_d5.bin');
 const SOFTPROB_JSON = fixtureBytes('softprob3_t40_d4.json');
+// XGBoost 1.7.4's own legacy binary of a dart model ("binf" header, weight_drop after tree_info).
+const DART_BIN_SEED = new Uint8Array(readFileSync(new URL('./fixtures/dart_t30_d3.bin', import.meta.url)));
 
 describe('loader fuzzing (seeded, >= 1000 hostile files)', () => {
   const results: Record<string, Tally> = {};
 
-  it('legacy binary: 400 byte flips, truncations and forged fields', async () => {
-    const layout = legacyLayout(BIN_SEED);
+  it('legacy binary (ml-xgboost gbtree and XGBoost 1.7 dart): 400 byte flips, truncations and forged fields', async () => {
+    const seeds = [BIN_SEED, DART_BIN_SEED].map((bytes) => ({ bytes, layout: legacyLayout(bytes) }));
     results['legacy'] = await run(400, 101, (rand) => {
+      const { bytes, layout } = rand() < 0.7 ? seeds[0]! : seeds[1]!;
       const k = rand();
-      if (k < 0.25) return flipBytes(BIN_SEED, rand);
-      if (k < 0.45) return truncate(BIN_SEED, rand);
-      return mutateLegacy(BIN_SEED, layout, rand);
+      if (k < 0.25) return flipBytes(bytes, rand);
+      if (k < 0.45) return truncate(bytes, rand);
+      return mutateLegacy(bytes, layout, rand);
     });
     expect(results['legacy']!.refused).toBeGreaterThan(0);
     expect(results['legacy']!.loaded).toBeGreaterThan(0);

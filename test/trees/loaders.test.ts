@@ -185,6 +185,24 @@ describe('refused and malformed models', () => {
     expect(() => parseTreeModelBytes(ubj)).toThrow(/NaN split condition/);
   });
 
+  it('judges leaves and dart weights after float32 rounding (1e308 is Infinity as float32)', () => {
+    const doc = json('squarederror_t60_d4');
+    const t = doc.learner.gradient_booster.model.trees[0];
+    const leaf = (t.left_children as number[]).indexOf(-1);
+    t.split_conditions[leaf] = 1e308;
+    expect(() => parseTreeModelBytes(encode(doc))).toThrow(/non-finite value Infinity/);
+    const dart = json('squarederror_t60_d4');
+    const gbtree = dart.learner.gradient_booster;
+    dart.learner.gradient_booster = { name: 'dart', gbtree, weight_drop: gbtree.model.trees.map(() => 1e300) };
+    expect(() => parseTreeModelBytes(encode(dart))).toThrow(/weight/);
+  });
+
+  it('accepts XGBoost\'s JSON memory snapshot {Model, Config}', () => {
+    const doc = json('softprob3_t40_d4');
+    const snap = parseTreeModelBytes(encode({ Model: doc, Config: {} }));
+    sameIR(snap.ir, parseTreeModelBytes(encode(doc)).ir);
+  });
+
   it('drops unreachable nodes and renumbers the rest in order', () => {
     const doc = json('squarederror_t60_d4');
     const t = doc.learner.gradient_booster.model.trees[0];

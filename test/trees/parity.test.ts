@@ -7,7 +7,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTreeModel } from '../../src/index.js';
 import type { TreeModel } from '../../src/tiers/trees/tree-model.js';
-import { fixtureBytes, fixturePath, manifest, readExpected, readMatrix, withinTolerance } from './loader-fixtures.js';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fixtureBytes, fixturePath, manifest, readExpected, readMatrix, withinTolerance, type Expected } from './loader-fixtures.js';
 
 const opened: TreeModel[] = [];
 afterAll(() => opened.forEach((m) => m.dispose()));
@@ -63,4 +66,43 @@ describe('parity with XGBoost 1.7.4 on the shared fixtures', () => {
     opened.push(model);
     compare(model, 'mlxgboost_t60_d5');
   });
+});
+
+/**
+ * Extra fixtures made by scripts/make-tree-loader-fixtures.py with XGBoost 1.7.4 (test/trees/fixtures):
+ * a dart booster, multi:softmax (value = class index, one per row), reg:logistic, each also as
+ * XGBoost 1.x's own legacy binary ("binf" header, base_score stored as a probability).
+ */
+describe('parity on the extra fixtures (dart, multi:softmax, reg:logistic, 1.x legacy binary)', () => {
+  const here = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures');
+  for (const name of ['dart_t30_d3', 'softmax3_t15_d3', 'reglogistic_t20_d3']) {
+    const expected = JSON.parse(readFileSync(resolve(here, `${name}.expected.json`), 'utf8')) as Expected & { value_outputs: number; booster: string };
+    const lines = readFileSync(resolve(here, `${name}.X.csv`), 'utf8').trim().split('\n');
+    const nCols = lines[0]!.split(',').length;
+    const rows = Float32Array.from(lines.flatMap((l) => l.split(',').map((v) => (v === 'nan' ? NaN : Number(v)))));
+    for (const ext of ['json', 'ubj', 'bin'] as const) {
+      it(`${name}.${ext} (${expected.objective}, ${expected.booster})`, async () => {
+        const model = await loadTreeModel(resolve(here, `${name}.${ext}`));
+        opened.push(model);
+        expect(model.objective).toBe(expected.objective);
+        expect(model.numFeatures).toBe(nCols);
+        const margin = model.predict(rows, lines.length, { output: 'margin' });
+        const value = model.predict(rows, lines.length, { output: 'value' });
+        expect(margin.length).toBe(lines.length * expected.outputs);
+        expect(value.length).toBe(lines.length * expected.value_outputs);
+        const bad: string[] = [];
+        for (let r = 0; r < lines.length; r++) {
+          for (let g = 0; g < expected.outputs; g++) {
+            const m = margin[r * expected.outputs + g]!;
+            if (!withinTolerance(m, expected.margin[r]![g]!)) bad.push(`row ${r}.${g} margin ${m} vs ${expected.margin[r]![g]}`);
+          }
+          for (let g = 0; g < expected.value_outputs; g++) {
+            const v = value[r * expected.value_outputs + g]!;
+            if (!withinTolerance(v, expected.prediction[r]![g]!)) bad.push(`row ${r}.${g} value ${v} vs ${expected.prediction[r]![g]}`);
+          }
+        }
+        expect(bad.slice(0, 5)).toEqual([]);
+      });
+    }
+  }
 });

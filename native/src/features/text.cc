@@ -463,7 +463,9 @@ class Porter {
 bool IsStopWord(const char* p, size_t n) { return Stops().Contains(p, n); }
 
 size_t PorterStem(char* buf, size_t n) {
-  if (n <= 2) return n;
+  // Words longer than kMaxStemmedWord are left alone: no English word is that long, and it bounds
+  // the stemmer's work (its consonant test recurses over runs of 'y').
+  if (n <= 2 || n > kMaxStemmedWord) return n;
   for (size_t i = 0; i < n; ++i) {
     if (buf[i] < 'a' || buf[i] > 'z') return n;  // only plain lower-case ASCII words are stemmed
   }

@@ -65,7 +65,9 @@ inline void AppendUtf8(std::string& out, uint32_t cp) {
   }
 }
 
-// 64-bit hash of a term's bytes; never 0 (0 marks empty hash-table slots).
+// 64-bit hash of a term's bytes; never 0 (0 marks empty hash-table slots). Reads exactly n bytes
+// (fixed-size loads only, no overread). Values may differ between platforms: they are never
+// stored (statistics files hold the terms and are re-hashed at load).
 inline uint64_t HashTerm(const char* p, size_t n) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(n) * 0xC2B2AE3D27D4EB4Full);
   size_t i = 0;
@@ -75,9 +77,18 @@ inline uint64_t HashTerm(const char* p, size_t n) {
     h = (h ^ v) * 0xFF51AFD7ED558CCDull;
     h ^= h >> 29;
   }
-  if (i < n) {
-    uint64_t v = 0;
-    std::memcpy(&v, p + i, n - i);
+  const size_t r = n - i;
+  if (r > 0) {
+    const auto* t = reinterpret_cast<const unsigned char*>(p + i);
+    uint64_t v;
+    if (r >= 4) {
+      uint32_t a, b;
+      std::memcpy(&a, t, 4);
+      std::memcpy(&b, t + r - 4, 4);
+      v = (static_cast<uint64_t>(a) << 32) | b;
+    } else {
+      v = static_cast<uint64_t>(t[0]) | (static_cast<uint64_t>(t[r / 2]) << 8) | (static_cast<uint64_t>(t[r - 1]) << 16);
+    }
     h = (h ^ v) * 0xFF51AFD7ED558CCDull;
     h ^= h >> 29;
   }
@@ -94,8 +105,28 @@ inline uint64_t HashTerm(const char* p, size_t n) {
 bool IsStopWord(const char* p, size_t n);
 
 // Porter (1980) stemmer, as in Martin Porter's reference C implementation. Stems
-// buf[0..n) in place (only lower-case ASCII a-z words) and returns the new length.
+// buf[0..n) in place (only lower-case ASCII a-z words of 3..kMaxStemmedWord letters) and returns
+// the new length.
+inline constexpr size_t kMaxStemmedWord = 64;
 size_t PorterStem(char* buf, size_t n);
+
+enum AsciiClass : uint8_t { kAsciiSeparator = 0, kAsciiLower, kAsciiUpper, kAsciiDigit, kAsciiApostrophe, kNonAscii };
+// Class of each byte value: ASCII ones by kind, every byte >= 0x80 kNonAscii.
+struct AsciiClassTable {
+  uint8_t v[256];
+  constexpr AsciiClassTable() : v() {
+    for (int c = 0; c < 256; ++c) {
+      v[c] = c >= 0x80                 ? kNonAscii
+             : (c >= 'a' && c <= 'z') ? kAsciiLower
+             : (c >= 'A' && c <= 'Z') ? kAsciiUpper
+             : (c >= '0' && c <= '9') ? kAsciiDigit
+             : c == '\''             ? kAsciiApostrophe
+                                      : kAsciiSeparator;
+    }
+  }
+  constexpr uint8_t operator[](unsigned char c) const { return v[c]; }
+};
+inline constexpr AsciiClassTable kAsciiClass{};
 
 // Calls on_token(const char* folded, size_t len, bool ascii_alpha) for every raw token of
 // s[0..n) in order (before stop-word removal and stemming). `scratch` is reused between
@@ -117,6 +148,26 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
   };
   while (i < n) {
     const unsigned char c = s[i];
+    if (scratch.empty() && (kAsciiClass[c] == kAsciiLower || kAsciiClass[c] == kAsciiDigit)) {
+      // Fast path: a run of lower-case ASCII letters/digits ended by an ASCII separator is its
+      // own folded form; hand it over in place without copying.
+      size_t j = i;
+      bool digits = false;
+      while (j < n && (kAsciiClass[s[j]] == kAsciiLower || kAsciiClass[s[j]] == kAsciiDigit)) {
+        digits |= kAsciiClass[s[j]] == kAsciiDigit;
+        ++j;
+      }
+      if (j == n || kAsciiClass[s[j]] == kAsciiSeparator) {
+        on_token(text + i, j - i, !digits);
+        i = j;
+        continue;
+      }
+      // Continues with upper case, an apostrophe or non-ASCII: take the general path.
+      scratch.append(text + i, j - i);
+      ascii_alpha = !digits;
+      i = j;
+      continue;
+    }
     if (c < 0x80) {
       // ASCII fast path
       if ((c >= 'a' && c <= 'z')) {
@@ -208,15 +259,11 @@ class TermCache {
     if (slot.raw == raw) return slot.term;
     uint64_t term = 0;
     if (!IsStopWord(p, n)) {
-      if (ascii_alpha && n > 2 && n <= kMaxStemBytes) {
-        char tmp[kMaxStemBytes];
+      if (ascii_alpha && n > 2 && n <= kMaxStemmedWord) {
+        char tmp[kMaxStemmedWord];
         std::memcpy(tmp, p, n);
         const size_t m = PorterStem(tmp, n);
         term = HashTerm(tmp, m);
-      } else if (ascii_alpha && n > kMaxStemBytes) {
-        std::string tmp(p, n);
-        const size_t m = PorterStem(tmp.data(), n);
-        term = HashTerm(tmp.data(), m);
       } else {
         term = raw;
       }
@@ -228,7 +275,6 @@ class TermCache {
   static TermCache& ForThisThread();
 
  private:
-  static constexpr size_t kMaxStemBytes = 64;
   struct Slot {
     uint64_t raw = 0;
     uint64_t term = 0;

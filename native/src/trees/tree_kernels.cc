@@ -10,6 +10,9 @@
 //            (vpermps / vpermt2ps), so a depth-6 tree needs only the 6 feature gathers.
 // Every index a kernel forms is in range by construction (implicit children, masked slots), so
 // a compiled image modified after validation can give wrong numbers but never a bad access.
+// GCC 12 warns about its own intrinsics headers (uninitialised __Y in _mm512_undefined_*).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
 #include <algorithm>
@@ -17,7 +20,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
+
+#ifndef RG_S1
+#define RG_S1 8
+#define RG_S2 4
+#define RG_S4 2
+#endif
+#ifndef RG_TREES_AVX512_BLEND_LEVELS
+#define RG_TREES_AVX512_BLEND_LEVELS 2
+#endif
+#ifndef RG_TREES_AVX512_TI
+#define RG_TREES_AVX512_TI 4
+#endif
 
 #include "trees/tree_kernels.h"
 
@@ -56,41 +72,54 @@ void Stage(const Model& m, const float* rows, uint32_t nb, float* xt) {
   }
 }
 
-template <int NB>
+// NB rows x TI trees walked in lockstep: NB * TI independent dependency chains, so the core
+// overlaps their load latencies. Leaves are added to the accumulators in tree order.
+template <int NB, int TI>
 void ScalarPerfectBlock(const Model& m, const float* xt, float* acc) {
   const uint32_t D = m.depth;
   const uint32_t S = m.perfectS;
   const uint32_t mask = m.slotWidth - 1;
   const uint32_t leafBase = (1u << D) - 1;
   const uint32_t ng = m.numGroups;
-  const float* tb = m.perfectTrees;
-  for (uint32_t t = 0; t < m.numTrees; ++t, tb += m.treeStride) {
-    const float* thr = tb;
-    const auto* slot = reinterpret_cast<const int32_t*>(tb + S);
-    const float* leaf = tb + 2 * size_t{S};
-    uint32_t idx[NB];
-    for (int r = 0; r < NB; ++r) idx[r] = 0;
+  const size_t stride = m.treeStride;
+  uint32_t t = 0;
+  auto run = [&](auto tiTag) {
+    constexpr int kTi = decltype(tiTag)::value;
+    const float* tb = m.perfectTrees + size_t{t} * stride;
+    uint32_t idx[kTi][NB];
+    for (int k = 0; k < kTi; ++k)
+      for (int r = 0; r < NB; ++r) idx[k][r] = 0;
     for (uint32_t d = 0; d < D; ++d) {
-      for (int r = 0; r < NB; ++r) {
-        const uint32_t i = idx[r];
-        const uint32_t s = static_cast<uint32_t>(slot[i]) & mask;
-        const float x = xt[size_t{s} * kLanes + r];
-        idx[r] = 2 * i + 1 + (x < thr[i] ? 0u : 1u);
+      for (int k = 0; k < kTi; ++k) {
+        const float* thr = tb + k * stride;
+        const auto* slot = reinterpret_cast<const int32_t*>(thr + S);
+        for (int r = 0; r < NB; ++r) {
+          const uint32_t i = idx[k][r];
+          const uint32_t s = static_cast<uint32_t>(slot[i]) & mask;
+          const float x = xt[size_t{s} * kLanes + r];
+          idx[k][r] = 2 * i + 1 + (x < thr[i] ? 0u : 1u);
+        }
       }
     }
-    uint32_t g = m.groups[t];
-    if (g >= ng) g = 0;
-    float* a = acc + size_t{g} * kLanes;
-    for (int r = 0; r < NB; ++r) a[r] += leaf[idx[r] - leafBase];
-  }
+    for (int k = 0; k < kTi; ++k) {
+      const float* leaf = tb + k * stride + 2 * size_t{S};
+      uint32_t g = m.groups[t + k];
+      if (g >= ng) g = 0;
+      float* a = acc + size_t{g} * kLanes;
+      for (int r = 0; r < NB; ++r) a[r] += leaf[idx[k][r] - leafBase];
+    }
+    t += kTi;
+  };
+  while (t + TI <= m.numTrees) run(std::integral_constant<int, TI>{});
+  while (t < m.numTrees) run(std::integral_constant<int, 1>{});
 }
 
 void ScalarPerfect(const Model& m, const float* xt, float* acc, uint32_t nb) {
-  if (nb <= 1) return ScalarPerfectBlock<1>(m, xt, acc);
-  if (nb <= 2) return ScalarPerfectBlock<2>(m, xt, acc);
-  if (nb <= 4) return ScalarPerfectBlock<4>(m, xt, acc);
-  if (nb <= 8) return ScalarPerfectBlock<8>(m, xt, acc);
-  return ScalarPerfectBlock<16>(m, xt, acc);
+  if (nb <= 1) return ScalarPerfectBlock<1, RG_S1>(m, xt, acc);
+  if (nb <= 2) return ScalarPerfectBlock<2, RG_S2>(m, xt, acc);
+  if (nb <= 4) return ScalarPerfectBlock<4, RG_S4>(m, xt, acc);
+  if (nb <= 8) return ScalarPerfectBlock<8, 1>(m, xt, acc);
+  return ScalarPerfectBlock<16, 1>(m, xt, acc);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -157,60 +186,102 @@ __attribute__((target("avx2"))) void Avx2Perfect(const Model& m, const float* xt
   }
 }
 
-__attribute__((target("avx512f"))) void Avx512Perfect(const Model& m, const float* xt, float* acc) {
+// Levels whose feature values are picked by loads + blends rather than a gather.
+constexpr uint32_t kAvx512BlendLevels = RG_TREES_AVX512_BLEND_LEVELS;
+
+// One tree's step for 16 lanes at level d: node data by permutes (levels 0-5) or gathers.
+__attribute__((target("avx512f"), always_inline)) inline __m512i Avx512Level(const float* thr, const int* slot,
+                                                                            const float* xt, __m512i p, uint32_t d,
+                                                                            __m512i maskv, __m512i lane) {
+  __m512 tv;
+  __m512i sv;
+  if (d <= 4) {
+    // 2^d <= 16 nodes at 2^d - 1: one permute; loads stay inside the tree block (S >= 32).
+    const uint32_t base = (1u << d) - 1;
+    tv = _mm512_permutexvar_ps(p, _mm512_loadu_ps(thr + base));
+    sv = _mm512_permutexvar_epi32(p, _mm512_loadu_si512(slot + base));
+  } else if (d == 5) {
+    // 32 nodes at 31..62: two-register permute (S >= 64 here since D >= 6).
+    tv = _mm512_permutex2var_ps(_mm512_loadu_ps(thr + 31), p, _mm512_loadu_ps(thr + 47));
+    sv = _mm512_permutex2var_epi32(_mm512_loadu_si512(slot + 31), p, _mm512_loadu_si512(slot + 47));
+  } else {
+    const __m512i gi = _mm512_add_epi32(p, _mm512_set1_epi32(static_cast<int>((1u << d) - 1)));
+    tv = _mm512_i32gather_ps(gi, thr, 4);
+    sv = _mm512_i32gather_epi32(gi, slot, 4);
+  }
+  __m512 x;
+  if (d <= kAvx512BlendLevels) {
+    // Few candidate nodes: load each candidate's feature column (16 contiguous lanes) and pick
+    // per lane with blends keyed by the path bits, instead of a 16-element gather.
+    const uint32_t count = 1u << d;
+    const uint32_t base = count - 1;
+    const uint32_t smask = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm512_castsi512_si128(maskv)));
+    __m512 v[1u << kAvx512BlendLevels];
+    for (uint32_t n = 0; n < count; ++n) {
+      v[n] = _mm512_loadu_ps(xt + size_t{static_cast<uint32_t>(slot[base + n]) & smask} * kLanes);
+    }
+    for (uint32_t bit = 1, width = count; width > 1; bit <<= 1, width >>= 1) {
+      const __mmask16 k = _mm512_test_epi32_mask(p, _mm512_set1_epi32(static_cast<int>(bit)));
+      for (uint32_t n = 0; n < width / 2; ++n) v[n] = _mm512_mask_blend_ps(k, v[2 * n], v[2 * n + 1]);
+    }
+    x = v[0];
+  } else {
+    const __m512i xi = _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(sv, maskv), 4), lane);
+    x = _mm512_i32gather_ps(xi, xt, 4);
+  }
+  const __mmask16 right = _mm512_cmp_ps_mask(x, tv, _CMP_NLT_UQ);
+  const __m512i twice = _mm512_add_epi32(p, p);
+  return _mm512_mask_add_epi32(twice, right, twice, _mm512_set1_epi32(1));
+}
+
+__attribute__((target("avx512f"), always_inline)) inline __m512 Avx512Leaf(const float* leaf, __m512i p, uint32_t D) {
+  if (D <= 4) return _mm512_permutexvar_ps(p, _mm512_loadu_ps(leaf));
+  if (D == 5) return _mm512_permutex2var_ps(_mm512_loadu_ps(leaf), p, _mm512_loadu_ps(leaf + 16));
+  if (D == 6) {
+    const __m512 lo = _mm512_permutex2var_ps(_mm512_loadu_ps(leaf), p, _mm512_loadu_ps(leaf + 16));
+    const __m512 hi = _mm512_permutex2var_ps(_mm512_loadu_ps(leaf + 32), p, _mm512_loadu_ps(leaf + 48));
+    const __mmask16 upper = _mm512_test_epi32_mask(p, _mm512_set1_epi32(32));
+    return _mm512_mask_blend_ps(upper, lo, hi);
+  }
+  return _mm512_i32gather_ps(p, leaf, 4);
+}
+
+// TI trees interleaved (independent chains); leaves added in tree order.
+template <int TI>
+__attribute__((target("avx512f"))) void Avx512PerfectT(const Model& m, const float* xt, float* acc) {
   const uint32_t D = m.depth;
   const uint32_t S = m.perfectS;
   const uint32_t ng = m.numGroups;
+  const size_t stride = m.treeStride;
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i maskv = _mm512_set1_epi32(static_cast<int>(m.slotWidth - 1));
-  const __m512i one = _mm512_set1_epi32(1);
-  const float* tb = m.perfectTrees;
-  for (uint32_t t = 0; t < m.numTrees; ++t, tb += m.treeStride) {
-    const float* thr = tb;
-    const auto* slot = reinterpret_cast<const int*>(tb + S);
-    const float* leaf = tb + 2 * size_t{S};
-    __m512i p = _mm512_setzero_si512();
+  uint32_t t = 0;
+  auto run = [&](auto tiTag) __attribute__((target("avx512f"))) {
+    constexpr int kTi = decltype(tiTag)::value;
+    const float* tb = m.perfectTrees + size_t{t} * stride;
+    __m512i p[kTi];
+    for (int k = 0; k < kTi; ++k) p[k] = _mm512_setzero_si512();
     for (uint32_t d = 0; d < D; ++d) {
-      const uint32_t base = (1u << d) - 1;
-      __m512 tv;
-      __m512i sv;
-      if (d <= 4) {
-        // 2^d <= 16 nodes: one permute; loads stay inside the tree block (S >= 32).
-        tv = _mm512_permutexvar_ps(p, _mm512_loadu_ps(thr + base));
-        sv = _mm512_permutexvar_epi32(p, _mm512_loadu_si512(slot + base));
-      } else if (d == 5) {
-        // 32 nodes at 31..62: two-register permute (S >= 64 here since D >= 6).
-        tv = _mm512_permutex2var_ps(_mm512_loadu_ps(thr + 31), p, _mm512_loadu_ps(thr + 47));
-        sv = _mm512_permutex2var_epi32(_mm512_loadu_si512(slot + 31), p, _mm512_loadu_si512(slot + 47));
-      } else {
-        const __m512i gi = _mm512_add_epi32(p, _mm512_set1_epi32(static_cast<int>(base)));
-        tv = _mm512_i32gather_ps(gi, thr, 4);
-        sv = _mm512_i32gather_epi32(gi, slot, 4);
+      for (int k = 0; k < kTi; ++k) {
+        const float* thr = tb + k * stride;
+        p[k] = Avx512Level(thr, reinterpret_cast<const int*>(thr + S), xt, p[k], d, maskv, lane);
       }
-      const __m512i xi = _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(sv, maskv), 4), lane);
-      const __m512 x = _mm512_i32gather_ps(xi, xt, 4);
-      const __mmask16 right = _mm512_cmp_ps_mask(x, tv, _CMP_NLT_UQ);
-      const __m512i twice = _mm512_add_epi32(p, p);
-      p = _mm512_mask_add_epi32(twice, right, twice, one);
     }
-    __m512 lv;
-    if (D <= 4) {
-      lv = _mm512_permutexvar_ps(p, _mm512_loadu_ps(leaf));
-    } else if (D == 5) {
-      lv = _mm512_permutex2var_ps(_mm512_loadu_ps(leaf), p, _mm512_loadu_ps(leaf + 16));
-    } else if (D == 6) {
-      const __m512 lo = _mm512_permutex2var_ps(_mm512_loadu_ps(leaf), p, _mm512_loadu_ps(leaf + 16));
-      const __m512 hi = _mm512_permutex2var_ps(_mm512_loadu_ps(leaf + 32), p, _mm512_loadu_ps(leaf + 48));
-      const __mmask16 upper = _mm512_test_epi32_mask(p, _mm512_set1_epi32(32));
-      lv = _mm512_mask_blend_ps(upper, lo, hi);
-    } else {
-      lv = _mm512_i32gather_ps(p, leaf, 4);
+    for (int k = 0; k < kTi; ++k) {
+      const __m512 lv = Avx512Leaf(tb + k * stride + 2 * size_t{S}, p[k], D);
+      uint32_t g = m.groups[t + k];
+      if (g >= ng) g = 0;
+      float* a = acc + size_t{g} * kLanes;
+      _mm512_storeu_ps(a, _mm512_add_ps(_mm512_loadu_ps(a), lv));
     }
-    uint32_t g = m.groups[t];
-    if (g >= ng) g = 0;
-    float* a = acc + size_t{g} * kLanes;
-    _mm512_storeu_ps(a, _mm512_add_ps(_mm512_loadu_ps(a), lv));
-  }
+    t += kTi;
+  };
+  while (t + TI <= m.numTrees) run(std::integral_constant<int, TI>{});
+  while (t < m.numTrees) run(std::integral_constant<int, 1>{});
+}
+
+__attribute__((target("avx512f"))) void Avx512Perfect(const Model& m, const float* xt, float* acc) {
+  Avx512PerfectT<RG_TREES_AVX512_TI>(m, xt, acc);
 }
 
 bool CpuHasAvx2() {
@@ -245,7 +316,8 @@ KernelChoice Resolve(KernelChoice k) {
 
 // Rows in a block below which the scalar lockstep kernel beats a SIMD kernel that always pays
 // for all 16 lanes (measured on logistic_t500_d6, see docs/trees-evaluator.md).
-constexpr uint32_t kSimdMinRows = 4;
+constexpr uint32_t kAvx512MinRows = 5;
+constexpr uint32_t kAvx2MinRows = 9;
 
 void PredictPerfect(const Model& m, const float* rows, size_t nRows, float* out, KernelChoice kernel) {
   Scratch& s = ThreadScratch();
@@ -262,7 +334,9 @@ void PredictPerfect(const Model& m, const float* rows, size_t nRows, float* out,
     Stage(m, rows + r0 * nf, nb, xt);
     std::fill(acc, acc + accSize, m.baseMargin);
     KernelChoice k = kernel;
-    if (k != KernelChoice::kScalar && nb < kSimdMinRows) k = KernelChoice::kScalar;
+    if ((k == KernelChoice::kAvx512 && nb < kAvx512MinRows) || (k == KernelChoice::kAvx2 && nb < kAvx2MinRows)) {
+      k = KernelChoice::kScalar;
+    }
 #ifdef RG_HAVE_X86_KERNELS
     if (k == KernelChoice::kAvx512) {
       Avx512Perfect(m, xt, acc);
@@ -337,3 +411,4 @@ const char* ActiveKernelName() {
 }
 
 }  // namespace rg::trees
+#pragma GCC diagnostic pop

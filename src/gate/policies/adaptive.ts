@@ -34,7 +34,12 @@ export function countWords(query: string): number {
 export function selectThreshold(policy: AdaptiveThresholdPolicy, query: string, queryClass: string | undefined): number {
   if (policy.mode === 'related') return policy.relatedThreshold;
   if (policy.thresholdFn !== undefined) {
-    const chosen = policy.thresholdFn(query, { queryClass, queryWords: countWords(query), baseThreshold: policy.baseThreshold });
+    let chosen: unknown;
+    try {
+      chosen = policy.thresholdFn(query, { queryClass, queryWords: countWords(query), baseThreshold: policy.baseThreshold });
+    } catch (cause) {
+      throw new InvalidPolicyError('thresholdFn', `threw: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    }
     if (typeof chosen !== 'number' || !(chosen >= 0 && chosen <= 1)) {
       throw new InvalidPolicyError('thresholdFn', `must return a number in [0, 1], returned ${String(chosen)}`);
     }

@@ -393,7 +393,7 @@ export class DynamicBatcher {
   private fail(req: RequestState, err: Error): void {
     if (req.settled) return;
     this.settle(req);
-    this.pairsDropped += req.queuedPairs;
+    this.pairsDropped += req.queuedPairs + req.tokenizingPairs;
     req.reject(err);
     if (this.fifo.rawSize > 1024 && this.fifo.rawSize > 4 * this.queuedPairs) this.sweepAll();
   }
@@ -426,7 +426,7 @@ export class DynamicBatcher {
       if (oldest === undefined) return;
       const idle = this.opts.workers - this.inFlightBatches;
       const full = this.queuedTokens >= this.opts.maxBatchTokens;
-      let target = this.opts.maxBatchTokens;
+      let maxPairs = Number.POSITIVE_INFINITY;
       if (!full) {
         if (idle <= 0) return;
         const waitedMs = performance.now() - oldest.enqueuedAt;
@@ -434,9 +434,10 @@ export class DynamicBatcher {
           this.armTimer(oldest.enqueuedAt + this.opts.maxQueueDelayMs);
           return;
         }
-        target = Math.min(this.opts.maxBatchTokens, Math.ceil(this.queuedTokens / idle));
+        // Spread a small queue over the idle workers (lower latency than one worker doing it all).
+        maxPairs = Math.ceil(this.queuedPairs / idle);
       }
-      this.dispatch(this.formBatch(oldest, target));
+      this.dispatch(this.formBatch(oldest, this.opts.maxBatchTokens, maxPairs));
     }
   }
 
@@ -470,7 +471,7 @@ export class DynamicBatcher {
    * (longest first, so the batch's longest stays the anchor's length) while they are at least
    * `MIN_FILL_RATIO` of it or the batch is still small, then longer ones while the budget allows.
    */
-  private formBatch(anchor: QueuedPair, targetTokens: number): QueuedPair[] {
+  private formBatch(anchor: QueuedPair, targetTokens: number, maxPairs: number): QueuedPair[] {
     const now = Date.now();
     const batch: QueuedPair[] = [];
     let maxLen = anchor.length;
@@ -479,7 +480,7 @@ export class DynamicBatcher {
       batch.push(item);
     };
     take(anchor);
-    const fits = (len: number) => (batch.length + 1) * Math.max(maxLen, len) <= targetTokens;
+    const fits = (len: number) => batch.length < maxPairs && (batch.length + 1) * Math.max(maxLen, len) <= targetTokens;
     const live = (item: QueuedPair) => {
       if (item.taken || item.req.settled) return false;
       if (item.req.deadline !== undefined && item.req.deadline <= now) {

@@ -1,7 +1,8 @@
 /**
  * Format detection and parsing of any supported XGBoost model file into the IR, by content (never
  * by file name):
- * - XGBoost JSON: text starting with `{` followed by `"` (after optional whitespace/BOM);
+ * - XGBoost JSON: text starting with `{` followed by `"` (after optional whitespace/BOM), also
+ *   XGBoost's JSON memory snapshot `{"Model": {...}, "Config": {...}}`;
  *   a JSON object holding `model` (an array of byte values, or a Node Buffer's JSON form) instead
  *   of `learner` is ml-xgboost's `toJSON()` output, whose bytes are a legacy binary model;
  * - UBJSON: `{` followed by a UBJSON length/type marker;
@@ -63,6 +64,10 @@ export function parseTreeModelBytes(bytes: Uint8Array, where = 'model'): ParsedT
     if (isRecord(doc) && !('learner' in doc) && 'model' in doc) {
       const inner = mlXGBoostBytes(doc['model'], `${where} (ml-xgboost JSON)`);
       return { format: 'ml-xgboost-json', ir: loadXGBoostLegacyBinary(inner, `${where} (ml-xgboost JSON, embedded binary)`) };
+    }
+    // XGBoost's memory snapshot (save_raw / pickle in JSON form) wraps the model as {Model, Config}.
+    if (isRecord(doc) && !('learner' in doc) && isRecord(doc['Model']) && 'learner' in doc['Model']) {
+      return { format: 'xgboost-json', ir: treeEnsembleFromDocument(doc['Model'], `${where} (JSON snapshot)`) };
     }
     return { format: 'xgboost-json', ir: treeEnsembleFromDocument(doc, `${where} (JSON)`) };
   }

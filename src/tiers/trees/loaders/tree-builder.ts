@@ -45,7 +45,7 @@ export function buildTree(raw: RawTree, group: number, weight: number, numFeatur
       throw new ModelFormatError(`${where}: ${name} has ${arr.length} entries, left_children has ${n}`);
     }
   }
-  if (!Number.isFinite(weight)) throw new ModelFormatError(`${where}: tree weight ${weight} is not finite`);
+  if (!Number.isFinite(Math.fround(weight))) throw new ModelFormatError(`${where}: tree weight ${weight} is not finite as float32`);
 
   // Walk from the root with an explicit stack: depth is bounded by n, never by the JS call stack.
   const seen = new Uint8Array(n);
@@ -57,10 +57,11 @@ export function buildTree(raw: RawTree, group: number, weight: number, numFeatur
     reachable++;
     const l = raw.left[i] as number;
     const r = raw.right[i] as number;
-    const cond = Number(raw.splitCondition[i]);
+    // Stored as float32: a JSON 1e308 becomes Infinity, so judge the value after rounding.
+    const cond = Math.fround(Number(raw.splitCondition[i]));
     if (l === -1) {
       // XGBoost's IsLeaf() looks at the left child only.
-      if (!Number.isFinite(cond)) throw new ModelFormatError(`${where}: leaf ${i} has non-finite value ${cond}`);
+      if (!Number.isFinite(cond)) throw new ModelFormatError(`${where}: leaf ${i} has non-finite value ${cond} (as float32)`);
       continue;
     }
     if (!Number.isInteger(l) || !Number.isInteger(r) || l < 1 || r < 1 || l >= n || r >= n || l === r) {

@@ -170,15 +170,15 @@ export function loadXGBoostLegacyBinary(bytes: Uint8Array, where = 'XGBoost lega
     for (let t = 0; t < numTrees; t++) weights[t] = r.f32('weight_drop');
   }
 
-  const attributes = new Map<string, string>();
   if (containExtraAttrs !== 0) {
+    // Attributes (best_iteration, the objective's JSON config in 1.x, ...) do not affect
+    // prediction for the supported objectives; they are read only to validate the structure.
     const n = r.u64('attribute count');
     // Each pair takes at least two 8-byte lengths.
     if (n > BigInt(Math.floor(r.remaining / 16))) r.fail(`attribute count ${n} does not fit in the file`);
     for (let i = 0; i < Number(n); i++) {
-      const k = readString(r, 'attribute name', MAX_ATTRIBUTE_BYTES);
-      const v = readString(r, 'attribute value', MAX_ATTRIBUTE_BYTES);
-      attributes.set(k, v);
+      readString(r, 'attribute name', MAX_ATTRIBUTE_BYTES);
+      readString(r, 'attribute value', MAX_ATTRIBUTE_BYTES);
     }
   }
   // Trailing bytes after a complete model (e.g. eval metric names) are ignored, as XGBoost does.

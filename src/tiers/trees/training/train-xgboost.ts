@@ -137,7 +137,18 @@ let queue: Promise<unknown> = Promise.resolve();
 function wasm(): Promise<XGBoostWasm> {
   if (wasmPromise === undefined) {
     const require = createRequire(import.meta.url);
-    const mod = require('ml-xgboost/dist/wasm/xgboost') as XGBoostWasm;
+    // The emscripten loader first tries fetch() on a file path, fails, prints two lines to stderr
+    // and falls back to reading the file. Hiding instantiateStreaming during the synchronous
+    // require() makes it take the file path directly; nothing else can run in that window.
+    const wa = (globalThis as unknown as { WebAssembly: { instantiateStreaming?: unknown } }).WebAssembly;
+    const streaming = wa.instantiateStreaming;
+    let mod: XGBoostWasm;
+    try {
+      wa.instantiateStreaming = undefined;
+      mod = require('ml-xgboost/dist/wasm/xgboost') as XGBoostWasm;
+    } finally {
+      wa.instantiateStreaming = streaming;
+    }
     wasmPromise = mod.isReady;
   }
   return wasmPromise;

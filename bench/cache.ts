@@ -1,0 +1,235 @@
+/**
+ * Score-cache benchmarks (tinybench), peers side by side in one process:
+ *   1. all-hit gate call, k = 20, through createGate (target: median ≤ 20 µs), next to the same
+ *      call straight to cache.resolve() and to a gate without cache (instant scorer);
+ *   2. L1 pair lookups per second on one core (target ≥ 1,000,000): cache.lookup() (hash + key +
+ *      LRU get), next to bare lru-cache / Map gets of precomputed keys;
+ *   3. content hashing: xxhash-wasm XXH64 (used) vs node:crypto md5/sha1/sha256, at 3 lengths;
+ *   4. L2 round trip per 20-pair batch against a real redis-server on loopback (skipped with a
+ *      message when the binary is missing): resolve() served from Redis, raw MGET, pipelined SET.
+ *
+ * Run: npx tsx bench/cache.ts          (BENCH_TIME_MS=2000 for steadier figures)
+ */
+import { createHash, hash as cryptoHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
+import { Bench } from 'tinybench';
+import { encodeEntry } from '../src/cache/codec.js';
+import { contentHash } from '../src/cache/hash.js';
+import { createGate, createScoreCache, type Passage, type Scorer } from '../src/index.js';
+import { freePort, RedisServer, redisServerAvailable } from '../test/cache/redis-server.js';
+
+const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 700);
+const K = 20;
+const WORDS = ['relevance', 'gate', 'passage', 'retrieval', 'model', 'score', 'the', 'of', 'neural', 'ranking', 'query', 'answer', 'context'];
+
+function text(chars: number, seed: number): string {
+  let s = '';
+  let i = seed;
+  while (s.length < chars) {
+    i = (Math.imul(i, 1103515245) + 12345) >>> 0;
+    s += `${WORDS[i % WORDS.length]} `;
+  }
+  return s.slice(0, chars);
+}
+
+function makePassages(k: number, chars: number, prefix: string): Passage[] {
+  return Array.from({ length: k }, (_, i) => ({ id: `${prefix}-doc-${i}`, title: `Title ${i}`, text: text(chars, i + 1) }));
+}
+
+const instantScorer: Scorer = {
+  id: 'bench-model@v1/maxlen=256',
+  score: async (_query, passages) => passages.map((_, i) => ({ probabilities: { relevance: (i % 10) / 10 }, raw: { relevance: i - 5 }, tier: 'bench' })),
+};
+
+function median(bench: Bench, name: string): number {
+  const task = bench.tasks.find((t) => t.name === name);
+  const result = task?.result as { latency?: { p50: number } } | undefined;
+  if (result?.latency === undefined) throw new Error(`no result for ${name}`);
+  return result.latency.p50 * 1000; // µs
+}
+
+function opsPerSecond(bench: Bench, name: string): number {
+  const task = bench.tasks.find((t) => t.name === name);
+  const result = task?.result as { period?: number } | undefined;
+  if (result?.period === undefined) throw new Error(`no result for ${name}`);
+  return 1000 / result.period;
+}
+
+function printTable(bench: Bench): void {
+  console.table(
+    bench.tasks.map((t) => {
+      const r = t.result as { latency?: { p50: number; p99: number }; period?: number };
+      return {
+        task: t.name,
+        'median µs': r.latency ? (r.latency.p50 * 1000).toFixed(2) : '-',
+        'p99 µs': r.latency ? (r.latency.p99 * 1000).toFixed(2) : '-',
+        'ops/s': r.period ? Math.round(1000 / r.period).toLocaleString('en-US') : '-',
+      };
+    }),
+  );
+}
+
+async function gateAndLookups(): Promise<void> {
+  const query = 'how does a relevance gate decide which passages reach the model';
+  const passages = makePassages(K, 600, 'g');
+  const cache = createScoreCache({ maxBytes: 64 << 20 });
+  const gate = createGate({ scorer: instantScorer, cache });
+  const plainGate = createGate({ scorer: instantScorer });
+  const warm = await gate.filter(query, passages);
+  if (warm.stats.cacheHits !== 0) throw new Error('expected a cold first call');
+  const check = await gate.filter(query, passages);
+  if (check.stats.cacheHits !== K) throw new Error(`expected ${K} hits, got ${check.stats.cacheHits}`);
+  const request = { scorerId: instantScorer.id, query, passages };
+  const noMisses = async () => {
+    throw new Error('unexpected miss');
+  };
+
+  // Lookup throughput peers: same keys precomputed, so only the get is measured.
+  const scope = 'x'.repeat(32);
+  const keys = passages.map((p) => scope + contentHash(p) + p.id);
+  const lru = new LRUCache<string, object>({ maxSize: 64 << 20, sizeCalculation: () => 200 });
+  const map = new Map<string, object>();
+  for (const k of keys) {
+    lru.set(k, { v: 1 });
+    map.set(k, { v: 1 });
+  }
+  const longPassages = makePassages(K, 3000, 'l');
+  await gate.filter(query, longPassages);
+  const shortPassages = makePassages(K, 80, 's');
+  await gate.filter(query, shortPassages);
+
+  const bench = new Bench({ time: TIME_MS, warmupTime: 200 });
+  let sink = 0;
+  bench
+    .add('gate.filter all-hit k=20 (600-char passages)', async () => {
+      sink += (await gate.filter(query, passages)).stats.cacheHits;
+    })
+    .add('cache.resolve all-hit k=20 (600-char)', async () => {
+      sink += (await cache.resolve(request, noMisses)).results.length;
+    })
+    .add('gate.filter k=20, no cache, instant scorer (peer)', async () => {
+      sink += (await plainGate.filter(query, passages)).stats.scored;
+    })
+    .add('cache.lookup k=20 (80-char)', () => {
+      sink += cache.lookup({ scorerId: instantScorer.id, query, passages: shortPassages }).length;
+    })
+    .add('cache.lookup k=20 (600-char)', () => {
+      sink += cache.lookup(request).length;
+    })
+    .add('cache.lookup k=20 (3000-char)', () => {
+      sink += cache.lookup({ scorerId: instantScorer.id, query, passages: longPassages }).length;
+    })
+    .add('lru-cache get x20, keys precomputed (peer)', () => {
+      for (let i = 0; i < K; i++) if (lru.get(keys[i]) !== undefined) sink++;
+    })
+    .add('Map get x20, keys precomputed (peer)', () => {
+      for (let i = 0; i < K; i++) if (map.get(keys[i]) !== undefined) sink++;
+    });
+  await bench.run();
+  printTable(bench);
+  const gateMedian = median(bench, 'gate.filter all-hit k=20 (600-char passages)');
+  const resolveMedian = median(bench, 'cache.resolve all-hit k=20 (600-char)');
+  const plainMedian = median(bench, 'gate.filter k=20, no cache, instant scorer (peer)');
+  console.log(`all-hit gate call k=20: median ${gateMedian.toFixed(2)} µs (target ≤ 20 µs: ${gateMedian <= 20 ? 'MET' : 'NOT MET'}); resolve() alone ${resolveMedian.toFixed(2)} µs; gate without cache (instant scorer) ${plainMedian.toFixed(2)} µs`);
+  for (const chars of [80, 600, 3000]) {
+    const pairs = opsPerSecond(bench, `cache.lookup k=20 (${chars}-char)`) * K;
+    console.log(`L1 pair lookups/s, ${chars}-char passages (hash + key + LRU get, one core): ${Math.round(pairs).toLocaleString('en-US')} (target ≥ 1,000,000: ${pairs >= 1e6 ? 'MET' : 'NOT MET'})`);
+  }
+  console.log(`peers: lru-cache get ${Math.round(opsPerSecond(bench, 'lru-cache get x20, keys precomputed (peer)') * K).toLocaleString('en-US')} gets/s, Map get ${Math.round(opsPerSecond(bench, 'Map get x20, keys precomputed (peer)') * K).toLocaleString('en-US')} gets/s`);
+  if (sink === -1) console.log(sink);
+  await cache.close();
+}
+
+async function hashes(): Promise<void> {
+  const bench = new Bench({ time: Math.max(200, TIME_MS / 2), warmupTime: 100 });
+  let sink = 0;
+  for (const chars of [80, 600, 3000]) {
+    const inputs = makePassages(64, chars, 'h');
+    let i = 0;
+    const next = () => inputs[i++ & 63];
+    bench
+      .add(`xxhash-wasm XXH64 contentHash, ${chars} chars (used)`, () => {
+        sink += contentHash(next()).length;
+      })
+      .add(`node:crypto md5, ${chars} chars`, () => {
+        const p = next();
+        sink += cryptoHash('md5', `${p.title ?? ''}\u0000${p.text}`).length;
+      })
+      .add(`node:crypto sha1, ${chars} chars`, () => {
+        const p = next();
+        sink += cryptoHash('sha1', `${p.title ?? ''}\u0000${p.text}`).length;
+      })
+      .add(`node:crypto sha256, ${chars} chars`, () => {
+        const p = next();
+        sink += createHash('sha256').update(`${p.title ?? ''}\u0000${p.text}`).digest('hex').length;
+      });
+  }
+  await bench.run();
+  console.log('\ncontent hash per passage (title + text), ns:');
+  console.table(
+    bench.tasks.map((t) => {
+      const r = t.result as { latency?: { p50: number } };
+      return { hash: t.name, 'median ns': r.latency ? Math.round(r.latency.p50 * 1e6) : '-' };
+    }),
+  );
+  if (sink === -1) console.log(sink);
+}
+
+async function l2(): Promise<void> {
+  if (!redisServerAvailable()) {
+    console.log('\nL2 benchmark SKIPPED: redis-server binary not found');
+    return;
+  }
+  const server = new RedisServer(await freePort());
+  await server.start();
+  try {
+    const query = 'l2 round trip';
+    const passages = makePassages(K, 600, 'r');
+    const writer = createScoreCache({ maxBytes: 64 << 20, redis: { url: server.url, timeoutMs: 50 } });
+    const reader = createScoreCache({ maxBytes: 64 << 20, redis: { url: server.url, timeoutMs: 50 } });
+    await Promise.all([writer.ready(), reader.ready()]);
+    await createGate({ scorer: instantScorer, cache: writer }).filter(query, passages);
+    await writer.flush();
+    const request = { scorerId: instantScorer.id, query, passages };
+    const noMisses = async () => {
+      throw new Error('unexpected miss: L2 did not serve the pair');
+    };
+    const raw = new Redis(server.url);
+    const rawKeys = (await raw.keys('rg:score:*')).slice(0, K);
+    if (rawKeys.length !== K) throw new Error(`expected ${K} keys in Redis, found ${rawKeys.length}`);
+    const value = encodeEntry({ result: { probabilities: { relevance: 0.5 }, raw: { relevance: 0 }, tier: 'bench' }, scoredAt: Date.now() });
+    const bench = new Bench({ time: TIME_MS, warmupTime: 200 });
+    let sink = 0;
+    bench
+      .add('resolve k=20 served from L2 (L1 cleared each run)', async () => {
+        reader.clear();
+        const out = await reader.resolve(request, noMisses);
+        sink += out.results.length;
+      })
+      .add('raw ioredis MGET of 20 keys (peer)', async () => {
+        sink += (await raw.mgetBuffer(rawKeys)).length;
+      })
+      .add('raw ioredis pipeline of 20 SET PX (write batch)', async () => {
+        const p = raw.pipeline();
+        for (let i = 0; i < K; i++) p.set(`bench:w:${i}`, value, 'PX', 60_000);
+        sink += ((await p.exec()) ?? []).length;
+      });
+    await bench.run();
+    console.log('\nL2 (redis-server on loopback):');
+    printTable(bench);
+    const s = reader.stats();
+    if (s.l2Errors > 0) console.log(`WARNING: ${s.l2Errors} L2 errors during the run (timeouts ${s.l2Timeouts}); figures include fallbacks`);
+    console.log(`L2 round trip per 20-pair batch: resolve() median ${median(bench, 'resolve k=20 served from L2 (L1 cleared each run)').toFixed(1)} µs, raw MGET median ${median(bench, 'raw ioredis MGET of 20 keys (peer)').toFixed(1)} µs; reader l2Hits=${s.l2Hits}`);
+    if (sink === -1) console.log(sink);
+    await raw.quit();
+    await Promise.all([writer.close(), reader.close()]);
+  } finally {
+    await server.kill();
+  }
+}
+
+console.log(`node ${process.version}, BENCH_TIME_MS=${TIME_MS}`);
+await gateAndLookups();
+await hashes();
+await l2();

@@ -1,0 +1,295 @@
+/**
+ * Cross-encoder tier benchmark, side by side in one process, on generated SPEED/SHAPE models
+ * (random weights, NOT relevance models) at the sizes of ms-marco-TinyBERT-L-2-v2 and
+ * ms-marco-MiniLM-L-6-v2, with real passages from ../shared/data (20 per request).
+ *
+ *  (a) machine limit: pairs pre-tokenized with `tokenizers` encode(q, p), ONE onnxruntime session
+ *      (all cores), best batch size of a small search, length-sorted, back to back, no pool.
+ *  (b) transformers.js: AutoTokenizer + AutoModelForSequenceClassification from the local folder,
+ *      each request as one padded batch (as users run it).
+ *  (c) this tier: createCrossEncoder (worker pool + dynamic batcher).
+ * (b) and (c) run closed loops at each concurrency; the main thread's event-loop delay is measured
+ * with perf_hooks.monitorEventLoopDelay during every cell.
+ *
+ * Usage:
+ *   npx tsx bench/cross-encoder.ts [--models tinybert-l2,minilm-l6] [--concurrency 1,8,32]
+ *     [--duration 8] [--warmup 2] [--modes a,b,c] [--collections cranfield]
+ *     [--workers N] [--intra-op-threads N] [--max-batch-tokens N] [--max-queue-delay-ms N]
+ *     [--batch-sizes 8,16,32,64] [--max-length 512] [--json out.json]
+ */
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { availableParallelism, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import * as ort from 'onnxruntime-node';
+import { Tokenizer } from 'tokenizers';
+import { createCrossEncoder, type CrossEncoder } from '../src/tiers/cross-encoder/cross-encoder.js';
+import {
+  SPEED_SHAPE_NOTICE,
+  writeCrossEncoderModelDir,
+  type CrossEncoderPresetName,
+} from '../src/tiers/cross-encoder/model-gen/index.js';
+import { packageRoot } from '../src/util/package-root.js';
+import { realRequests } from '../test/cross-encoder/data.js';
+
+const { values: args } = parseArgs({
+  options: {
+    models: { type: 'string', default: 'tinybert-l2,minilm-l6' },
+    concurrency: { type: 'string', default: '1,8,32' },
+    duration: { type: 'string', default: '8' },
+    warmup: { type: 'string', default: '2' },
+    modes: { type: 'string', default: 'a,b,c' },
+    collections: { type: 'string', default: 'cranfield' },
+    workers: { type: 'string' },
+    'intra-op-threads': { type: 'string' },
+    'max-batch-tokens': { type: 'string' },
+    'max-queue-delay-ms': { type: 'string' },
+    'batch-sizes': { type: 'string', default: '8,16,32,64' },
+    'max-length': { type: 'string', default: '512' },
+    requests: { type: 'string', default: '120' },
+    json: { type: 'string' },
+  },
+});
+
+const list = (s: string) => s.split(',').map((x) => x.trim()).filter(Boolean);
+const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
+const DURATION_MS = Number(args.duration) * 1000;
+const WARMUP_MS = Number(args.warmup) * 1000;
+const MAX_LENGTH = Number(args['max-length']);
+const MODES = new Set(list(args.modes!));
+const CONCURRENCY = list(args.concurrency!).map(Number);
+const PASSAGES_PER_REQUEST = 20;
+
+interface Row {
+  model: string;
+  mode: string;
+  concurrency: number | null;
+  pairsPerSec: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  eventLoopP99Ms: number | null;
+  /** Share of wall time the main thread's event loop was busy (performance.eventLoopUtilization). */
+  mainThreadBusy?: number;
+  note?: string;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+type Request = { query: string; passages: string[] };
+
+/** Closed loop: `concurrency` callers, each sending the next request as soon as its last returns. */
+async function closedLoop(requests: Request[], concurrency: number, call: (r: Request) => Promise<unknown>) {
+  const run = async (ms: number, record: boolean) => {
+    const latencies: number[] = [];
+    let pairs = 0;
+    let next = 0;
+    const end = performance.now() + ms;
+    const eld = monitorEventLoopDelay({ resolution: 5 });
+    if (record) eld.enable();
+    const elu0 = performance.eventLoopUtilization();
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < end) {
+          const r = requests[next++ % requests.length];
+          const t0 = performance.now();
+          await call(r);
+          latencies.push(performance.now() - t0);
+          pairs += r.passages.length;
+        }
+      }),
+    );
+    const elapsed = performance.now() - started;
+    eld.disable();
+    const elu = performance.eventLoopUtilization(elu0);
+    latencies.sort((a, b) => a - b);
+    return {
+      pairsPerSec: (pairs / elapsed) * 1000,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      eventLoopP99Ms: eld.percentile(99) / 1e6,
+      mainThreadBusy: elu.utilization,
+    };
+  };
+  await run(WARMUP_MS, false);
+  return run(DURATION_MS, true);
+}
+
+/** Writes int32 values into a little-endian int64 buffer (same trick as the tier's worker). */
+function int64Batch(rows: number[][], seq: number, value: (row: number[], t: number) => number): ort.Tensor {
+  const data = new BigInt64Array(rows.length * seq);
+  const view = new Int32Array(data.buffer);
+  rows.forEach((row, b) => {
+    for (let t = 0; t < row.length; t++) view[2 * (b * seq + t)] = value(row, t);
+  });
+  return new ort.Tensor('int64', data, [rows.length, seq]);
+}
+
+async function machineLimit(model: string, dir: string, requests: Request[]): Promise<Row[]> {
+  const tok = Tokenizer.fromFile(join(dir, 'tokenizer.json'));
+  tok.setTruncation(MAX_LENGTH);
+  const pairs = requests.flatMap((r) => r.passages.map((p) => [r.query, p] as const));
+  const t0 = performance.now();
+  const encoded = await Promise.all(pairs.map(([q, p]) => tok.encode(q, p)));
+  const tokenizeMs = performance.now() - t0;
+  const items = encoded.map((e) => ({ ids: e.getIds(), types: e.getTypeIds() }));
+  items.sort((x, y) => x.ids.length - y.ids.length);
+  const session = await ort.InferenceSession.create(join(dir, 'onnx', 'model.onnx'), {
+    intraOpNumThreads: availableParallelism(),
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+  });
+  const runFor = async (batchSize: number, ms: number) => {
+    const batches: Array<typeof items> = [];
+    for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
+    let done = 0;
+    const times: number[] = [];
+    const start = performance.now();
+    for (let k = 0; performance.now() - start < ms; k++) {
+      const batch = batches[k % batches.length];
+      const seq = Math.max(...batch.map((x) => x.ids.length));
+      const t1 = performance.now();
+      const feeds: Record<string, ort.Tensor> = {
+        input_ids: int64Batch(batch.map((x) => x.ids), seq, (row, t) => row[t]),
+        attention_mask: int64Batch(batch.map((x) => x.ids), seq, () => 1),
+      };
+      if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = int64Batch(batch.map((x) => x.types), seq, (row, t) => row[t]);
+      await session.run(feeds);
+      times.push(performance.now() - t1);
+      done += batch.length;
+    }
+    const elapsed = performance.now() - start;
+    times.sort((a, b) => a - b);
+    return { pairsPerSec: (done / elapsed) * 1000, p50: percentile(times, 50), p99: percentile(times, 99) };
+  };
+  const sizes = list(args['batch-sizes']!).map(Number);
+  let best = { size: sizes[0], pairsPerSec: 0 };
+  const searchMs = Math.max(1000, DURATION_MS / 4);
+  for (const size of sizes) {
+    await runFor(size, 300);
+    const r = await runFor(size, searchMs);
+    console.log(`  (a) search: batch ${size}: ${r.pairsPerSec.toFixed(1)} pairs/s`);
+    if (r.pairsPerSec > best.pairsPerSec) best = { size, pairsPerSec: r.pairsPerSec };
+  }
+  const final = await runFor(best.size, DURATION_MS);
+  await session.release();
+  const tokPairsPerSec = (pairs.length / tokenizeMs) * 1000;
+  return [
+    {
+      model,
+      mode: '(a) machine limit',
+      concurrency: null,
+      pairsPerSec: final.pairsPerSec,
+      p50Ms: final.p50,
+      p99Ms: final.p99,
+      eventLoopP99Ms: null,
+      note: `batch ${best.size}, length-sorted, per-batch latency; tokenization (not timed above): ${tokPairsPerSec.toFixed(0)} pairs/s`,
+    },
+  ];
+}
+
+async function transformersJs(model: string, dir: string, requests: Request[]): Promise<Row[]> {
+  const { AutoModelForSequenceClassification, AutoTokenizer, env } = await import('@huggingface/transformers');
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  const tokenizer = await AutoTokenizer.from_pretrained(dir, { local_files_only: true });
+  const hf = await AutoModelForSequenceClassification.from_pretrained(dir, { local_files_only: true, dtype: 'fp32', device: 'cpu' });
+  const rows: Row[] = [];
+  try {
+    for (const c of CONCURRENCY) {
+      const r = await closedLoop(requests, c, async (req) => {
+        const inputs = tokenizer(new Array(req.passages.length).fill(req.query), { text_pair: req.passages, padding: true, truncation: true, max_length: MAX_LENGTH });
+        await hf(inputs);
+      });
+      rows.push({ model, mode: '(b) transformers.js', concurrency: c, ...r });
+      console.log(`  (b) c=${c}: ${r.pairsPerSec.toFixed(1)} pairs/s p50 ${r.p50Ms.toFixed(1)} p99 ${r.p99Ms.toFixed(1)} eld99 ${r.eventLoopP99Ms.toFixed(1)}`);
+    }
+  } finally {
+    await hf.dispose();
+  }
+  return rows;
+}
+
+async function thisTier(model: string, dir: string, requests: Request[]): Promise<Row[]> {
+  const ce: CrossEncoder = await createCrossEncoder({
+    modelDir: dir,
+    workers: num(args.workers),
+    intraOpThreads: num(args['intra-op-threads']),
+    maxBatchTokens: num(args['max-batch-tokens']),
+    maxQueueDelayMs: num(args['max-queue-delay-ms']),
+    maxLength: MAX_LENGTH,
+    maxPendingPairs: 100_000,
+  });
+  const rows: Row[] = [];
+  try {
+    for (const c of CONCURRENCY) {
+      const before = ce.stats();
+      const r = await closedLoop(requests, c, (req) => ce.score(req.query, req.passages));
+      const s = ce.stats();
+      const batches = s.batchesRun - before.batchesRun;
+      const note = `workers ${ce.info.workers}×${ce.info.intraOpThreads} thr, mean batch ${((s.pairsRun - before.pairsRun) / Math.max(1, batches)).toFixed(1)}, padding ${(s.paddingRatio * 100).toFixed(1)}%`;
+      rows.push({ model, mode: '(c) this tier', concurrency: c, ...r, note });
+      console.log(
+        `  (c) c=${c}: ${r.pairsPerSec.toFixed(1)} pairs/s p50 ${r.p50Ms.toFixed(1)} p99 ${r.p99Ms.toFixed(1)} eld99 ${r.eventLoopP99Ms.toFixed(1)} main busy ${(r.mainThreadBusy * 100).toFixed(1)}% (${note})`,
+      );
+    }
+  } finally {
+    await ce.close();
+  }
+  return rows;
+}
+
+function printTable(rows: Row[]): void {
+  const f = (x: number | null, d = 1) => (x === null || Number.isNaN(x) ? '-' : x.toFixed(d));
+  console.log('\n| model | mode | conc. | pairs/s | p50 ms | p99 ms | event-loop p99 ms | main busy | note |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(`| ${r.model} | ${r.mode} | ${r.concurrency ?? '-'} | ${f(r.pairsPerSec)} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.eventLoopP99Ms)} | ${r.mainThreadBusy === undefined ? '-' : (r.mainThreadBusy * 100).toFixed(1) + '%'} | ${r.note ?? ''} |`);
+  }
+  for (const model of new Set(rows.map((r) => r.model))) {
+    const a = rows.find((r) => r.model === model && r.mode.startsWith('(a)'));
+    for (const c of CONCURRENCY) {
+      const b = rows.find((r) => r.model === model && r.mode.startsWith('(b)') && r.concurrency === c);
+      const t = rows.find((r) => r.model === model && r.mode.startsWith('(c)') && r.concurrency === c);
+      if (!t) continue;
+      const parts = [`${model} c=${c}: (c)/(a) = ${a ? ((t.pairsPerSec / a.pairsPerSec) * 100).toFixed(1) + '%' : '-'}`];
+      parts.push(`(c)/(b) = ${b ? (t.pairsPerSec / b.pairsPerSec).toFixed(2) + '×' : '-'}`);
+      parts.push(`event-loop p99 ${f(t.eventLoopP99Ms)} ms`);
+      console.log(parts.join(', '));
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`cross-encoder bench: ${SPEED_SHAPE_NOTICE}`);
+  console.log(`cores ${availableParallelism()}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}, duration ${DURATION_MS / 1000}s/cell, warmup ${WARMUP_MS / 1000}s`);
+  // Event-loop delay of this process doing nothing: the OS scheduling noise floor of the machine.
+  const idle = monitorEventLoopDelay({ resolution: 5 });
+  idle.enable();
+  await new Promise((r) => setTimeout(r, 2000));
+  idle.disable();
+  console.log(`idle event-loop delay p99 (noise floor): ${(idle.percentile(99) / 1e6).toFixed(1)} ms`);
+  const requests = realRequests(Number(args.requests), PASSAGES_PER_REQUEST, list(args.collections!));
+  const rows: Row[] = [];
+  for (const model of list(args.models!)) {
+    const dir = join(packageRoot(), 'models', 'generated', model);
+    if (!existsSync(join(dir, 'onnx', 'model.onnx'))) {
+      console.log(`generating ${model} into ${dir}`);
+      await writeCrossEncoderModelDir(dir, model as CrossEncoderPresetName, { seed: 42 });
+    }
+    console.log(`\n== ${model} (${SPEED_SHAPE_NOTICE})`);
+    if (MODES.has('a')) rows.push(...(await machineLimit(model, dir, requests)));
+    if (MODES.has('b')) rows.push(...(await transformersJs(model, dir, requests)));
+    if (MODES.has('c')) rows.push(...(await thisTier(model, dir, requests)));
+  }
+  printTable(rows);
+  console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  if (args.json) await writeFile(args.json, JSON.stringify(rows, null, 2));
+}
+
+await main();

@@ -1,0 +1,37 @@
+/**
+ * `relevance-gate convert --model FILE --out OUT.json`: writes any loadable tree model (JSON,
+ * UBJSON, legacy binary, ml-xgboost toJSON() file) as XGBoost JSON, loadable by XGBoost itself
+ * (checked with XGBoost 1.7.4) and by loadTreeModel with identical predictions.
+ */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from '../../errors.js';
+
+interface ConvertCliOptions {
+  model: string;
+  out: string;
+}
+
+export async function runConvert(opts: ConvertCliOptions): Promise<string> {
+  const { writeFile } = await import('node:fs/promises');
+  const { readTreeModelIR } = await import('../../tiers/trees/load-tree-model.js');
+  const { writeXGBoostJson } = await import('../../tiers/trees/xgboost-json-writer.js');
+  const { format, ir } = await readTreeModelIR(opts.model);
+  const json = writeXGBoostJson(ir);
+  try {
+    await writeFile(opts.out, json);
+  } catch (cause) {
+    throw new InvalidArgumentError(`cannot write --out ${opts.out}: ${(cause as Error).message}`, { cause });
+  }
+  return `wrote ${opts.out}: ${format} → XGBoost JSON (${ir.objective}, ${ir.booster}, ${ir.trees.length} trees, ${ir.numFeatures} features, ${json.length} bytes)\n`;
+}
+
+export function register(program: Command): void {
+  program
+    .command('convert')
+    .description('Write any loadable tree model as XGBoost JSON (for XGBoost and other tools).')
+    .requiredOption('--model <file>', 'model: XGBoost JSON, UBJSON, legacy binary, or ml-xgboost toJSON() file')
+    .requiredOption('--out <file>', 'output XGBoost JSON file')
+    .action(async (opts: ConvertCliOptions) => {
+      process.stderr.write(await runConvert(opts));
+    });
+}

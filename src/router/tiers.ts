@@ -1,0 +1,42 @@
+/**
+ * TierSpec builders for the built-in tiers: the cross-encoder pool (slow, queued, cached, with the
+ * batcher's own wait estimate) and the tree fast path (inline: the fallback of every pair).
+ */
+import { createCrossEncoderScorer } from '../tiers/cross-encoder/scorer.js';
+import type { CrossEncoder } from '../tiers/cross-encoder/cross-encoder.js';
+import type { Scorer } from '../types.js';
+import type { TierSpec } from './types.js';
+
+export interface CrossEncoderTierOptions {
+  readonly quality?: number;
+  readonly maxQueuedPairs?: number;
+  /** Store results in the router's cache (default true). */
+  readonly cache?: boolean;
+}
+
+/** The cross-encoder as a router tier named 'crossEncoder' (quality 2 by default). */
+export function crossEncoderTier(encoder: CrossEncoder, options: CrossEncoderTierOptions = {}): TierSpec {
+  return {
+    name: 'crossEncoder',
+    scorer: createCrossEncoderScorer(encoder),
+    quality: options.quality ?? 2,
+    cache: options.cache ?? true,
+    maxQueuedPairs: options.maxQueuedPairs,
+    estimateMs: (pairs) => encoder.estimateWaitMs(pairs),
+    pendingPairs: () => {
+      const s = encoder.stats();
+      return s.tokenizingPairs + s.queuedPairs + s.inFlightPairs;
+    },
+  };
+}
+
+export interface TreesTierOptions {
+  readonly quality?: number;
+  /** Store fast-path results in the router's cache too (default false: they cost about as much as a lookup). */
+  readonly cache?: boolean;
+}
+
+/** The tree fast path as the inline router tier named 'trees' (quality 1 by default). */
+export function treesTier(scorer: Scorer, options: TreesTierOptions = {}): TierSpec {
+  return { name: 'trees', scorer, quality: options.quality ?? 1, inline: true, cache: options.cache ?? false };
+}

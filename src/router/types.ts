@@ -1,0 +1,149 @@
+/**
+ * Public types of the tier router: how tiers are registered, how a call is routed, and what the
+ * router reports. See docs/router.md.
+ */
+import type { PairScoreCache, CacheRequest } from '../cache/cache-port.js';
+import type { DetailedPairScore, Scorer, ScoreOptions, TierName } from '../types.js';
+
+/**
+ * - `fixed`: every uncached pair on one tier (`fixedTier`), no fallback, no shedding.
+ * - `budget`: per request, the highest-quality tier whose predicted completion fits the budget;
+ *   otherwise the next one down (the inline tier always fits).
+ * - `cascade`: the inline (fast) tier on every uncached pair, then the best tier on the pairs whose
+ *   fast score is nearest the decision threshold, as many as are predicted to fit.
+ */
+export type RoutingMode = 'fixed' | 'budget' | 'cascade';
+
+export interface RoutingOptions {
+  readonly mode: RoutingMode;
+  /** Tier name for `fixed` mode; default the highest-quality tier. */
+  readonly fixedTier?: TierName;
+  /** Decision threshold (probability) that `cascade` spends the slow tier around. Default 0.5. */
+  readonly threshold?: number;
+  /** Signal(s) read as relevance for `cascade`; the first present name is used. Default ['relevance', 'relevant']. */
+  readonly signal?: string | readonly string[];
+}
+
+/** A scorer tier as the router sees it. */
+export interface TierSpec {
+  /** Label on results and in stats, e.g. 'trees' or 'crossEncoder'. Must not be 'cache'. */
+  readonly name: TierName;
+  readonly scorer: Scorer;
+  /** Higher is better (more accurate). Tiers must have distinct qualities. */
+  readonly quality: number;
+  /**
+   * The tier answers in-process within microseconds (the tree fast path): it is never queued or
+   * shed, and it is what pairs fall back to. At most one inline tier; it must be the lowest.
+   */
+  readonly inline?: boolean;
+  /** Store this tier's results in the router's cache under `scorer.id`. Default: true unless inline. */
+  readonly cache?: boolean;
+  /** Pairs the router keeps outstanding on this tier at most; beyond it new work is shed. Default 512. */
+  readonly maxQueuedPairs?: number;
+  /**
+   * The tier's own prediction of ms until `pairs` new pairs submitted now complete (e.g. the
+   * cross-encoder batcher's estimateWaitMs). Return 0 when it has no measurement yet.
+   */
+  readonly estimateMs?: (pairs: number) => number;
+  /** Pairs waiting at the tier from every caller (for tiers shared beyond this router). */
+  readonly pendingPairs?: () => number;
+  /** Cost per pair (ms) assumed until the first measurement. Default 1 (inline tiers: 0.01). */
+  readonly initialMsPerPair?: number;
+}
+
+/** The cache the router needs: the gate's port plus a synchronous L1 probe (ScoreCache has both). */
+export interface RouterCache extends PairScoreCache {
+  lookup(request: CacheRequest): ReadonlyArray<DetailedPairScore | Readonly<Record<string, number>> | undefined>;
+}
+
+export interface RouterConfig {
+  /** One or more tiers. */
+  readonly tiers: readonly TierSpec[];
+  /** Default routing for every call; per call via `score(..., { routing })` or `view(routing)`. Default cascade (fixed with one tier). */
+  readonly routing?: RoutingOptions;
+  /** Per-tier score cache (keys include the tier scorer's id). Do NOT also give the gate a cache. */
+  readonly cache?: RouterCache;
+  /** Budget assumed by budget/cascade calls that carry no deadline. Default 100 ms. */
+  readonly defaultBudgetMs?: number;
+  /** The router answers this long before the caller's deadline, so the answer reaches the caller in time. Default 2 ms. */
+  readonly returnMarginMs?: number;
+  /** Share of the remaining time a prediction may fill for work to be sent to a slow tier. Default 0.8. */
+  readonly headroom?: number;
+  /** Clock of deadlines (Date.now() scale). Default Date.now. */
+  readonly clock?: () => number;
+  /** Scorer id of the router. Default derived from the tiers' ids. */
+  readonly id?: string;
+}
+
+/** Per-call options: the usual limits plus a routing override merged over the router's. */
+export interface RouterScoreOptions extends ScoreOptions {
+  readonly routing?: Partial<RoutingOptions>;
+}
+
+/** Why a pair was answered below the best tier. */
+export type DegradeReason = 'shed' | 'deadline' | 'error';
+
+/** One pair's result from the router: the tier that produced it, and for cache hits the tier the score came from. */
+export interface RoutedPairScore extends DetailedPairScore {
+  readonly tier: TierName;
+  /** For tier 'cache': the tier that originally scored the pair. */
+  readonly sourceTier?: TierName;
+  /** Set when the pair was answered below the best tier of a budget/cascade call. */
+  readonly degraded?: DegradeReason;
+}
+
+export interface TierLoadStats {
+  readonly name: TierName;
+  readonly quality: number;
+  readonly inline: boolean;
+  /** Pairs submitted by the router and not yet settled. */
+  readonly outstandingPairs: number;
+  /** Live cost: EWMA of ms per pair (departure-interval estimator, includes the tier's parallelism). */
+  readonly msPerPair: number;
+  /** EWMA of observed / predicted completion time (the router's self-correction). */
+  readonly predictionRatio: number;
+  /** Predicted ms for 20 new pairs now. */
+  readonly predictedMsFor20: number;
+  readonly submittedPairs: number;
+  readonly completedPairs: number;
+  /** Pairs whose submission failed or was cancelled (deadline / abort / error). */
+  readonly failedPairs: number;
+  readonly calls: number;
+}
+
+export interface RouterStats {
+  readonly calls: number;
+  readonly pairs: number;
+  /** Pairs answered per label ('cache', tier names); unscored pairs are not counted. */
+  readonly byTier: Readonly<Record<string, number>>;
+  /** Cache hits by the tier that originally scored the pair. */
+  readonly cacheHitsBySource: Readonly<Record<string, number>>;
+  /** Pairs answered below the best tier in budget/cascade calls (shed + deadline + error). */
+  readonly degradedPairs: number;
+  /** Pairs never sent to a slow tier because the prediction or the queue bound said they would not fit. */
+  readonly shedPairs: number;
+  /** Pairs sent to a slow tier, not answered by the deadline, answered from a lower tier. */
+  readonly deadlinePairs: number;
+  /** Pairs whose slow-tier work failed, answered from a lower tier. */
+  readonly errorPairs: number;
+  /** Pairs whose pending slow-tier work the router cancelled (AbortSignal) at the deadline. */
+  readonly cancelledPairs: number;
+  /** Pairs the router could not answer at all (null results). */
+  readonly unscoredPairs: number;
+  /** Calls that answered later than deadline − returnMarginMs + 1 ms (event-loop lag). */
+  readonly lateCalls: number;
+  readonly tiers: readonly TierLoadStats[];
+}
+
+export interface Router extends Scorer {
+  readonly id: string;
+  readonly routing: RoutingOptions;
+  score(query: string, passages: Parameters<Scorer['score']>[1], options?: RouterScoreOptions): ReturnType<Scorer['score']>;
+  /** A Scorer with the same tiers, cache and cost models, routing with `routing` merged over the router's. */
+  view(routing: Partial<RoutingOptions>): Scorer;
+  /** Predicted completion (ms) of `pairs` pairs submitted now on the named tier. */
+  predictMs(tier: TierName, pairs: number): number;
+  stats(): RouterStats;
+  /** Zeroes the counters (not the cost models). */
+  resetStats(): void;
+}

@@ -1,0 +1,327 @@
+import { describe, expect, it } from 'vitest';
+import { createScoreCache } from '../../src/cache/score-cache.js';
+import { OverloadedError } from '../../src/errors.js';
+import { createGate } from '../../src/gate/gate.js';
+import { createRouter } from '../../src/router/router.js';
+import type { RoutedPairScore, TierSpec } from '../../src/router/types.js';
+import { DynamicBatcher } from '../../src/tiers/cross-encoder/batcher.js';
+import type { Scorer } from '../../src/types.js';
+import { FakeExecutor, pairKey } from '../cross-encoder/fake-executor.js';
+import { fastTier, indexOf, instantTier, passages, sleep, slowTier, type CountingScorer } from './fakes.js';
+
+const trees = (s: Scorer): TierSpec => ({ name: 'trees', scorer: s, quality: 1, inline: true });
+const ce = (s: Scorer, extra: Partial<TierSpec> = {}): TierSpec => ({ name: 'crossEncoder', scorer: s, quality: 2, ...extra });
+const routed = (r: unknown): RoutedPairScore => r as RoutedPairScore;
+
+describe('hard deadline', () => {
+  it('answers by the deadline from the fast path when the slow tier is slower, labelled and counted', async () => {
+    const slow = slowTier({ latencyMs: 1500 });
+    const fast = fastTier(() => 0.3);
+    const router = createRouter({
+      tiers: [trees(fast), ce(slow, { estimateMs: () => 1 })],
+      routing: { mode: 'budget' },
+      returnMarginMs: 2,
+    });
+    const t0 = Date.now();
+    const out = await router.score('q', passages(8), { deadline: t0 + 60 });
+    const elapsed = Date.now() - t0;
+    expect(elapsed).toBeLessThan(400); // the slow tier would take 1500 ms
+    expect(out.map((r) => routed(r).tier)).toEqual(Array(8).fill('trees'));
+    expect(out.map((r) => routed(r).degraded)).toEqual(Array(8).fill('deadline'));
+    expect(out.every((r) => routed(r).probabilities.relevance === 0.3)).toBe(true);
+    const stats = router.stats();
+    expect(stats.deadlinePairs).toBe(8);
+    expect(stats.degradedPairs).toBe(8);
+    expect(stats.cancelledPairs).toBe(8);
+    expect(stats.byTier).toEqual({ trees: 8 });
+  });
+
+  it('through the gate: a budgetMs call returns on time with every pair scored (none fail closed)', async () => {
+    const router = createRouter({
+      tiers: [trees(fastTier(() => 0.8)), ce(slowTier({ latencyMs: 1500 }), { estimateMs: () => 1 })],
+      routing: { mode: 'budget' },
+    });
+    const gate = createGate({ scorer: router, policy: { threshold: 0.5 } });
+    const t0 = Date.now();
+    const result = await gate.filter('q', passages(5), { budgetMs: 50 });
+    expect(Date.now() - t0).toBeLessThan(400);
+    expect(result.stats.unscored).toBe(0);
+    expect(result.included).toHaveLength(5);
+    expect(result.tier.counts).toEqual({ trees: 5 });
+  });
+
+  it('keeps slow-tier answers that arrived and degrades only the late ones', async () => {
+    // First call occupies the single worker for 40 ms; the second call's pairs wait behind it.
+    const slow = slowTier({ latencyMs: 40 });
+    const router = createRouter({ tiers: [trees(fastTier(() => 0.2)), ce(slow, { estimateMs: () => 1 })], routing: { mode: 'budget' } });
+    const now = Date.now();
+    const [a, b] = await Promise.all([router.score('q', passages(3, 'a'), { deadline: now + 1000 }), router.score('q', passages(3, 'b'), { deadline: now + 60 })]);
+    expect(a.map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder', 'crossEncoder']);
+    expect(b.map((r) => routed(r).tier)).toEqual(['trees', 'trees', 'trees']);
+    expect(b.every((r) => routed(r).degraded === 'deadline')).toBe(true);
+  });
+});
+
+describe('cancellation', () => {
+  it('pairs cancelled at the deadline never reach a worker (real batcher, counting executor)', async () => {
+    const exec = new FakeExecutor({ manual: true });
+    const batcher = new DynamicBatcher(exec, { workers: 1, maxInFlight: 1, signals: 1, maxBatchTokens: 4096, maxQueueDelayMs: 0, maxPendingPairs: 10_000, useTypeIds: true });
+    const ceScorer: Scorer = {
+      id: 'batcher-ce',
+      async score(query, ps, opts) {
+        const logits = await batcher.submit(query, ps.map((p) => p.text), opts ?? {});
+        return ps.map((_, i) => ({ probabilities: { relevance: 1 / (1 + Math.exp(-logits[i])) }, raw: { relevance: logits[i] }, tier: 'crossEncoder' }));
+      },
+    };
+    const router = createRouter({ tiers: [trees(fastTier(() => 0.4)), ce(ceScorer, { estimateMs: () => 1 })], routing: { mode: 'budget' } });
+    const now = Date.now();
+    const first = router.score('qa', passages(4, 'a'), { deadline: now + 5000 });
+    await sleep(20); // A's batch is on the (blocked) worker
+    expect(exec.pendingManual).toBe(1);
+    const second = await router.score('qb', passages(6, 'b'), { deadline: Date.now() + 50 });
+    expect(second.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'deadline')).toBe(true);
+    exec.release();
+    const firstOut = await first;
+    expect(firstOut.every((r) => routed(r).tier === 'crossEncoder')).toBe(true);
+    await sleep(20);
+    exec.release();
+    // Only A's four pairs ever ran; B's six were dropped from the queue.
+    const ran = exec.ranKeys();
+    const aKeys = passages(4, 'a').map((p) => pairKey('qa', p.text));
+    const bKeys = passages(6, 'b').map((p) => pairKey('qb', p.text));
+    expect(aKeys.every((k) => ran.has(k))).toBe(true);
+    expect(bKeys.some((k) => ran.has(k))).toBe(false);
+    expect(batcher.stats().pairsDropped).toBe(6);
+    expect(batcher.stats().pairsRun).toBe(4);
+    await batcher.close();
+  });
+
+  it('a queued call cancelled at the deadline does not execute on the fake single-worker tier', async () => {
+    const slow = slowTier({ latencyMs: 80 });
+    const router = createRouter({ tiers: [trees(fastTier(() => 0.1)), ce(slow, { estimateMs: () => 1 })], routing: { mode: 'budget' } });
+    const now = Date.now();
+    const a = router.score('q', passages(2, 'a'), { deadline: now + 2000 });
+    const b = router.score('q', passages(2, 'b'), { deadline: now + 30 });
+    await Promise.all([a, b]);
+    await sleep(120);
+    expect(slow.executed).toEqual(['a0', 'a1']);
+  });
+});
+
+describe('cascade', () => {
+  it('sends the pairs nearest the threshold to the slow tier, as many as the cost model fits', async () => {
+    // Fast relevance of p_i: these values; threshold 0.5 → distances |v − 0.5|.
+    const values = [0.95, 0.52, 0.1, 0.47, 0.7, 0.5, 0.33, 0.61, 0.02, 0.44];
+    const fast = fastTier((id) => values[indexOf(id)]);
+    const slow = instantTier('fake-ce', () => 0.99);
+    let now = 1_000_000;
+    const router = createRouter({
+      tiers: [trees(fast), ce(slow, { estimateMs: (pairs) => pairs * 10 })],
+      routing: { mode: 'cascade', threshold: 0.5 },
+      clock: () => now,
+      returnMarginMs: 0,
+      headroom: 1,
+    });
+    // 55 ms left: 5 pairs × 10 ms fit, 6 do not.
+    const out = await router.score('q', passages(10), { deadline: now + 55 });
+    expect(slow.calls).toHaveLength(1);
+    expect(slow.calls[0]).toEqual(['p5', 'p1', 'p3', 'p9', 'p7']); // distances 0, .02, .03, .06, .11
+    const tiers = out.map((r) => routed(r).tier);
+    expect(tiers).toEqual(['trees', 'crossEncoder', 'trees', 'crossEncoder', 'trees', 'crossEncoder', 'trees', 'crossEncoder', 'trees', 'crossEncoder']);
+    for (const i of [0, 2, 4, 6, 8]) {
+      expect(routed(out[i]).degraded).toBe('shed');
+      expect(routed(out[i]).probabilities.relevance).toBe(values[i]);
+    }
+    expect(router.stats().shedPairs).toBe(5);
+    now += 1;
+    void now;
+  });
+
+  it('never rescores cached pairs, and prefers a cached cross-encoder score over a cached fast-path one', async () => {
+    const fast = fastTier(() => 0.5);
+    const slow = instantTier('fake-ce', () => 0.77);
+    const cache = createScoreCache({ maxBytes: 1 << 20 });
+    const router = createRouter({
+      tiers: [{ ...trees(fast), cache: true }, ce(slow, { estimateMs: () => 1 })],
+      routing: { mode: 'cascade', threshold: 0.5 },
+      cache,
+    });
+    const ps = passages(6);
+    await router.score('q', ps.slice(0, 3), { deadline: Date.now() + 1000 });
+    expect(slow.executed).toEqual(['p0', 'p1', 'p2']);
+    const out = await router.score('q', ps, { deadline: Date.now() + 1000 });
+    // p0..p2 from cache (source crossEncoder, its score), p3..p5 scored now.
+    expect(slow.executed).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
+    expect(out.slice(0, 3).map((r) => [routed(r).tier, routed(r).sourceTier, routed(r).probabilities.relevance])).toEqual(Array(3).fill(['cache', 'crossEncoder', 0.77]));
+    expect(out.slice(3).map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder', 'crossEncoder']);
+    // The fast path only ran on uncached pairs.
+    expect(fast.executed).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
+    expect(router.stats().cacheHitsBySource).toEqual({ crossEncoder: 3 });
+  });
+
+  it('a pair degraded to the fast path is never cached as a cross-encoder score', async () => {
+    const fast = fastTier(() => 0.4);
+    const slow = slowTier({ latencyMs: 1000, relevance: () => 0.9 });
+    const cache = createScoreCache({ maxBytes: 1 << 20 });
+    const router = createRouter({ tiers: [trees(fast), ce(slow, { estimateMs: () => 1 })], routing: { mode: 'cascade' }, cache });
+    const ps = passages(4);
+    const out = await router.score('q', ps, { deadline: Date.now() + 40 });
+    expect(out.every((r) => routed(r).tier === 'trees')).toBe(true);
+    expect(cache.lookup({ scorerId: slow.id, query: 'q', passages: ps })).toEqual([undefined, undefined, undefined, undefined]);
+    // Fast-path results are not cached by default either: the next call goes to the tiers again.
+    const again = await router.score('q', ps, { deadline: Date.now() + 40 });
+    expect(again.every((r) => routed(r).tier === 'trees')).toBe(true);
+    expect(fast.executed).toHaveLength(8);
+  });
+});
+
+describe('budget mode', () => {
+  it('picks the best tier whose predicted completion fits, else the next one down', async () => {
+    const big = instantTier('big-ce');
+    const small = instantTier('small-ce');
+    const fast = fastTier(() => 0.5);
+    let bigMs = 200;
+    let smallMs = 30;
+    const now = 5_000_000;
+    const router = createRouter({
+      tiers: [
+        trees(fast),
+        { name: 'smallCe', scorer: small, quality: 2, estimateMs: () => smallMs },
+        { name: 'bigCe', scorer: big, quality: 3, estimateMs: () => bigMs },
+      ],
+      routing: { mode: 'budget' },
+      clock: () => now,
+      returnMarginMs: 0,
+      headroom: 1,
+    });
+    const deadline = now + 100;
+    let out = await router.score('q', passages(3), { deadline });
+    expect(out.map((r) => routed(r).tier)).toEqual(['smallCe', 'smallCe', 'smallCe']);
+    expect(out.every((r) => routed(r).degraded === 'shed')).toBe(true); // below the best tier
+    bigMs = 90;
+    out = await router.score('q', passages(3), { deadline });
+    expect(out.map((r) => routed(r).tier)).toEqual(['bigCe', 'bigCe', 'bigCe']);
+    expect(out.every((r) => routed(r).degraded === undefined)).toBe(true);
+    bigMs = 150;
+    smallMs = 150;
+    out = await router.score('q', passages(3), { deadline });
+    expect(out.map((r) => routed(r).tier)).toEqual(['trees', 'trees', 'trees']);
+    expect(big.executed).toHaveLength(3);
+    expect(small.executed).toHaveLength(3);
+    expect(router.stats().shedPairs).toBe(6);
+  });
+
+  it('learns the cost from measurements when the tier has no estimator', async () => {
+    const slow = slowTier({ latencyMs: 30 });
+    const router = createRouter({ tiers: [trees(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 0.001 })], routing: { mode: 'budget' } });
+    // Prior says 0.001 ms/pair: the first calls go to the slow tier and teach the model ~3 ms/pair.
+    for (let i = 0; i < 3; i++) await router.score('q', passages(10, `w${i}`), { deadline: Date.now() + 1000 });
+    const perPair = router.stats().tiers.find((t) => t.name === 'crossEncoder')?.msPerPair ?? 0;
+    expect(perPair).toBeGreaterThan(2);
+    expect(router.predictMs('crossEncoder', 20)).toBeGreaterThan(40);
+    // A 20 ms budget no longer fits 10 pairs: the call stays on the fast path without queueing.
+    const before = slow.calls.length;
+    const out = await router.score('q', passages(10, 'x'), { deadline: Date.now() + 20 });
+    expect(slow.calls.length).toBe(before);
+    expect(out.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
+  });
+});
+
+describe('overload protection', () => {
+  it('sheds new work to the fast path when the slow tier queue bound is reached', async () => {
+    const exec = new FakeExecutor({ manual: true });
+    const batcher = new DynamicBatcher(exec, { workers: 1, maxInFlight: 1, signals: 1, maxBatchTokens: 4096, maxQueueDelayMs: 0, maxPendingPairs: 10_000, useTypeIds: true });
+    const ceScorer: CountingScorer = {
+      id: 'batcher-ce',
+      calls: [],
+      executed: [],
+      async score(query, ps, opts) {
+        this.calls.push(ps.map((p) => p.id));
+        const logits = await batcher.submit(query, ps.map((p) => p.text), opts ?? {});
+        return ps.map((_, i) => ({ probabilities: { relevance: logits[i] > 0 ? 1 : 0 }, tier: 'crossEncoder' }));
+      },
+    };
+    const router = createRouter({
+      tiers: [trees(fastTier(() => 0.5)), ce(ceScorer, { estimateMs: () => 1, maxQueuedPairs: 30 })],
+      routing: { mode: 'cascade' },
+    });
+    const first = router.score('q1', passages(20, 'a'), { deadline: Date.now() + 5000 });
+    await sleep(5);
+    // 20 outstanding of 30: cascade sends only 10 more, budget sends none.
+    const second = router.score('q2', passages(20, 'b'), { deadline: Date.now() + 5000 });
+    await sleep(5);
+    const third = await router.score('q3', passages(20, 'c'), { deadline: Date.now() + 5000 }, );
+    expect(ceScorer.calls.map((c) => c.length)).toEqual([20, 10]);
+    expect(third.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
+    const budget = await router.score('q4', passages(5, 'd'), { deadline: Date.now() + 5000, routing: { mode: 'budget' } });
+    expect(budget.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
+    expect(router.stats().shedPairs).toBe(10 + 20 + 5);
+    for (let i = 0; i < 5; i++) {
+      exec.release();
+      await sleep(5);
+    }
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.every((r) => routed(r).tier === 'crossEncoder')).toBe(true);
+    expect(b.filter((r) => routed(r).tier === 'crossEncoder')).toHaveLength(10);
+    await batcher.close();
+  });
+
+  it('an OverloadedError from the tier degrades to the fast path as shed; other errors as error', async () => {
+    const overloaded: Scorer = { id: 'o', score: () => Promise.reject(new OverloadedError('full')) };
+    const broken: Scorer = { id: 'b', score: () => Promise.reject(new Error('boom')) };
+    for (const [scorer, reason] of [
+      [overloaded, 'shed'],
+      [broken, 'error'],
+    ] as const) {
+      const router = createRouter({ tiers: [trees(fastTier(() => 0.6)), ce(scorer, { estimateMs: () => 1 })], routing: { mode: 'budget' } });
+      const out = await router.score('q', passages(3), { deadline: Date.now() + 500 });
+      expect(out.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(3).fill(['trees', reason]));
+      expect(router.stats().degradedPairs).toBe(3);
+    }
+  });
+});
+
+describe('fixed mode and configuration', () => {
+  it('fixed routing uses one tier only, with no fallback', async () => {
+    const fast = fastTier(() => 0.5);
+    const slow = instantTier();
+    const router = createRouter({ tiers: [trees(fast), ce(slow)], routing: { mode: 'fixed', fixedTier: 'crossEncoder' } });
+    const out = await router.score('q', passages(4));
+    expect(out.map((r) => routed(r).tier)).toEqual(Array(4).fill('crossEncoder'));
+    expect(fast.executed).toHaveLength(0);
+    const viaView = await router.view({ fixedTier: 'trees' }).score('q', passages(2));
+    expect(viaView.map((r) => routed(r).tier)).toEqual(['trees', 'trees']);
+    const broken = createRouter({ tiers: [trees(fast), ce({ id: 'b', score: () => Promise.reject(new Error('boom')) })], routing: { mode: 'fixed' } });
+    await expect(broken.score('q', passages(2))).rejects.toThrow('boom');
+  });
+
+  it('through the gate, per-pair tier labels reach the result', async () => {
+    const values = [0.9, 0.5, 0.1];
+    const cache = createScoreCache({ maxBytes: 1 << 20 });
+    const router = createRouter({
+      tiers: [trees(fastTier((id) => values[indexOf(id)])), ce(instantTier('fake-ce', () => 0.8), { estimateMs: (n) => n * 10 })],
+      routing: { mode: 'cascade', threshold: 0.5 },
+      cache,
+      headroom: 1,
+    });
+    const gate = createGate({ scorer: router });
+    const r1 = await gate.filter('q', passages(3), { budgetMs: 16 });
+    // One pair fits (10 ms each, ~14 ms left after the 2 ms return margin): the one nearest the threshold (p1).
+    expect(r1.tier.counts).toEqual({ crossEncoder: 1, trees: 2 });
+    const byId = new Map([...r1.included, ...r1.excluded].map((i) => [i.id, i.tier]));
+    expect(byId.get('p1')).toBe('crossEncoder');
+    const r2 = await gate.filter('q', passages(3), { budgetMs: 500 });
+    expect(r2.tier.counts).toEqual({ cache: 1, crossEncoder: 2 });
+  });
+
+  it('rejects bad configuration with typed errors', () => {
+    const s = instantTier();
+    expect(() => createRouter({ tiers: [] })).toThrow(/non-empty/);
+    expect(() => createRouter({ tiers: [ce(s), { ...ce(s), quality: 3 }] })).toThrow(/twice/);
+    expect(() => createRouter({ tiers: [{ ...trees(s), quality: 5 }, ce(s)] })).toThrow(/lowest/);
+    expect(() => createRouter({ tiers: [{ ...ce(s), name: 'cache' }] })).toThrow(/cache/);
+    expect(() => createRouter({ tiers: [ce(s)], routing: { mode: 'fixed', fixedTier: 'nope' } })).toThrow(/not a registered tier/);
+    expect(() => createRouter({ tiers: [ce(s)], routing: { mode: 'fast' as never } })).toThrow(/routing.mode/);
+    expect(() => createRouter({ tiers: [ce(s)], headroom: 2 })).toThrow(/headroom/);
+  });
+});

@@ -21,10 +21,8 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import * as ort from 'onnxruntime-node';
-import { Tokenizer } from 'tokenizers';
 import { createCrossEncoder, type CrossEncoder } from '../src/tiers/cross-encoder/cross-encoder.js';
 import {
   SPEED_SHAPE_NOTICE,
@@ -33,6 +31,7 @@ import {
 } from '../src/tiers/cross-encoder/model-gen/index.js';
 import { packageRoot } from '../src/util/package-root.js';
 import { realRequests } from '../test/cross-encoder/data.js';
+import { closedLoop, createMachineLimit, type LoopResult, type Request } from './cross-encoder-lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -62,135 +61,42 @@ const MODES = new Set(list(args.modes!));
 const CONCURRENCY = list(args.concurrency!).map(Number);
 const PASSAGES_PER_REQUEST = 20;
 
-interface Row {
+interface Row extends Partial<LoopResult> {
   model: string;
   mode: string;
   concurrency: number | null;
   pairsPerSec: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  eventLoopP99Ms: number | null;
-  /** Share of wall time the main thread's event loop was busy (performance.eventLoopUtilization). */
-  mainThreadBusy?: number;
   note?: string;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-type Request = { query: string; passages: string[] };
-
-/** Closed loop: `concurrency` callers, each sending the next request as soon as its last returns. */
-async function closedLoop(requests: Request[], concurrency: number, call: (r: Request) => Promise<unknown>) {
-  const run = async (ms: number, record: boolean) => {
-    const latencies: number[] = [];
-    let pairs = 0;
-    let next = 0;
-    const end = performance.now() + ms;
-    const eld = monitorEventLoopDelay({ resolution: 5 });
-    if (record) eld.enable();
-    const elu0 = performance.eventLoopUtilization();
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < end) {
-          const r = requests[next++ % requests.length];
-          const t0 = performance.now();
-          await call(r);
-          latencies.push(performance.now() - t0);
-          pairs += r.passages.length;
-        }
-      }),
-    );
-    const elapsed = performance.now() - started;
-    eld.disable();
-    const elu = performance.eventLoopUtilization(elu0);
-    latencies.sort((a, b) => a - b);
-    return {
-      pairsPerSec: (pairs / elapsed) * 1000,
-      p50Ms: percentile(latencies, 50),
-      p99Ms: percentile(latencies, 99),
-      eventLoopP99Ms: eld.percentile(99) / 1e6,
-      mainThreadBusy: elu.utilization,
-    };
-  };
-  await run(WARMUP_MS, false);
-  return run(DURATION_MS, true);
-}
-
-/** Writes int32 values into a little-endian int64 buffer (same trick as the tier's worker). */
-function int64Batch(rows: number[][], seq: number, value: (row: number[], t: number) => number): ort.Tensor {
-  const data = new BigInt64Array(rows.length * seq);
-  const view = new Int32Array(data.buffer);
-  rows.forEach((row, b) => {
-    for (let t = 0; t < row.length; t++) view[2 * (b * seq + t)] = value(row, t);
-  });
-  return new ort.Tensor('int64', data, [rows.length, seq]);
-}
-
 async function machineLimit(model: string, dir: string, requests: Request[]): Promise<Row[]> {
-  const tok = Tokenizer.fromFile(join(dir, 'tokenizer.json'));
-  tok.setTruncation(MAX_LENGTH);
-  const pairs = requests.flatMap((r) => r.passages.map((p) => [r.query, p] as const));
-  const t0 = performance.now();
-  const encoded = await Promise.all(pairs.map(([q, p]) => tok.encode(q, p)));
-  const tokenizeMs = performance.now() - t0;
-  const items = encoded.map((e) => ({ ids: e.getIds(), types: e.getTypeIds() }));
-  items.sort((x, y) => x.ids.length - y.ids.length);
-  const session = await ort.InferenceSession.create(join(dir, 'onnx', 'model.onnx'), {
-    intraOpNumThreads: availableParallelism(),
-    interOpNumThreads: 1,
-    graphOptimizationLevel: 'all',
-  });
-  const runFor = async (batchSize: number, ms: number) => {
-    const batches: Array<typeof items> = [];
-    for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
-    let done = 0;
-    const times: number[] = [];
-    const start = performance.now();
-    for (let k = 0; performance.now() - start < ms; k++) {
-      const batch = batches[k % batches.length];
-      const seq = Math.max(...batch.map((x) => x.ids.length));
-      const t1 = performance.now();
-      const feeds: Record<string, ort.Tensor> = {
-        input_ids: int64Batch(batch.map((x) => x.ids), seq, (row, t) => row[t]),
-        attention_mask: int64Batch(batch.map((x) => x.ids), seq, () => 1),
-      };
-      if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = int64Batch(batch.map((x) => x.types), seq, (row, t) => row[t]);
-      await session.run(feeds);
-      times.push(performance.now() - t1);
-      done += batch.length;
+  const limit = await createMachineLimit(dir, requests, MAX_LENGTH);
+  try {
+    const sizes = list(args['batch-sizes']!).map(Number);
+    let best = { size: sizes[0], pairsPerSec: 0 };
+    const searchMs = Math.max(1000, DURATION_MS / 4);
+    for (const size of sizes) {
+      await limit.run(size, 300);
+      const r = await limit.run(size, searchMs);
+      console.log(`  (a) search: batch ${size}: ${r.pairsPerSec.toFixed(1)} pairs/s`);
+      if (r.pairsPerSec > best.pairsPerSec) best = { size, pairsPerSec: r.pairsPerSec };
     }
-    const elapsed = performance.now() - start;
-    times.sort((a, b) => a - b);
-    return { pairsPerSec: (done / elapsed) * 1000, p50: percentile(times, 50), p99: percentile(times, 99) };
-  };
-  const sizes = list(args['batch-sizes']!).map(Number);
-  let best = { size: sizes[0], pairsPerSec: 0 };
-  const searchMs = Math.max(1000, DURATION_MS / 4);
-  for (const size of sizes) {
-    await runFor(size, 300);
-    const r = await runFor(size, searchMs);
-    console.log(`  (a) search: batch ${size}: ${r.pairsPerSec.toFixed(1)} pairs/s`);
-    if (r.pairsPerSec > best.pairsPerSec) best = { size, pairsPerSec: r.pairsPerSec };
+    const final = await limit.run(best.size, DURATION_MS);
+    console.log(`  (a) batch ${best.size}: ${final.pairsPerSec.toFixed(1)} pairs/s`);
+    return [
+      {
+        model,
+        mode: '(a) machine limit',
+        concurrency: null,
+        pairsPerSec: final.pairsPerSec,
+        p50Ms: final.p50,
+        p99Ms: final.p99,
+        note: `batch ${best.size}, length-sorted, latency per batch; tokenization not included (${limit.tokenizePairsPerSec.toFixed(0)} pairs/s on its own)`,
+      },
+    ];
+  } finally {
+    await limit.release();
   }
-  const final = await runFor(best.size, DURATION_MS);
-  await session.release();
-  const tokPairsPerSec = (pairs.length / tokenizeMs) * 1000;
-  return [
-    {
-      model,
-      mode: '(a) machine limit',
-      concurrency: null,
-      pairsPerSec: final.pairsPerSec,
-      p50Ms: final.p50,
-      p99Ms: final.p99,
-      eventLoopP99Ms: null,
-      note: `batch ${best.size}, length-sorted, per-batch latency; tokenization (not timed above): ${tokPairsPerSec.toFixed(0)} pairs/s`,
-    },
-  ];
 }
 
 async function transformersJs(model: string, dir: string, requests: Request[]): Promise<Row[]> {
@@ -202,10 +108,16 @@ async function transformersJs(model: string, dir: string, requests: Request[]): 
   const rows: Row[] = [];
   try {
     for (const c of CONCURRENCY) {
-      const r = await closedLoop(requests, c, async (req) => {
+      const r = await closedLoop(
+        requests,
+        c,
+        async (req) => {
         const inputs = tokenizer(new Array(req.passages.length).fill(req.query), { text_pair: req.passages, padding: true, truncation: true, max_length: MAX_LENGTH });
         await hf(inputs);
-      });
+        },
+        DURATION_MS,
+        WARMUP_MS,
+      );
       rows.push({ model, mode: '(b) transformers.js', concurrency: c, ...r });
       console.log(`  (b) c=${c}: ${r.pairsPerSec.toFixed(1)} pairs/s p50 ${r.p50Ms.toFixed(1)} p99 ${r.p99Ms.toFixed(1)} eld99 ${r.eventLoopP99Ms.toFixed(1)}`);
     }
@@ -229,7 +141,7 @@ async function thisTier(model: string, dir: string, requests: Request[]): Promis
   try {
     for (const c of CONCURRENCY) {
       const before = ce.stats();
-      const r = await closedLoop(requests, c, (req) => ce.score(req.query, req.passages));
+      const r = await closedLoop(requests, c, (req) => ce.score(req.query, req.passages), DURATION_MS, WARMUP_MS);
       const s = ce.stats();
       const batches = s.batchesRun - before.batchesRun;
       const note = `workers ${ce.info.workers}×${ce.info.intraOpThreads} thr, mean batch ${((s.pairsRun - before.pairsRun) / Math.max(1, batches)).toFixed(1)}, padding ${(s.paddingRatio * 100).toFixed(1)}%`;
@@ -245,7 +157,7 @@ async function thisTier(model: string, dir: string, requests: Request[]): Promis
 }
 
 function printTable(rows: Row[]): void {
-  const f = (x: number | null, d = 1) => (x === null || Number.isNaN(x) ? '-' : x.toFixed(d));
+  const f = (x: number | null | undefined, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? "-" : x.toFixed(d));
   console.log('\n| model | mode | conc. | pairs/s | p50 ms | p99 ms | event-loop p99 ms | main busy | note |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {

@@ -33,3 +33,5 @@ export type { ModelContract as CrossEncoderModelContract } from './tiers/cross-e
 export { ModelContractError, ExecutionProviderUnavailableError, TokenizationError, InferenceError } from './tiers/cross-encoder/errors.js';
 export { createCrossEncoderScorer, passageText as crossEncoderPassageText } from './tiers/cross-encoder/scorer.js';
 export { loadFastPathScorer, parseFastPathMeta, FASTPATH_MODEL_FORMAT, FASTPATH_MODEL_FORMAT_VERSION, type FastPathScorer, type FastPathModelMeta, type LoadFastPathScorerOptions } from './tiers/trees/fast-path-scorer.js';
+export { createTreeModel, treeModelFromShared, treeKernelName, type TreeModel, type TreeModelOptions, type TreePredictOptions, type TreeOutputKind, type SharedTreeModel } from './tiers/trees/tree-model.js';
+export type { TreeEnsembleIR, TreeIR, TreeObjective } from './tiers/trees/model-ir.js';

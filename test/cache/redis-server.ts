@@ -30,7 +30,9 @@ export class RedisServer {
     return this.child?.pid;
   }
 
+  /** Starts the server unless it is already running. */
   async start(): Promise<void> {
+    if (this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null) return;
     const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--loglevel', 'warning'], {
       stdio: 'ignore',
     });

@@ -133,20 +133,26 @@ describe('convert', () => {
     }
   })();
 
-  it.skipIf(!hasXGBoost)('XGBoost 1.7.4 (Debian python3-xgboost, reference only) loads a converted ml-xgboost model and predicts the same', async () => {
-    const out = join(dir, 'ml-for-xgboost.json');
-    await runConvert({ model: fixturePath('mlxgboost_t60_d5.bin'), out });
+  it.skipIf(!hasXGBoost)('XGBoost 1.7.4 (Debian python3-xgboost, reference only) loads converted ml-xgboost and dart models and predicts the same', async () => {
+    const extra = new URL('./fixtures/', import.meta.url).pathname;
+    const cases = [
+      { model: fixturePath('mlxgboost_t60_d5.bin'), x: fixturePath('mlxgboost_t60_d5.X.csv'), expected: readExpected('mlxgboost_t60_d5') },
+      { model: `${extra}dart_t30_d3.bin`, x: `${extra}dart_t30_d3.X.csv`, expected: JSON.parse(readFileSync(`${extra}dart_t30_d3.expected.json`, 'utf8')) as ReturnType<typeof readExpected> },
+    ];
     const script = [
       'import sys, json, numpy as np, xgboost as xgb',
       'b = xgb.Booster(); b.load_model(sys.argv[1])',
       'X = np.genfromtxt(sys.argv[2], delimiter=",", dtype=np.float32)',
-      'print(json.dumps(b.inplace_predict(X, predict_type="margin").astype(float).tolist()))',
+      'print(json.dumps(b.predict(xgb.DMatrix(X), output_margin=True).astype(float).tolist()))',
     ].join('\n');
-    const { stdout } = await run(python, ['-c', script, out, fixturePath('mlxgboost_t60_d5.X.csv')]);
-    const margins = JSON.parse(stdout) as number[];
-    const expected = readExpected('mlxgboost_t60_d5');
-    expect(margins.length).toBe(expected.rows);
-    margins.forEach((m, i) => expect(m).toBe(expected.margin[i]![0]));
+    for (const [i, c] of cases.entries()) {
+      const out = join(dir, `for-xgboost-${i}.json`);
+      await runConvert({ model: c.model, out });
+      const { stdout } = await run(python, ['-c', script, out, c.x]);
+      const margins = JSON.parse(stdout) as number[];
+      expect(margins.length).toBe(c.expected.rows);
+      margins.forEach((m, r) => expect(m).toBe(c.expected.margin[r]![0]));
+    }
   });
 });
 

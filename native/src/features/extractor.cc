@@ -17,8 +17,10 @@ double Idf(uint64_t doc_count, uint32_t df) {
 QueryPlan::QueryPlan(const CorpusStats& stats, const char* query, size_t len)
     : keys_(kSlots, 0), idx_(kSlots, -1) {
   std::string scratch;
+  std::string term_buf;
   int position = 0;
-  ForEachTermHash(query, len, scratch, [&](uint64_t h) {
+  ForEachTerm(query, len, scratch, term_buf, [&](const char* term, size_t n) {
+    const uint64_t h = HashTerm(term, n);
     ++length_;
     int qi = Find(h);
     if (qi < 0) {
@@ -34,6 +36,16 @@ QueryPlan::QueryPlan(const CorpusStats& stats, const char* query, size_t len)
       const TermDf df = stats.Lookup(h);
       terms_.push_back(Term{h, 0, Idf(stats.doc_count(), df.body), Idf(stats.doc_count(), df.title),
                             Idf(stats.doc_count(), df.any), 0});
+      // The match pre-filter (see MayMatch).
+      const auto c0 = static_cast<unsigned char>(term[0]);
+      if (n == 1) {
+        filter_off_ = true;
+      } else if (n == 2) {
+        first_char_[c0 >> 6] |= 1ull << (c0 & 63);
+      } else {
+        const unsigned key = PairKey(c0, static_cast<unsigned char>(term[1]));
+        pair_bits_[key >> 6] |= 1ull << (key & 63);
+      }
     }
     Term& t = terms_[static_cast<size_t>(qi)];
     ++t.qtf;
@@ -60,10 +72,14 @@ struct ScanState {
 void ScanField(const QueryPlan& q, const char* text, size_t len, uint32_t* tf, uint32_t* field_len,
                ScanState& st, ExtractScratch& sc) {
   const auto& terms = q.terms();
-  ForEachTermHash(text, len, sc.token, [&](uint64_t h) {
+  TermCache& cache = TermCache::ForThisThread();
+  ForEachRawToken(text, len, sc.token, [&](const char* p, size_t n, bool ascii_alpha) {
+    if (IsStopWord(p, n)) return;
     const uint32_t pos = st.pos++;
     ++*field_len;
-    const int qi = q.Find(h);
+    // Most tokens cannot be query terms: skip stemming/cache lookup for them.
+    if (q.num_terms() == 0 || !q.MayMatch(p, n)) return;
+    const int qi = q.Find(cache.Resolve(p, n, ascii_alpha));
     if (qi < 0) return;
     ++tf[qi];
     ++st.matched_tokens;

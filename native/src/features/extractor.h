@@ -73,6 +73,20 @@ class QueryPlan {
     }
   }
 
+  // Cheap pre-filter on a raw (folded, unstemmed) token: false only when its stem cannot be a
+  // query term. Relies on a property of the Porter stemmer (checked on every word of the shipped
+  // collections and argued in docs/features.md): all but the last character of a stem are a
+  // prefix of the word. So a word can only stem to query term s if it starts with s[0..2)
+  // (|s| >= 3) or s[0] (|s| == 2); 1-character query terms disable the filter.
+  bool MayMatch(const char* p, size_t n) const {
+    if (filter_off_) return true;
+    const auto c0 = static_cast<unsigned char>(p[0]);
+    if (first_char_[c0 >> 6] >> (c0 & 63) & 1u) return true;
+    if (n < 2) return false;
+    const unsigned key = PairKey(c0, static_cast<unsigned char>(p[1]));
+    return (pair_bits_[key >> 6] >> (key & 63)) & 1u;
+  }
+
   int num_terms() const { return static_cast<int>(terms_.size()); }
   int num_positions() const { return num_positions_; }
   uint32_t length() const { return length_; }
@@ -90,6 +104,10 @@ class QueryPlan {
 
  private:
   static constexpr size_t kSlots = 1024;
+  static unsigned PairKey(unsigned char a, unsigned char b) { return ((a * 131u) ^ b) & 4095u; }
+  bool filter_off_ = false;
+  uint64_t first_char_[4] = {0, 0, 0, 0};
+  uint64_t pair_bits_[64] = {};
   std::vector<uint64_t> keys_;
   std::vector<int16_t> idx_;
   std::vector<Term> terms_;

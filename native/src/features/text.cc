@@ -168,42 +168,17 @@ constexpr const char* kStopWords[] = {
     "very",
 };
 
-// Open-addressing set of stop-word hashes, with the words kept for exact comparison.
-class StopSet {
- public:
-  StopSet() {
-    for (const char* w : kStopWords) {
-      const size_t n = std::strlen(w);
-      uint64_t h = HashTerm(w, n);
-      size_t i = h & (kSlots - 1);
-      while (slots_[i].word != nullptr) i = (i + 1) & (kSlots - 1);
-      slots_[i] = {h, w, n};
-    }
+StopTable BuildStopTable() {
+  StopTable t;
+  for (const char* w : kStopWords) {
+    const size_t n = std::strlen(w);
+    uint64_t lo, hi;
+    StopTable::Pack(w, n, &lo, &hi);
+    size_t i = StopTable::SlotOf(lo, hi, n);
+    while (t.slots[i].len != 0) i = (i + 1) & (StopTable::kSlots - 1);
+    t.slots[i] = {lo, hi, static_cast<uint32_t>(n)};
   }
-  bool Contains(const char* p, size_t n) const {
-    if (n > 10) return false;  // longest stop word: "yourselves"
-    const uint64_t h = HashTerm(p, n);
-    size_t i = h & (kSlots - 1);
-    while (slots_[i].word != nullptr) {
-      if (slots_[i].hash == h && slots_[i].len == n && std::memcmp(slots_[i].word, p, n) == 0) return true;
-      i = (i + 1) & (kSlots - 1);
-    }
-    return false;
-  }
-
- private:
-  static constexpr size_t kSlots = 512;
-  struct Slot {
-    uint64_t hash = 0;
-    const char* word = nullptr;
-    size_t len = 0;
-  };
-  std::array<Slot, kSlots> slots_{};
-};
-
-const StopSet& Stops() {
-  static const StopSet set;
-  return set;
+  return t;
 }
 
 // Porter stemmer: a direct port of Martin Porter's reference ANSI C version (tartarus.org),
@@ -460,7 +435,7 @@ class Porter {
 
 }  // namespace
 
-bool IsStopWord(const char* p, size_t n) { return Stops().Contains(p, n); }
+const StopTable kStopTable = BuildStopTable();
 
 size_t PorterStem(char* buf, size_t n) {
   // Words longer than kMaxStemmedWord are left alone: no English word is that long, and it bounds

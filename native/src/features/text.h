@@ -101,8 +101,45 @@ inline uint64_t HashTerm(const char* p, size_t n) {
   return h == 0 ? 1 : h;
 }
 
+// The stop list (Snowball English) as an open-addressing table of words packed into two 64-bit
+// words (the longest stop word, "yourselves", has 10 bytes), so a lookup is a few integer ops.
+struct StopTable {
+  static constexpr size_t kMaxLen = 10;
+  static constexpr size_t kSlots = 1024;
+  struct Slot {
+    uint64_t lo = 0;
+    uint64_t hi = 0;  // 0 in an empty slot's len marks it empty
+    uint32_t len = 0;
+  };
+  Slot slots[kSlots];
+
+  static void Pack(const char* p, size_t n, uint64_t* lo, uint64_t* hi) {
+    uint64_t a = 0, b = 0;
+    for (size_t i = 0; i < n && i < 8; ++i) a |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+    for (size_t i = 8; i < n; ++i) b |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * (i - 8));
+    *lo = a;
+    *hi = b;
+  }
+  static size_t SlotOf(uint64_t lo, uint64_t hi, size_t n) {
+    uint64_t h = (lo ^ (hi << 17) ^ n) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(h >> 54);  // top 10 bits
+  }
+  bool Contains(const char* p, size_t n) const {
+    if (n == 0 || n > kMaxLen) return false;
+    uint64_t lo, hi;
+    Pack(p, n, &lo, &hi);
+    size_t i = SlotOf(lo, hi, n);
+    while (slots[i].len != 0) {
+      if (slots[i].lo == lo && slots[i].hi == hi && slots[i].len == n) return true;
+      i = (i + 1) & (kSlots - 1);
+    }
+    return false;
+  }
+};
+extern const StopTable kStopTable;
+
 // True when the folded token is on the stop list (Snowball English stop list).
-bool IsStopWord(const char* p, size_t n);
+inline bool IsStopWord(const char* p, size_t n) { return kStopTable.Contains(p, n); }
 
 // Porter (1980) stemmer, as in Martin Porter's reference C implementation. Stems
 // buf[0..n) in place (only lower-case ASCII a-z words of 3..kMaxStemmedWord letters) and returns

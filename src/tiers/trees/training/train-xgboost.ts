@@ -281,7 +281,7 @@ export function trainXGBoost(
     if (poisoned !== undefined) {
       throw new TrainingError('the ml-xgboost WASM module failed earlier in this process and cannot be reused; restart the process', { cause: poisoned });
     }
-    options.signal?.throwIfAborted?.();
+    if (options.signal?.aborted) throw new AbortedError('training was aborted');
     const x = await wasm();
     const setParam = x.cwrap('set_param', null, ['number', 'string', 'string']) as (m: number, k: string, v: string) => void;
     let model = 0;

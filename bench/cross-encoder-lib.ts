@@ -1,0 +1,135 @@
+/**
+ * Shared pieces of the cross-encoder benchmarks (bench/cross-encoder.ts, bench/cross-encoder-tune.ts):
+ * closed-loop driver with latency/event-loop measurement, and the "machine limit" runner
+ * (one onnxruntime session, all cores, pre-tokenized length-sorted pairs, back to back).
+ */
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import * as ort from 'onnxruntime-node';
+import { Tokenizer } from 'tokenizers';
+
+export type Request = { query: string; passages: string[] };
+
+export interface LoopResult {
+  pairsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  eventLoopP99Ms: number;
+  /** Share of wall time the main thread's event loop was busy (performance.eventLoopUtilization). */
+  mainThreadBusy: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Closed loop: `concurrency` callers, each sending the next request as soon as its last returns. */
+export async function closedLoop(
+  requests: Request[],
+  concurrency: number,
+  call: (r: Request) => Promise<unknown>,
+  durationMs: number,
+  warmupMs: number,
+): Promise<LoopResult> {
+  const run = async (ms: number) => {
+    const latencies: number[] = [];
+    let pairs = 0;
+    let next = 0;
+    const end = performance.now() + ms;
+    const eld = monitorEventLoopDelay({ resolution: 5 });
+    eld.enable();
+    const elu0 = performance.eventLoopUtilization();
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < end) {
+          const r = requests[next++ % requests.length];
+          const t0 = performance.now();
+          await call(r);
+          latencies.push(performance.now() - t0);
+          pairs += r.passages.length;
+        }
+      }),
+    );
+    const elapsed = performance.now() - started;
+    eld.disable();
+    const elu = performance.eventLoopUtilization(elu0);
+    latencies.sort((a, b) => a - b);
+    return {
+      pairsPerSec: (pairs / elapsed) * 1000,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      eventLoopP99Ms: eld.percentile(99) / 1e6,
+      mainThreadBusy: elu.utilization,
+    };
+  };
+  if (warmupMs > 0) await run(warmupMs);
+  return run(durationMs);
+}
+
+/** Writes int32 values into a little-endian int64 buffer (same trick as the tier's worker). */
+function int64Batch(rows: number[][], seq: number, value: (row: number[], t: number) => number): ort.Tensor {
+  const data = new BigInt64Array(rows.length * seq);
+  const view = new Int32Array(data.buffer);
+  rows.forEach((row, b) => {
+    for (let t = 0; t < row.length; t++) view[2 * (b * seq + t)] = value(row, t);
+  });
+  return new ort.Tensor('int64', data, [rows.length, seq]);
+}
+
+export interface MachineLimit {
+  /** Pairs/s of a straight loop over length-sorted batches of `batchSize`, plus per-batch latency. */
+  run(batchSize: number, ms: number): Promise<{ pairsPerSec: number; p50: number; p99: number }>;
+  /** Tokenization throughput measured while pre-tokenizing (encode(q, p), all pairs in parallel). */
+  readonly tokenizePairsPerSec: number;
+  release(): Promise<void>;
+}
+
+/** (a): one session with all cores, pre-tokenized pairs sorted by length, no pool, no waiting. */
+export async function createMachineLimit(dir: string, requests: Request[], maxLength: number): Promise<MachineLimit> {
+  const tok = Tokenizer.fromFile(join(dir, 'tokenizer.json'));
+  tok.setTruncation(maxLength);
+  const pairs = requests.flatMap((r) => r.passages.map((p) => [r.query, p] as const));
+  const t0 = performance.now();
+  const encoded = await Promise.all(pairs.map(([q, p]) => tok.encode(q, p)));
+  const tokenizeMs = performance.now() - t0;
+  const items = encoded.map((e) => ({ ids: e.getIds(), types: e.getTypeIds() }));
+  items.sort((x, y) => x.ids.length - y.ids.length);
+  const session = await ort.InferenceSession.create(join(dir, 'onnx', 'model.onnx'), {
+    intraOpNumThreads: availableParallelism(),
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+  });
+  const run = async (batchSize: number, ms: number) => {
+    const batches: Array<typeof items> = [];
+    for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
+    let done = 0;
+    const times: number[] = [];
+    const start = performance.now();
+    for (let k = 0; performance.now() - start < ms; k++) {
+      const batch = batches[k % batches.length];
+      const seq = Math.max(...batch.map((x) => x.ids.length));
+      const t1 = performance.now();
+      const feeds: Record<string, ort.Tensor> = {
+        input_ids: int64Batch(batch.map((x) => x.ids), seq, (row, t) => row[t]),
+        attention_mask: int64Batch(batch.map((x) => x.ids), seq, () => 1),
+      };
+      if (session.inputNames.includes('token_type_ids')) {
+        feeds.token_type_ids = int64Batch(batch.map((x) => x.types), seq, (row, t) => row[t]);
+      }
+      await session.run(feeds);
+      times.push(performance.now() - t1);
+      done += batch.length;
+    }
+    const elapsed = performance.now() - start;
+    times.sort((a, b) => a - b);
+    return { pairsPerSec: (done / elapsed) * 1000, p50: percentile(times, 50), p99: percentile(times, 99) };
+  };
+  return {
+    run,
+    tokenizePairsPerSec: (pairs.length / tokenizeMs) * 1000,
+    release: () => session.release(),
+  };
+}

@@ -1,0 +1,269 @@
+/**
+ * `relevance-gate bench` engine: loads the workload and the tiers once, optionally measures the
+ * cross-encoder's capacity, then for every routing mode and offered QPS builds a FRESH router,
+ * cache and gate (so points do not share cache contents or learned costs), runs an open-loop phase
+ * and collects one BenchPoint. See docs/bench.md.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createScoreCache, type ScoreCache } from '../cache/score-cache.js';
+import { InvalidArgumentError } from '../errors.js';
+import { loadCollection } from '../eval/collection.js';
+import { buildCorpusStats } from '../features/corpus-stats.js';
+import { createGate } from '../gate/gate.js';
+import { createRouter } from '../router/router.js';
+import { crossEncoderTier, treesTier } from '../router/tiers.js';
+import type { Router, RoutingMode } from '../router/types.js';
+import { createCrossEncoder, type CrossEncoder } from '../tiers/cross-encoder/cross-encoder.js';
+import { createCrossEncoderScorer } from '../tiers/cross-encoder/scorer.js';
+import { loadFastPathScorer, type FastPathScorer } from '../tiers/trees/fast-path-scorer.js';
+import { measureCapacity, type CapacityResult } from './capacity.js';
+import { runOpenLoopPhase, type LiveFigures, type PhaseResult } from './open-loop.js';
+import type { BenchPoint } from './report.js';
+import { buildWorkload, type Workload } from './workload.js';
+
+/** A QPS value: absolute requests/s, or a multiple of the measured cross-encoder capacity ('2x'). */
+export type QpsSpec = { readonly kind: 'absolute'; readonly qps: number } | { readonly kind: 'capacity'; readonly factor: number };
+
+export interface RoutingSpec {
+  readonly mode: RoutingMode;
+  /** For fixed. */
+  readonly tier?: 'trees' | 'crossEncoder';
+}
+
+export interface BenchOptions {
+  readonly collection: string;
+  readonly k: number;
+  readonly qps: readonly QpsSpec[];
+  readonly durationSec: number;
+  readonly warmupSec: number;
+  readonly budgetMs: number;
+  readonly routings: readonly RoutingSpec[];
+  readonly crossEncoderDir: string;
+  readonly treesDir: string;
+  readonly zipf?: number;
+  readonly distinct?: number;
+  readonly cache: boolean;
+  readonly cacheMb: number;
+  readonly workers?: number;
+  readonly maxBatchTokens?: number;
+  readonly maxQueueDelayMs?: number;
+  readonly maxLength?: number;
+  /** Cascade threshold; default the fast-path model's recommended threshold, else 0.5. */
+  readonly threshold?: number;
+  readonly headroom?: number;
+  readonly returnMarginMs?: number;
+  readonly maxQueuedPairs?: number;
+  /** Capacity probe seconds (0 = skip unless a QPS is relative to capacity). */
+  readonly capacitySec: number;
+  /** Pass the budget to the gate in fixed mode too (default: fixed runs without a deadline, as the naive policy). */
+  readonly fixedDeadline: boolean;
+  readonly seed: number;
+  readonly log: (line: string) => void;
+  readonly onLive?: (label: string, live: LiveFigures) => void;
+  readonly onPhaseEnd?: (label: string) => void;
+}
+
+export interface BenchReport {
+  readonly createdAt: string;
+  readonly machine: { readonly cpus: number; readonly loadavg: readonly number[]; readonly node: string };
+  readonly config: Record<string, unknown>;
+  readonly workload: { readonly collection: string; readonly distinct: number; readonly collectionQueries: number; readonly syntheticQueries: number; readonly zipf: number | null; readonly meanPassages: number };
+  readonly capacity: (CapacityResult & { readonly method: string }) | null;
+  readonly results: BenchPoint[];
+}
+
+export function routingLabel(r: RoutingSpec): string {
+  return r.mode === 'fixed' ? `fixed:${r.tier ?? 'crossEncoder'}` : r.mode;
+}
+
+async function ensureCrossEncoderModel(dir: string, log: (line: string) => void): Promise<void> {
+  if (existsSync(join(dir, 'onnx', 'model.onnx')) || existsSync(join(dir, 'model.onnx'))) return;
+  log(`cross-encoder model missing at ${dir}: generating the TinyBERT-L2 SPEED/SHAPE model (random weights, not a relevance model)`);
+  const { writeCrossEncoderModelDir } = await import('../tiers/cross-encoder/model-gen/index.js');
+  await writeCrossEncoderModelDir(dir, 'tinybert-l2', { seed: 42 });
+}
+
+function share(count: number | undefined, total: number): number {
+  return total === 0 ? 0 : (count ?? 0) / total;
+}
+
+export async function runBench(options: BenchOptions): Promise<BenchReport> {
+  const { log } = options;
+  if (options.routings.length === 0) throw new InvalidArgumentError('at least one routing mode is needed');
+  const collection = loadCollection(options.collection);
+  log(`collection ${collection.name}: ${collection.docs.length} docs, ${collection.queries.length} queries`);
+  const t0 = performance.now();
+  const workload = buildWorkload(collection, { k: options.k, distinct: options.distinct, zipf: options.zipf, seed: options.seed });
+  log(
+    `workload: ${workload.queries.length} distinct queries (${workload.collectionQueries} from the collection, ${workload.syntheticQueries} synthesised as pairs of queries), ` +
+      `BM25 top-${options.k} (mean ${workload.meanPassages.toFixed(1)} passages), ${options.zipf === undefined ? 'uniform draw' : `Zipf s=${options.zipf}`}; built in ${((performance.now() - t0) / 1000).toFixed(1)}s`,
+  );
+
+  const stats = await buildCorpusStats(join(collection.dir, 'docs.jsonl'));
+  const trees: FastPathScorer = await loadFastPathScorer(options.treesDir, { stats });
+  await ensureCrossEncoderModel(options.crossEncoderDir, log);
+  const encoder: CrossEncoder = await createCrossEncoder({
+    modelDir: options.crossEncoderDir,
+    workers: options.workers,
+    maxBatchTokens: options.maxBatchTokens,
+    maxQueueDelayMs: options.maxQueueDelayMs,
+    maxLength: options.maxLength,
+    // The router bounds what it queues; the naive fixed baseline must be free to queue without bound.
+    maxPendingPairs: 10_000_000,
+  });
+  log(`tiers: trees ${trees.id} (${options.treesDir}); cross-encoder ${encoder.info.id} (${options.crossEncoderDir}, ${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads, max length ${encoder.info.maxLength}) — SPEED/SHAPE model, random weights`);
+  const threshold = options.threshold ?? trees.recommendedThreshold ?? 0.5;
+
+  try {
+    // Warm the pool (first runs allocate) before anything is measured.
+    for (let i = 0; i < 4; i++) {
+      const q = workload.next();
+      await encoder.score(q.text, q.passages.map((p) => (p.title ? `${p.title} ${p.text}` : p.text)));
+    }
+    let capacity: BenchReport['capacity'] = null;
+    const needCapacity = options.capacitySec > 0 || options.qps.some((q) => q.kind === 'capacity');
+    if (needCapacity) {
+      const seconds = options.capacitySec > 0 ? options.capacitySec : 8;
+      const concurrency = Math.max(8, encoder.info.workers * 8);
+      log(`measuring cross-encoder capacity: closed loop, ${concurrency} concurrent requests of the workload (k=${options.k}), straight to the tier, ${seconds}s ...`);
+      workload.restart(options.seed + 7);
+      const c = await measureCapacity(createCrossEncoderScorer(encoder), workload, seconds, concurrency);
+      capacity = { ...c, method: `closed loop, ${concurrency} concurrent k=${options.k} requests straight to the cross-encoder tier (no cache, no router) for ${seconds}s` };
+      log(`cross-encoder capacity: ${c.pairsPerSec.toFixed(0)} pairs/s = ${(c.pairsPerSec / workload.meanPassages).toFixed(1)} requests/s at ${workload.meanPassages.toFixed(1)} pairs/request (${c.errors} errors)`);
+    }
+    const qpsValues = options.qps.map((q) => {
+      if (q.kind === 'absolute') return q.qps;
+      return (q.factor * (capacity as CapacityResult).pairsPerSec) / workload.meanPassages;
+    });
+
+    const results: BenchPoint[] = [];
+    for (const routing of options.routings) {
+      for (const qps of qpsValues) {
+        const label = `${routingLabel(routing)} @ ${qps.toFixed(1)} rps`;
+        const cache: ScoreCache | undefined = options.cache ? createScoreCache({ maxBytes: options.cacheMb * 1024 * 1024 }) : undefined;
+        const router: Router = createRouter({
+          tiers: [treesTier(trees), crossEncoderTier(encoder, { maxQueuedPairs: options.maxQueuedPairs })],
+          routing: { mode: routing.mode, fixedTier: routing.tier ?? 'crossEncoder', threshold },
+          cache,
+          defaultBudgetMs: options.budgetMs,
+          headroom: options.headroom,
+          returnMarginMs: options.returnMarginMs,
+        });
+        const gate = createGate({ scorer: router, policy: { threshold } });
+        const ceBefore = { run: 0, dropped: 0 };
+        workload.restart(options.seed);
+        const fixedNoDeadline = routing.mode === 'fixed' && !options.fixedDeadline;
+        const phase: PhaseResult = await runOpenLoopPhase({
+          gate,
+          workload,
+          qps,
+          durationSec: options.durationSec,
+          warmupSec: options.warmupSec,
+          budgetMs: fixedNoDeadline ? undefined : options.budgetMs,
+          seed: options.seed + 1,
+          onMeasureStart: () => {
+            router.resetStats();
+            const s = encoder.stats();
+            ceBefore.run = s.pairsRun;
+            ceBefore.dropped = s.pairsDropped;
+          },
+          onTick: (live) => options.onLive?.(label, live),
+        });
+        options.onPhaseEnd?.(label);
+        const rs = router.stats();
+        const ce = encoder.stats();
+        const total = phase.pairs;
+        const byTier = phase.pairsByTier;
+        const cacheStats = cache?.stats();
+        const ceFromCache = rs.cacheHitsBySource.crossEncoder ?? 0;
+        const point: BenchPoint = {
+          routing: routingLabel(routing),
+          offeredQps: qps,
+          achievedQps: phase.achievedQps,
+          latencyMs: phase.latencyMs,
+          errors: phase.errors,
+          requests: phase.requests,
+          pairs: total,
+          tierShare: {
+            cache: share(byTier.cache, total),
+            trees: share(byTier.trees, total),
+            crossEncoder: share(byTier.crossEncoder, total),
+            unscored: share(byTier.unscored, total),
+          },
+          modelShare: {
+            crossEncoder: share((byTier.crossEncoder ?? 0) + ceFromCache, total),
+            trees: share((byTier.trees ?? 0) + (rs.cacheHitsBySource.trees ?? 0), total),
+          },
+          degradedPairs: rs.degradedPairs,
+          shedPairs: rs.shedPairs,
+          deadlinePairs: rs.deadlinePairs,
+          errorPairs: rs.errorPairs,
+          cancelledPairs: rs.cancelledPairs,
+          lateCalls: rs.lateCalls,
+          scheduleLagMs: phase.scheduleLagMs,
+          eventLoopDelayMs: phase.eventLoopDelayMs,
+          generatorUsPerRequest: phase.generatorUsPerRequest,
+          cpuCores: phase.cpuCores,
+          cache: cacheStats === undefined ? null : { hitRate: cacheStats.hits / Math.max(1, cacheStats.hits + cacheStats.misses), entries: cacheStats.entries, evictions: cacheStats.evictions },
+          crossEncoder: {
+            pairsRun: ce.pairsRun - ceBefore.run,
+            pairsDropped: ce.pairsDropped - ceBefore.dropped,
+            meanBatchSize: ce.meanBatchSize,
+            pairsPerSec: (ce.pairsRun - ceBefore.run) / phase.wallSec,
+          },
+          firstErrors: phase.firstErrors,
+        };
+        results.push(point);
+        log(
+          `${label}: achieved ${point.achievedQps.toFixed(1)} rps, p50 ${point.latencyMs.p50} p99 ${point.latencyMs.p99} p99.9 ${point.latencyMs.p999} max ${point.latencyMs.max} ms, ` +
+            `errors ${point.errors}, CE ${(point.tierShare.crossEncoder * 100).toFixed(1)}% cache ${(point.tierShare.cache * 100).toFixed(1)}% trees ${(point.tierShare.trees * 100).toFixed(1)}%, degraded ${point.degradedPairs}`,
+        );
+        if (phase.firstErrors.length > 0) log(`  first errors: ${phase.firstErrors.join(' | ')}`);
+        await cache?.close();
+        // Let the pool drain before the next point so it starts from an idle tier.
+        for (let i = 0; i < 600; i++) {
+          const s = encoder.stats();
+          if (s.pendingRequests === 0 && s.inFlightBatches === 0) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    }
+    const os = await import('node:os');
+    return {
+      createdAt: new Date().toISOString(),
+      machine: { cpus: os.availableParallelism(), loadavg: os.loadavg(), node: process.version },
+      config: {
+        k: options.k,
+        durationSec: options.durationSec,
+        warmupSec: options.warmupSec,
+        budgetMs: options.budgetMs,
+        routings: options.routings.map(routingLabel),
+        crossEncoder: { dir: options.crossEncoderDir, id: encoder.info.id, workers: encoder.info.workers, intraOpThreads: encoder.info.intraOpThreads, maxLength: encoder.info.maxLength, note: 'speed/shape model with random weights, not a relevance model' },
+        trees: { dir: options.treesDir, id: trees.id },
+        threshold,
+        cache: options.cache ? { maxMb: options.cacheMb } : false,
+        headroom: options.headroom,
+        returnMarginMs: options.returnMarginMs,
+        maxQueuedPairs: options.maxQueuedPairs,
+        fixedDeadline: options.fixedDeadline,
+        seed: options.seed,
+      },
+      workload: {
+        collection: collection.name,
+        distinct: workload.queries.length,
+        collectionQueries: workload.collectionQueries,
+        syntheticQueries: workload.syntheticQueries,
+        zipf: options.zipf ?? null,
+        meanPassages: workload.meanPassages,
+      },
+      capacity,
+      results,
+    };
+  } finally {
+    await encoder.close();
+    trees.model.dispose();
+  }
+}
+
+export type { Workload };

@@ -1,0 +1,289 @@
+/**
+ * Open-loop load generator: requests are sent at Poisson-distributed SCHEDULED times whatever the
+ * engine's state (no waiting for responses), and every latency is measured from the scheduled
+ * time, not from when the generator got round to sending it. A generator that falls behind (busy
+ * event loop, timer granularity) therefore adds its lag to the measured latency instead of hiding
+ * it: coordinated-omission safe. The deadline given to the engine is also scheduled time + budget.
+ *
+ * The generator shares the main thread with the gate, so it is kept cheap: one timer per wake-up,
+ * all due requests sent in that wake-up, O(1) bookkeeping per request (HDR histogram record). Its
+ * own cost is measured (self time per request, scheduling lag, event-loop delay) and reported.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import hdr from 'hdr-histogram-js';
+import type { Gate, GateResult } from '../gate/types.js';
+import { createRng, exponentialGapMs } from './random.js';
+import type { Workload } from './workload.js';
+
+type Histogram = ReturnType<typeof hdr.build>;
+
+export interface PhaseOptions {
+  readonly gate: Gate;
+  readonly workload: Workload;
+  /** Offered load, requests per second. */
+  readonly qps: number;
+  /** Measured window, seconds. */
+  readonly durationSec: number;
+  /** Unmeasured lead-in at the same rate (warms caches and cost models), seconds. */
+  readonly warmupSec: number;
+  /** Per-request budget; undefined = no deadline given to the gate. */
+  readonly budgetMs: number | undefined;
+  readonly seed: number;
+  /** How long to wait for requests still in flight after the last send, ms (default 120000). */
+  readonly drainTimeoutMs?: number;
+  /** Called once when the measured window starts (e.g. to reset counters). */
+  readonly onMeasureStart?: () => void;
+  /** Called about every 250 ms with live figures. */
+  readonly onTick?: (live: LiveFigures) => void;
+}
+
+export interface LiveFigures {
+  readonly elapsedSec: number;
+  readonly totalSec: number;
+  readonly sent: number;
+  readonly completed: number;
+  readonly inFlight: number;
+  readonly measuring: boolean;
+  /** p99 so far in the measured window, ms. */
+  readonly p99Ms: number;
+}
+
+export interface LatencySummary {
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly p999: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+export interface PhaseResult {
+  readonly offeredQps: number;
+  readonly achievedQps: number;
+  /** Requests scheduled in the measured window. */
+  readonly requests: number;
+  readonly completed: number;
+  /** Requests that threw, had unscored pairs, or were still in flight at the drain timeout. */
+  readonly errors: number;
+  readonly thrown: number;
+  readonly withUnscoredPairs: number;
+  readonly unfinished: number;
+  readonly firstErrors: readonly string[];
+  readonly pairs: number;
+  /** Pairs by the tier label of their result (gate result tier counts; unscored pairs under 'unscored'). */
+  readonly pairsByTier: Readonly<Record<string, number>>;
+  readonly latencyMs: LatencySummary;
+  /** How late the generator sent requests compared with their schedule. */
+  readonly scheduleLagMs: LatencySummary;
+  /** Event-loop delay while the phase ran (perf_hooks.monitorEventLoopDelay, 10 ms resolution... see docs). */
+  readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
+  /** Generator bookkeeping per request (excluding the gate call itself), µs. */
+  readonly generatorUsPerRequest: number;
+  /** Process CPU time over the phase / wall time (all threads: main + workers), in cores. */
+  readonly cpuCores: number;
+  readonly wallSec: number;
+}
+
+function newHistogram(): Histogram {
+  // Microseconds from 1 µs to 1 hour, 3 significant digits.
+  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+}
+
+function summarize(h: Histogram): LatencySummary {
+  if (h.totalCount === 0) return { p50: 0, p90: 0, p99: 0, p999: 0, max: 0, mean: 0 };
+  const ms = (us: number): number => Math.round(us) / 1000;
+  return {
+    p50: ms(h.getValueAtPercentile(50)),
+    p90: ms(h.getValueAtPercentile(90)),
+    p99: ms(h.getValueAtPercentile(99)),
+    p999: ms(h.getValueAtPercentile(99.9)),
+    max: ms(h.maxValue),
+    mean: ms(h.mean),
+  };
+}
+
+function recordUs(h: Histogram, ms: number): void {
+  h.recordValue(Math.max(1, Math.min(3_600_000_000, Math.round(ms * 1000))));
+}
+
+/** Runs one open-loop phase (warm-up + measured window) and returns the measured figures. */
+export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResult> {
+  const { gate, workload, qps, durationSec, warmupSec, budgetMs } = options;
+  const rng = createRng(options.seed);
+  const latency = newHistogram();
+  const lag = newHistogram();
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  const drainTimeoutMs = options.drainTimeoutMs ?? 120_000;
+
+  const t0 = performance.now() + 5; // first arrival a few ms from now
+  const epochOffset = Date.now() - performance.now(); // performance.now() → Date.now() clock
+  const measureStart = t0 + warmupSec * 1000;
+  const end = measureStart + durationSec * 1000;
+  let nextAt = t0 + exponentialGapMs(rng, qps);
+  let measuring = false;
+  let sent = 0;
+  let completed = 0;
+  let inFlight = 0;
+  let requests = 0;
+  let measuredCompleted = 0;
+  let thrown = 0;
+  let withUnscored = 0;
+  let pairs = 0;
+  let lastCompletion = measureStart;
+  let generatorMs = 0;
+  const firstErrors: string[] = [];
+  const pairsByTier: Record<string, number> = {};
+  const pendingMeasured = new Set<number>();
+  let resolveDrained: (() => void) | undefined;
+  let cpuStart = process.cpuUsage();
+  let wallStart = performance.now();
+
+  const onDone = (scheduledAt: number, measured: boolean, result: GateResult | undefined, error: unknown): void => {
+    const now = performance.now();
+    const g0 = now;
+    inFlight--;
+    completed++;
+    if (measured) {
+      pendingMeasured.delete(scheduledAt);
+      measuredCompleted++;
+      lastCompletion = now;
+      recordUs(latency, now - scheduledAt);
+      if (result === undefined) {
+        thrown++;
+        if (firstErrors.length < 5) firstErrors.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+      } else {
+        const counts = result.tier.counts;
+        for (const tier in counts) {
+          pairsByTier[tier] = (pairsByTier[tier] ?? 0) + counts[tier];
+        }
+        const unscored = result.stats.unscored;
+        pairs += result.stats.retrieved;
+        if (unscored > 0) {
+          withUnscored++;
+          pairsByTier.unscored = (pairsByTier.unscored ?? 0) + unscored;
+          if (firstErrors.length < 5) firstErrors.push(`unscored pairs: ${JSON.stringify(result.stats.unscoredByReason)} ${result.errors.join('; ')}`);
+        }
+      }
+    }
+    generatorMs += performance.now() - g0;
+    if (inFlight === 0 && resolveDrained !== undefined) resolveDrained();
+  };
+
+  const send = (scheduledAt: number): void => {
+    const measured = scheduledAt >= measureStart;
+    if (measured && !measuring) {
+      measuring = true;
+      options.onMeasureStart?.();
+      cpuStart = process.cpuUsage();
+      wallStart = performance.now();
+      loopDelay.reset();
+    }
+    const now = performance.now();
+    if (measured) {
+      recordUs(lag, now - scheduledAt);
+      requests++;
+      pendingMeasured.add(scheduledAt);
+    }
+    const query = workload.next();
+    sent++;
+    inFlight++;
+    const options_ = budgetMs === undefined ? undefined : { deadline: scheduledAt + epochOffset + budgetMs };
+    let pending: Promise<GateResult>;
+    try {
+      pending = gate.filter(query.text, query.passages, options_);
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (result) => onDone(scheduledAt, measured, result, undefined),
+      (error: unknown) => onDone(scheduledAt, measured, undefined, error),
+    );
+  };
+
+  loopDelay.enable();
+  await new Promise<void>((resolve) => {
+    let lastTick = 0;
+    const tick = (): void => {
+      const wake = performance.now();
+      let gateMs = 0;
+      while (nextAt <= wake && nextAt < end) {
+        const s0 = performance.now();
+        send(nextAt);
+        gateMs += performance.now() - s0;
+        nextAt += exponentialGapMs(rng, qps);
+      }
+      const now = performance.now();
+      if (options.onTick !== undefined && now - lastTick >= 250) {
+        lastTick = now;
+        options.onTick({
+          elapsedSec: (now - t0) / 1000,
+          totalSec: (end - t0) / 1000,
+          sent,
+          completed,
+          inFlight,
+          measuring,
+          p99Ms: latency.totalCount === 0 ? 0 : latency.getValueAtPercentile(99) / 1000,
+        });
+      }
+      // Bookkeeping only: the gate's synchronous part is the engine's time, not the generator's.
+      generatorMs += now - wake - gateMs;
+      if (nextAt >= end) return resolve();
+      setTimeout(tick, Math.max(0, nextAt - performance.now()));
+    };
+    setTimeout(tick, Math.max(0, nextAt - performance.now()));
+  });
+
+  // Drain: wait for everything in flight (bounded).
+  if (inFlight > 0) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, drainTimeoutMs);
+      resolveDrained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const progress = setInterval(() => {
+        if (options.onTick !== undefined) {
+          const now = performance.now();
+          options.onTick({ elapsedSec: (now - t0) / 1000, totalSec: (end - t0) / 1000, sent, completed, inFlight, measuring, p99Ms: latency.totalCount === 0 ? 0 : latency.getValueAtPercentile(99) / 1000 });
+        }
+      }, 500);
+      const stop = resolveDrained;
+      resolveDrained = () => {
+        clearInterval(progress);
+        stop();
+      };
+      timer.unref?.();
+    });
+  }
+  loopDelay.disable();
+  const wallMs = performance.now() - wallStart;
+  const cpu = process.cpuUsage(cpuStart);
+  // Requests that never finished count as errors, with a latency lower bound (still open-loop honest).
+  const unfinished = pendingMeasured.size;
+  const now = performance.now();
+  for (const scheduledAt of pendingMeasured) recordUs(latency, now - scheduledAt);
+  const windowMs = Math.max(durationSec * 1000, lastCompletion - measureStart);
+  return {
+    offeredQps: qps,
+    achievedQps: measuredCompleted / (windowMs / 1000),
+    requests,
+    completed: measuredCompleted,
+    errors: thrown + withUnscored + unfinished,
+    thrown,
+    withUnscoredPairs: withUnscored,
+    unfinished,
+    firstErrors,
+    pairs,
+    pairsByTier,
+    latencyMs: summarize(latency),
+    scheduleLagMs: summarize(lag),
+    eventLoopDelayMs: {
+      p50: loopDelay.percentile(50) / 1e6,
+      p99: loopDelay.percentile(99) / 1e6,
+      max: loopDelay.max / 1e6,
+    },
+    generatorUsPerRequest: sent === 0 ? 0 : (generatorMs * 1000) / sent,
+    cpuCores: (cpu.user + cpu.system) / 1000 / wallMs,
+    wallSec: wallMs / 1000,
+  };
+}

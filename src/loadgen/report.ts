@@ -1,0 +1,95 @@
+/**
+ * Bench output: one row per (routing, offered QPS) point as JSON, a readable table, and an SVG of
+ * latency percentiles against offered QPS (src/report/svg-line-chart.ts).
+ */
+import { renderLineChart, type ChartSeries } from '../report/svg-line-chart.js';
+import type { LatencySummary } from './open-loop.js';
+
+export interface TierShare {
+  readonly cache: number;
+  readonly trees: number;
+  readonly crossEncoder: number;
+  /** Pairs without a score (fail closed). */
+  readonly unscored: number;
+}
+
+export interface BenchPoint {
+  /** Routing of this point, e.g. 'cascade', 'budget', 'fixed:crossEncoder'. */
+  readonly routing: string;
+  readonly offeredQps: number;
+  readonly achievedQps: number;
+  readonly latencyMs: LatencySummary;
+  readonly errors: number;
+  readonly requests: number;
+  readonly pairs: number;
+  /** Fractions of pairs by the tier label of their result. */
+  readonly tierShare: TierShare;
+  /** Fractions of pairs by the MODEL their score came from (cache hits attributed to the tier that scored them). */
+  readonly modelShare: { readonly crossEncoder: number; readonly trees: number };
+  readonly degradedPairs: number;
+  readonly shedPairs: number;
+  readonly deadlinePairs: number;
+  readonly errorPairs: number;
+  readonly cancelledPairs: number;
+  readonly lateCalls: number;
+  readonly scheduleLagMs: LatencySummary;
+  readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
+  readonly generatorUsPerRequest: number;
+  readonly cpuCores: number;
+  readonly cache: { readonly hitRate: number; readonly entries: number; readonly evictions: number } | null;
+  readonly crossEncoder: { readonly pairsRun: number; readonly pairsDropped: number; readonly meanBatchSize: number; readonly pairsPerSec: number };
+  readonly firstErrors: readonly string[];
+}
+
+const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
+const ms = (x: number): string => (x >= 10_000 ? `${(x / 1000).toFixed(1)}s` : x >= 100 ? x.toFixed(0) : x.toFixed(1));
+
+export function formatTable(points: readonly BenchPoint[]): string {
+  const header = ['routing', 'offered', 'achieved', 'p50', 'p90', 'p99', 'p99.9', 'max', 'errors', 'pairs', 'cache', 'trees', 'CE', 'CE-model', 'degraded', 'lag p99', 'loop p99'];
+  const rows = points.map((p) => [
+    p.routing,
+    p.offeredQps.toFixed(1),
+    p.achievedQps.toFixed(1),
+    ms(p.latencyMs.p50),
+    ms(p.latencyMs.p90),
+    ms(p.latencyMs.p99),
+    ms(p.latencyMs.p999),
+    ms(p.latencyMs.max),
+    String(p.errors),
+    String(p.pairs),
+    pct(p.tierShare.cache),
+    pct(p.tierShare.trees),
+    pct(p.tierShare.crossEncoder),
+    pct(p.modelShare.crossEncoder),
+    String(p.degradedPairs),
+    ms(p.scheduleLagMs.p99),
+    ms(p.eventLoopDelayMs.p99),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n(latencies in ms from the scheduled send time; CE-model = pairs whose score came from the cross-encoder, fresh or cached)\n';
+}
+
+export function renderLatencyPlot(points: readonly BenchPoint[], budgetMs: number | undefined, title: string): string {
+  const routings = [...new Set(points.map((p) => p.routing))];
+  const series: ChartSeries[] = [];
+  for (const routing of routings) {
+    const ps = points.filter((p) => p.routing === routing).sort((a, b) => a.offeredQps - b.offeredQps);
+    for (const [name, pick] of [
+      ['p50', (p: BenchPoint) => p.latencyMs.p50],
+      ['p99', (p: BenchPoint) => p.latencyMs.p99],
+      ['p99.9', (p: BenchPoint) => p.latencyMs.p999],
+    ] as const) {
+      series.push({ name: `${routing} ${name}`, points: ps.map((p) => [p.offeredQps, pick(p)] as const) });
+    }
+  }
+  return renderLineChart({
+    title,
+    xLabel: 'offered load (requests/s)',
+    yLabel: 'latency (ms, from scheduled send)',
+    series,
+    hLines: budgetMs === undefined ? [] : [{ y: budgetMs, label: `budget ${budgetMs} ms` }],
+    width: 860,
+    height: 480,
+  });
+}

@@ -18,6 +18,16 @@ export interface LoopResult {
   eventLoopP99Ms: number;
   /** Share of wall time the main thread's event loop was busy (performance.eventLoopUtilization). */
   mainThreadBusy: number;
+  /**
+   * Process CPU time (all threads) per pair, ms. Robust to other load on a shared machine, unlike
+   * pairs/s: on an idle machine with C cores, pairs/s ≈ C × 1000 / cpuMsPerPair when saturated.
+   */
+  cpuMsPerPair: number;
+}
+
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(since);
+  return (d.user + d.system) / 1000;
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -41,6 +51,7 @@ export async function closedLoop(
     const eld = monitorEventLoopDelay({ resolution: 5 });
     eld.enable();
     const elu0 = performance.eventLoopUtilization();
+    const cpu0 = process.cpuUsage();
     const started = performance.now();
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -54,6 +65,7 @@ export async function closedLoop(
       }),
     );
     const elapsed = performance.now() - started;
+    const cpu = cpuMs(cpu0);
     eld.disable();
     const elu = performance.eventLoopUtilization(elu0);
     latencies.sort((a, b) => a - b);
@@ -63,6 +75,7 @@ export async function closedLoop(
       p99Ms: percentile(latencies, 99),
       eventLoopP99Ms: eld.percentile(99) / 1e6,
       mainThreadBusy: elu.utilization,
+      cpuMsPerPair: cpu / pairs,
     };
   };
   if (warmupMs > 0) await run(warmupMs);
@@ -81,14 +94,19 @@ function int64Batch(rows: number[][], seq: number, value: (row: number[], t: num
 
 export interface MachineLimit {
   /** Pairs/s of a straight loop over length-sorted batches of `batchSize`, plus per-batch latency. */
-  run(batchSize: number, ms: number): Promise<{ pairsPerSec: number; p50: number; p99: number }>;
+  run(batchSize: number, ms: number): Promise<{ pairsPerSec: number; p50: number; p99: number; cpuMsPerPair: number }>;
   /** Tokenization throughput measured while pre-tokenizing (encode(q, p), all pairs in parallel). */
   readonly tokenizePairsPerSec: number;
   release(): Promise<void>;
 }
 
 /** (a): one session with all cores, pre-tokenized pairs sorted by length, no pool, no waiting. */
-export async function createMachineLimit(dir: string, requests: Request[], maxLength: number): Promise<MachineLimit> {
+export async function createMachineLimit(
+  dir: string,
+  requests: Request[],
+  maxLength: number,
+  { spinning = true }: { spinning?: boolean } = {},
+): Promise<MachineLimit> {
   const tok = Tokenizer.fromFile(join(dir, 'tokenizer.json'));
   tok.setTruncation(maxLength);
   const pairs = requests.flatMap((r) => r.passages.map((p) => [r.query, p] as const));
@@ -101,12 +119,15 @@ export async function createMachineLimit(dir: string, requests: Request[], maxLe
     intraOpNumThreads: availableParallelism(),
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
+    // onnxruntime's default (spinning on) is its best straight-loop throughput; off to measure CPU/pair.
+    ...(spinning ? {} : { extra: { 'session.intra_op.allow_spinning': '0' } as unknown as ort.InferenceSession.SessionOptions['extra'] }),
   });
   const run = async (batchSize: number, ms: number) => {
     const batches: Array<typeof items> = [];
     for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
     let done = 0;
     const times: number[] = [];
+    const cpu0 = process.cpuUsage();
     const start = performance.now();
     for (let k = 0; performance.now() - start < ms; k++) {
       const batch = batches[k % batches.length];
@@ -124,8 +145,9 @@ export async function createMachineLimit(dir: string, requests: Request[], maxLe
       done += batch.length;
     }
     const elapsed = performance.now() - start;
+    const cpu = cpuMs(cpu0);
     times.sort((a, b) => a - b);
-    return { pairsPerSec: (done / elapsed) * 1000, p50: percentile(times, 50), p99: percentile(times, 99) };
+    return { pairsPerSec: (done / elapsed) * 1000, p50: percentile(times, 50), p99: percentile(times, 99), cpuMsPerPair: cpu / done };
   };
   return {
     run,

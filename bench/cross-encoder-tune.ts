@@ -42,6 +42,8 @@ async function main(): Promise<void> {
   const ms = Number(args.duration) * 1000;
   const aBatch = Number(args['a-batch']);
   const limit = await createMachineLimit(dir, requests, 512);
+  // Same loop without spinning threads: its CPU per pair is the real work (spinning burns idle time).
+  const limitNoSpin = await createMachineLimit(dir, requests, 512, { spinning: false });
   const configs = args.configs!.split(',').map((c) => {
     const [wt, budget] = c.split(':');
     const [w, t] = wt.split('x').map(Number);
@@ -56,29 +58,44 @@ async function main(): Promise<void> {
   }
   const ratios = new Map<string, number[]>(configs.map((c) => [c.label, []]));
   const rates = new Map<string, number[]>([['a', []], ...configs.map((c) => [c.label, []] as [string, number[]])]);
+  const cpu = new Map<string, number[]>([['a', []], ['a-nospin', []], ...configs.map((c) => [c.label, []] as [string, number[]])]);
   try {
     for (let round = 0; round < Number(args.rounds); round++) {
       await limit.run(aBatch, 300);
-      const a = (await limit.run(aBatch, ms)).pairsPerSec;
+      const ar = await limit.run(aBatch, ms);
+      const a = ar.pairsPerSec;
       rates.get('a')!.push(a);
-      const line = [`round ${round + 1}: (a) batch ${aBatch} ${a.toFixed(1)}`];
+      cpu.get('a')!.push(ar.cpuMsPerPair);
+      const ns = await limitNoSpin.run(aBatch, ms / 2);
+      cpu.get('a-nospin')!.push(ns.cpuMsPerPair);
+      const line = [`round ${round + 1}: (a) batch ${aBatch} ${a.toFixed(1)} cpu ${ar.cpuMsPerPair.toFixed(2)} ms/pair (no spin ${ns.cpuMsPerPair.toFixed(2)})`];
       for (const c of configs) {
         const ce = encoders.get(c.label)!;
         const r = await closedLoop(requests, concurrency, (q) => ce.score(q.query, q.passages), ms, 500);
         rates.get(c.label)!.push(r.pairsPerSec);
         ratios.get(c.label)!.push(r.pairsPerSec / a);
-        line.push(`${c.label} ${r.pairsPerSec.toFixed(1)} (${((r.pairsPerSec / a) * 100).toFixed(0)}%, eld99 ${r.eventLoopP99Ms.toFixed(1)})`);
+        cpu.get(c.label)!.push(r.cpuMsPerPair);
+        line.push(
+          `${c.label} ${r.pairsPerSec.toFixed(1)} (${((r.pairsPerSec / a) * 100).toFixed(0)}%, cpu ${r.cpuMsPerPair.toFixed(2)} ms/pair, eld99 ${r.eventLoopP99Ms.toFixed(1)})`,
+        );
       }
       console.log(line.join(' | '));
     }
   } finally {
     for (const ce of encoders.values()) await ce.close();
     await limit.release();
+    await limitNoSpin.release();
   }
   console.log(`\nmedians over rounds (concurrency ${concurrency}):`);
-  console.log(`  (a) machine limit, batch ${aBatch}: ${median(rates.get('a')!).toFixed(1)} pairs/s`);
+  const aCpu = median(cpu.get('a-nospin')!);
+  console.log(
+    `  (a) machine limit, batch ${aBatch}: ${median(rates.get('a')!).toFixed(1)} pairs/s, cpu ${median(cpu.get('a')!).toFixed(2)} ms/pair (${aCpu.toFixed(2)} without spinning)`,
+  );
   for (const c of configs) {
-    console.log(`  ${c.label} (workers×threads:maxBatchTokens): ${median(rates.get(c.label)!).toFixed(1)} pairs/s, ${(median(ratios.get(c.label)!) * 100).toFixed(1)}% of (a) (paired)`);
+    const cCpu = median(cpu.get(c.label)!);
+    console.log(
+      `  ${c.label} (workers×threads:maxBatchTokens): ${median(rates.get(c.label)!).toFixed(1)} pairs/s, ${(median(ratios.get(c.label)!) * 100).toFixed(1)}% of (a) (paired), cpu ${cCpu.toFixed(2)} ms/pair = ${((aCpu / cCpu) * 100).toFixed(1)}% of (a)'s CPU efficiency`,
+    );
   }
 }
 

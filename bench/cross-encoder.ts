@@ -91,6 +91,7 @@ async function machineLimit(model: string, dir: string, requests: Request[]): Pr
         pairsPerSec: final.pairsPerSec,
         p50Ms: final.p50,
         p99Ms: final.p99,
+        cpuMsPerPair: final.cpuMsPerPair,
         note: `batch ${best.size}, length-sorted, latency per batch; tokenization not included (${limit.tokenizePairsPerSec.toFixed(0)} pairs/s on its own)`,
       },
     ];
@@ -158,10 +159,10 @@ async function thisTier(model: string, dir: string, requests: Request[]): Promis
 
 function printTable(rows: Row[]): void {
   const f = (x: number | null | undefined, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? "-" : x.toFixed(d));
-  console.log('\n| model | mode | conc. | pairs/s | p50 ms | p99 ms | event-loop p99 ms | main busy | note |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('\n| model | mode | conc. | pairs/s | p50 ms | p99 ms | event-loop p99 ms | main busy | CPU ms/pair | note |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| ${r.model} | ${r.mode} | ${r.concurrency ?? '-'} | ${f(r.pairsPerSec)} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.eventLoopP99Ms)} | ${r.mainThreadBusy === undefined ? '-' : (r.mainThreadBusy * 100).toFixed(1) + '%'} | ${r.note ?? ''} |`);
+    console.log(`| ${r.model} | ${r.mode} | ${r.concurrency ?? '-'} | ${f(r.pairsPerSec)} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.eventLoopP99Ms)} | ${r.mainThreadBusy === undefined ? '-' : (r.mainThreadBusy * 100).toFixed(1) + '%'} | ${f(r.cpuMsPerPair, 2)} | ${r.note ?? ''} |`);
   }
   for (const model of new Set(rows.map((r) => r.model))) {
     const a = rows.find((r) => r.model === model && r.mode.startsWith('(a)'));

@@ -250,10 +250,7 @@ async function main(): Promise<void> {
       for (const n of args.sizes) {
         const rows = matrix.subarray(0, n * nf);
         table.get(n)!.ours.push(timeCalls(() => model.predictWithKernel(rows, n, { output: 'value' }, args.kernel), args.seconds));
-        if (mlPredict) {
-          const budget = Math.min(args.seconds, n >= 1000 ? args.seconds : args.seconds);
-          table.get(n)!.ml.push(timeCalls(() => mlPredict!(n), budget));
-        }
+        if (mlPredict) table.get(n)!.ml.push(timeCalls(() => mlPredict!(n), args.seconds));
       }
       process.stderr.write(`round ${round + 1}/${args.rounds} done\n`);
     }

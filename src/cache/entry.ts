@@ -60,15 +60,11 @@ const FIELD_BYTES = 8;
 const HEAP_NUMBER_BYTES = 16;
 const STRING_HEADER_BYTES = 24;
 
+// V8 stores a string with only Latin-1 characters one byte per character, any other two.
+const WIDE_CHAR = /[^\u0000-\u00ff]/;
+
 export function estimateStringBytes(s: string): number {
-  let wide = false;
-  for (let i = 0; i < s.length; i++) {
-    if (s.charCodeAt(i) > 0xff) {
-      wide = true;
-      break;
-    }
-  }
-  return STRING_HEADER_BYTES + roundUp8(s.length * (wide ? 2 : 1));
+  return STRING_HEADER_BYTES + roundUp8(s.length * (WIDE_CHAR.test(s) ? 2 : 1));
 }
 
 function recordBytes(record: Readonly<Record<string, number>>): number {

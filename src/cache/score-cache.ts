@@ -86,7 +86,7 @@ export interface SnapshotReport {
 export interface ScoreCache extends PairScoreCache {
   /**
    * Synchronous L1-only probe: the cached result per passage (undefined where L1 has none).
-   * Never scores, never asks Redis, does not count in stats; refreshes LRU recency of hits.
+   * Never scores, never asks Redis, does not count hits or misses; refreshes LRU recency of hits.
    */
   lookup(request: CacheRequest): Array<CacheableResult | undefined>;
   stats(): ScoreCacheStats;

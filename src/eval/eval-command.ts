@@ -25,6 +25,8 @@ export interface EvalCommandOptions {
   readonly jsonOut?: string | undefined;
   readonly plotOut?: string | undefined;
   readonly progress: boolean;
+  /** Pass first-stage ranks as the retrieval_rank feature (default true). */
+  readonly retrievalRank?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -71,6 +73,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
       k: options.k,
       gateK: options.gateK,
       targetPrecision,
+      retrievalRank: options.retrievalRank ?? true,
       ...(tier.recommendedThreshold !== undefined ? { gateThreshold: tier.recommendedThreshold } : {}),
       ...(progress ? { onProgress: (done: number) => progress.update(done) } : {}),
     });

@@ -44,6 +44,11 @@ export interface EvalOptions {
   readonly targetPrecision?: number;
   /** The gate threshold to report (e.g. the model's recommended one). Default: the threshold found for the target on these queries. */
   readonly gateThreshold?: number;
+  /**
+   * Give each passage its first-stage rank as the caller-supplied `retrieval_rank` feature (what a
+   * caller passing its retriever's order does). Default true. Tiers without that feature ignore it.
+   */
+  readonly retrievalRank?: boolean;
   /** Reuse an index over the collection (it is the costly part for big corpora). */
   readonly firstStage?: FirstStage;
   /** Called after each query is scored. */
@@ -54,6 +59,8 @@ export interface EvalReport {
   readonly collection: { readonly name: string; readonly dir: string; readonly fingerprint: string; readonly docs: number };
   readonly queries: number;
   readonly k: number;
+  /** Whether passages carried their first-stage rank as the retrieval_rank feature. */
+  readonly retrievalRank: boolean;
   readonly gateK: number;
   readonly firstStage: { readonly kind: 'bm25'; readonly library: 'minisearch'; readonly k1: number; readonly b: number };
   readonly ndcg10: { readonly firstStage: number | null; readonly reranked: number | null };
@@ -84,8 +91,12 @@ export async function scoreCandidateList(
   scorer: Scorer,
   list: CandidateList,
   signal = 'relevance',
+  retrievalRank = true,
 ): Promise<Float64Array> {
-  const passages: Passage[] = list.candidates.map((c) => toPassage(collection.docById.get(c.docId)!));
+  const passages: Passage[] = list.candidates.map((c) => {
+    const p = toPassage(collection.docById.get(c.docId)!);
+    return retrievalRank ? { ...p, features: { retrieval_rank: c.rank } } : p;
+  });
   const results = passages.length === 0 ? [] : await scorer.score(list.queryText, passages);
   if (results.length !== passages.length) {
     throw new EvalScoringError(`scorer ${scorer.id} returned ${results.length} results for ${passages.length} passages`);
@@ -129,7 +140,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const gatePools: LabelledScore[][] = [];
   for (let q = 0; q < lists.length; q++) {
     const list = lists[q]!;
-    const scores = await scoreCandidateList(collection, scorer, list, signal);
+    const scores = await scoreCandidateList(collection, scorer, list, signal, options.retrievalRank ?? true);
     const firstOrder = list.candidates.map((c) => c.docId);
     const reranked = rerankOrder(list, scores);
     perQuery.push({
@@ -155,6 +166,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     collection: { name: collection.name, dir: collection.dir, fingerprint: collection.fingerprint, docs: collection.docs.length },
     queries: lists.length,
     k,
+    retrievalRank: options.retrievalRank ?? true,
     gateK,
     firstStage: { kind: 'bm25', library: 'minisearch', k1: firstStage.params.k1, b: firstStage.params.b },
     ndcg10: {

@@ -29,7 +29,8 @@ export interface SplitOptions {
 
 export type SplitName = keyof QuerySplit;
 
-function fnv1a(text: string): number {
+/** FNV-1a 32-bit hash of a string's UTF-16 code units (seeds and deterministic coin flips). */
+export function fnv1a(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);

@@ -3,6 +3,7 @@
  * latency percentiles against offered QPS (src/report/svg-line-chart.ts).
  */
 import { renderLineChart, type ChartSeries } from '../report/svg-line-chart.js';
+import type { TierLoadStats } from '../router/types.js';
 import type { LatencySummary } from './open-loop.js';
 
 export interface TierShare {
@@ -38,6 +39,8 @@ export interface BenchPoint {
   readonly cpuCores: number;
   readonly cache: { readonly hitRate: number; readonly entries: number; readonly evictions: number } | null;
   readonly crossEncoder: { readonly pairsRun: number; readonly pairsDropped: number; readonly meanBatchSize: number; readonly pairsPerSec: number };
+  /** The router's cost models at the end of the point. */
+  readonly routerTiers: readonly TierLoadStats[];
   readonly firstErrors: readonly string[];
 }
 

@@ -15,8 +15,8 @@
 import type { TierSpec } from './types.js';
 
 const ALPHA = 0.15;
-const RATIO_MIN = 0.5;
-const RATIO_MAX = 4;
+const RATIO_MIN = 0.05;
+const RATIO_MAX = 20;
 
 export interface Submission {
   readonly pairs: number;
@@ -32,6 +32,9 @@ export class TierCostModel {
   completedPairs = 0;
   failedPairs = 0;
   calls = 0;
+  /** performance.now() of the last submission start or settle: how fresh the model's evidence is. */
+  lastActivity = 0;
+  probes = 0;
   private lastFinish = 0;
   private measured = false;
 
@@ -52,7 +55,19 @@ export class TierCostModel {
     return this.rawPredict(pairs) * this.ratio;
   }
 
+  /**
+   * A prediction the router acts on only gets corrected by new measurements; if it says "does not
+   * fit" while the tier sits idle, nothing would ever be sent again and a stale (pessimistic) model
+   * would starve the tier for good. So an idle tier with no activity for `probeIntervalMs` may be
+   * sent work anyway (a probe); the deadline fallback bounds what a wrong probe can cost.
+   */
+  mayProbe(now: number, probeIntervalMs: number): boolean {
+    if (this.outstanding > 0 || (this.spec.pendingPairs?.() ?? 0) > 0) return false;
+    return now - this.lastActivity >= probeIntervalMs;
+  }
+
   begin(pairs: number, now: number): Submission {
+    this.lastActivity = now;
     const predictedMs = this.rawPredict(pairs);
     this.outstanding += pairs;
     this.submittedPairs += pairs;
@@ -62,6 +77,7 @@ export class TierCostModel {
 
   /** A submission finished with every pair scored. */
   complete(sub: Submission, now: number): void {
+    this.lastActivity = now;
     this.outstanding -= sub.pairs;
     this.completedPairs += sub.pairs;
     const elapsed = Math.max(0, now - sub.startedAt);
@@ -84,6 +100,7 @@ export class TierCostModel {
    * (as a lower bound), otherwise nothing is learnt.
    */
   fail(sub: Submission, now: number): void {
+    this.lastActivity = now;
     this.outstanding -= sub.pairs;
     this.failedPairs += sub.pairs;
     const elapsed = Math.max(0, now - sub.startedAt);

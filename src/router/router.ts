@@ -36,6 +36,7 @@ export const DEFAULT_BUDGET_MS = 100;
 export const DEFAULT_RETURN_MARGIN_MS = 2;
 export const DEFAULT_HEADROOM = 0.8;
 export const DEFAULT_MAX_QUEUED_PAIRS = 512;
+export const DEFAULT_PROBE_INTERVAL_MS = 250;
 export const CACHE_TIER: TierName = 'cache';
 const DEFAULT_SIGNALS: readonly string[] = Object.freeze(['relevance', 'relevant']);
 const MODES: ReadonlySet<RoutingMode> = new Set(['fixed', 'budget', 'cascade']);
@@ -124,6 +125,7 @@ class RouterImpl implements Router {
   private readonly defaultBudgetMs: number;
   private readonly returnMarginMs: number;
   private readonly headroom: number;
+  private readonly probeIntervalMs: number;
   private readonly clock: () => number;
   private readonly defaultRouting: ResolvedRouting;
   private counters = newCounters();
@@ -166,6 +168,7 @@ class RouterImpl implements Router {
     }
     checkNumber('defaultBudgetMs', config.defaultBudgetMs, (v) => Number.isFinite(v) && v > 0, 'a positive number of ms');
     checkNumber('returnMarginMs', config.returnMarginMs, (v) => Number.isFinite(v) && v >= 0, 'a number of ms ≥ 0');
+    checkNumber('probeIntervalMs', config.probeIntervalMs, (v) => v > 0, 'a positive number of ms (Infinity disables probes)');
     checkNumber('headroom', config.headroom, (v) => v > 0 && v <= 1, 'in (0, 1]');
     if (config.clock !== undefined && typeof config.clock !== 'function') throw new InvalidArgumentError('config.clock must be a function');
     if (config.id !== undefined && (typeof config.id !== 'string' || config.id.length === 0)) throw new InvalidArgumentError('config.id must be a non-empty string');
@@ -176,6 +179,7 @@ class RouterImpl implements Router {
     this.defaultBudgetMs = config.defaultBudgetMs ?? DEFAULT_BUDGET_MS;
     this.returnMarginMs = config.returnMarginMs ?? DEFAULT_RETURN_MARGIN_MS;
     this.headroom = config.headroom ?? DEFAULT_HEADROOM;
+    this.probeIntervalMs = config.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
     this.clock = config.clock ?? Date.now;
     this.id = config.id ?? `router(${states.map((s) => `${s.name}=${s.spec.scorer.id}`).join(',')})`;
     this.routing = Object.freeze({ ...(config.routing ?? { mode: states.length > 1 ? 'cascade' : 'fixed' }) });
@@ -267,7 +271,8 @@ class RouterImpl implements Router {
             if (f !== undefined) relevance[i] = readRelevance(isDetailedPairScore(f) ? f.probabilities : (f as Readonly<Record<string, number>>), routing.signals);
           }
           const order = orderByThresholdDistance(rest, relevance, routing.threshold);
-          const m = this.fitting(best, order.length, answerBy);
+          // A cascade probe is one pair: enough to refresh the model, cheap if the model was right.
+          const m = this.fitting(best, order.length, answerBy, 1);
           const chosen = order.slice(0, m);
           const shed = order.slice(m);
           if (chosen.length > 0) jobs.push({ tier: best, indices: chosen, done: false });
@@ -280,7 +285,7 @@ class RouterImpl implements Router {
         // budget: the best tier predicted to fit; the inline tier always fits.
         let chosen: TierState | undefined;
         for (const tier of this.ranked) {
-          if (tier.inline || this.fitting(tier, rest.length, answerBy) === rest.length) {
+          if (tier.inline || this.fitting(tier, rest.length, answerBy, rest.length) === rest.length) {
             chosen = tier;
             break;
           }
@@ -338,13 +343,21 @@ class RouterImpl implements Router {
     return rest;
   }
 
-  /** How many of `wanted` pairs the tier is predicted to finish (and may queue) before answerBy. */
-  private fitting(tier: TierState, wanted: number, answerBy: number | undefined): number {
+  /**
+   * How many of `wanted` pairs the tier is predicted to finish (and may queue) before answerBy.
+   * When none fit but the tier is idle and its model stale, a probe of `probePairs` is allowed.
+   */
+  private fitting(tier: TierState, wanted: number, answerBy: number | undefined, probePairs: number): number {
     if (tier.inline) return wanted;
     const room = Math.max(0, Math.min(wanted, tier.maxQueuedPairs - tier.model.outstanding));
     if (answerBy === undefined) return room;
-    const limit = (answerBy - this.clock()) * this.headroom;
-    return largestFitting(room, limit, (pairs) => tier.model.predict(pairs));
+    const remaining = answerBy - this.clock();
+    const fit = largestFitting(room, remaining * this.headroom, (pairs) => tier.model.predict(pairs));
+    if (fit === 0 && room > 0 && remaining > 0 && tier.model.mayProbe(performance.now(), this.probeIntervalMs)) {
+      tier.model.probes++;
+      return Math.min(room, probePairs);
+    }
+    return fit;
   }
 
   /** Scores `indices` on the inline tier into `fallback` (failures leave holes, counted later). */
@@ -541,6 +554,7 @@ class RouterImpl implements Router {
       completedPairs: t.model.completedPairs,
       failedPairs: t.model.failedPairs,
       calls: t.model.calls,
+      probes: t.model.probes,
     }));
     return { ...c, byTier: { ...c.byTier }, cacheHitsBySource: { ...c.cacheHitsBySource }, tiers };
   }

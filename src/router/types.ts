@@ -69,6 +69,12 @@ export interface RouterConfig {
   readonly returnMarginMs?: number;
   /** Share of the remaining time a prediction may fill for work to be sent to a slow tier. Default 0.8. */
   readonly headroom?: number;
+  /**
+   * A slow tier that sat idle this long may be sent work its (possibly stale) prediction rejects,
+   * so the cost model keeps learning; the deadline fallback bounds the cost. Default 250 ms;
+   * Infinity disables probing.
+   */
+  readonly probeIntervalMs?: number;
   /** Clock of deadlines (Date.now() scale). Default Date.now. */
   readonly clock?: () => number;
   /** Scorer id of the router. Default derived from the tiers' ids. */
@@ -109,6 +115,8 @@ export interface TierLoadStats {
   /** Pairs whose submission failed or was cancelled (deadline / abort / error). */
   readonly failedPairs: number;
   readonly calls: number;
+  /** Submissions sent although the prediction said they would not fit (idle tier, stale model). */
+  readonly probes: number;
 }
 
 export interface RouterStats {

@@ -14,7 +14,8 @@ import { type Collection, loadCollection } from '../eval/collection.js';
 import { type FirstStage, createBm25FirstStage } from '../eval/first-stage.js';
 import { type GateStats, type LabelledScore, type ThresholdRow, gateStats, thresholdForPrecision } from '../eval/metrics.js';
 import type { SplitsFile } from '../eval/query-set.js';
-import { type QuerySplit, splitQueries } from '../eval/splits.js';
+import type { CandidateList } from '../eval/candidates.js';
+import { type QuerySplit, fnv1a, splitQueries } from '../eval/splits.js';
 import { type DatasetSource, type PairFeaturizer, type RankingDataset, buildRankingDataset } from './dataset.js';
 import { type GridPoint, type TrainingBackend, type ValidationResult, gridSearch, ndcgByCollection } from './grid-search.js';
 
@@ -28,6 +29,18 @@ export interface TrainFastPathOptions {
   readonly gateK: number;
   readonly targetPrecision: number;
   readonly grid: readonly GridPoint[];
+  /**
+   * Training queries carry their first-stage rank as the retrieval_rank feature with probability
+   * 1 - retrievalRankDropout (decided per query copy, deterministically), so the model learns to use
+   * the rank when a caller passes it and to score text alone when not. Validation always passes it
+   * (as `eval` does by default). 0 = always, 1 = never.
+   */
+  readonly retrievalRankDropout: number;
+  /**
+   * Small collections' training queries are repeated until each collection has at least this many
+   * (a weight, since ml-xgboost has no weight API), so the big ones do not drown them. 0 = off.
+   */
+  readonly minQueriesPerCollection: number;
   /** Use at most this many train and validation queries per collection (quick runs and tests). */
   readonly maxQueriesPerSplit?: number;
   readonly log?: (line: string) => void;
@@ -45,8 +58,11 @@ export interface CollectionSummary {
   readonly fingerprint: string;
   readonly docs: number;
   readonly queries: { readonly train: number; readonly validation: number; readonly test: number };
+  /** Distinct (query, candidate) training pairs, and how many are relevant. */
   readonly trainPairs: number;
   readonly trainPositives: number;
+  /** Training rows including the repeats of minQueriesPerCollection. */
+  readonly trainRowsWithCopies: number;
   readonly validationNdcg10: { readonly firstStage: number | null; readonly reranked: number | null };
   readonly validationGate: GateStats;
 }
@@ -90,6 +106,9 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
   const log = options.log ?? (() => {});
   if (options.collectionDirs.length === 0) throw new InvalidArgumentError('no collections to train on');
   if (!(options.gateK >= 1 && options.gateK <= options.k)) throw new InvalidArgumentError(`gateK must be in [1, k]`);
+  if (!(options.retrievalRankDropout >= 0 && options.retrievalRankDropout <= 1)) {
+    throw new InvalidArgumentError(`retrievalRankDropout must be in [0, 1], got ${options.retrievalRankDropout}`);
+  }
   const t0 = performance.now();
 
   const loaded: Array<{ collection: Collection; firstStage: FirstStage; featurizer: PairFeaturizer; split: QuerySplit }> = [];
@@ -104,13 +123,22 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
     log(`train-fastpath: ${collection.name}: ${collection.docs.length} docs; queries train ${split.train.length}, validation ${split.validation.length}, test ${split.test.length}`);
   }
 
+  const rankOf = (list: CandidateList, i: number): Record<string, number> => ({ retrieval_rank: list.candidates[i]!.rank });
   const sources = (which: 'train' | 'validation'): DatasetSource[] =>
-    loaded.map((l) => ({
-      collection: l.collection,
-      firstStage: l.firstStage,
-      featurizer: l.featurizer,
-      queryIds: limit(l.split[which], options.maxQueriesPerSplit),
-    }));
+    loaded.flatMap((l) => {
+      const queryIds = limit(l.split[which], options.maxQueriesPerSplit);
+      const base = { collection: l.collection, firstStage: l.firstStage, featurizer: l.featurizer, queryIds };
+      if (which === 'validation') return [{ ...base, passthrough: rankOf }];
+      const copies =
+        options.minQueriesPerCollection > 0 && queryIds.length > 0 ? Math.max(1, Math.ceil(options.minQueriesPerCollection / queryIds.length)) : 1;
+      return Array.from({ length: copies }, (_, copy) => ({
+        ...base,
+        passthrough: (list: CandidateList, i: number) => {
+          const coin = fnv1a(`${options.seed}:${l.collection.name}:${copy}:${list.queryId}`) / 4294967296;
+          return coin < options.retrievalRankDropout ? undefined : rankOf(list, i);
+        },
+      }));
+    });
   const train = await buildRankingDataset(sources('train'), options.k, (d, t) => options.onDatasetProgress?.('train', d, t));
   const validation = await buildRankingDataset(sources('validation'), options.k, (d, t) =>
     options.onDatasetProgress?.('validation', d, t),
@@ -145,8 +173,13 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
     const name = l.collection.name;
     let trainPairs = 0;
     let trainPositives = 0;
+    let trainRowsWithCopies = 0;
+    const seen = new Set<string>();
     for (const g of train.groups) {
       if (g.collection !== name) continue;
+      trainRowsWithCopies += g.list.candidates.length;
+      if (seen.has(g.list.queryId)) continue;
+      seen.add(g.list.queryId);
       trainPairs += g.list.candidates.length;
       trainPositives += g.list.candidates.filter((c) => c.grade > 0).length;
     }
@@ -157,6 +190,7 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
       queries: { train: l.split.train.length, validation: l.split.validation.length, test: l.split.test.length },
       trainPairs,
       trainPositives,
+      trainRowsWithCopies,
       validationNdcg10: { firstStage: firstStageNdcg[name] ?? null, reranked: rerankedNdcg[name] ?? null },
       validationGate: gateStats(gatePools(validation, validationScores, options.gateK, name), threshold.threshold),
     };

@@ -1,7 +1,8 @@
 /**
  * The production training back end: ml-xgboost (via the typed wrapper train-xgboost.ts) to train,
  * the native tree evaluator (loadTreeModel) to score validation rows, so model selection sees the
- * exact scores serving will produce.
+ * exact scores serving will produce (both objectives used here, binary:logistic and reg:logistic,
+ * map margins to probabilities with the sigmoid).
  */
 import { loadTreeModel } from '../tiers/trees/load-tree-model.js';
 import { trainXGBoost } from '../tiers/trees/training/train-xgboost.js';
@@ -35,8 +36,11 @@ export function createXGBoostBackend(options: XGBoostBackendOptions = {}): Train
     async predict(modelBytes, features, numRows) {
       const model = await loadTreeModel(modelBytes);
       try {
-        const out = model.predict(features, numRows, { output: 'value' });
-        return Float64Array.from(out);
+        // Same arithmetic as the fast-path scorer: float32 margin, sigmoid in float64.
+        const margins = model.predict(features, numRows, { output: 'margin' });
+        const out = new Float64Array(numRows);
+        for (let i = 0; i < numRows; i++) out[i] = 1 / (1 + Math.exp(-margins[i]!));
+        return out;
       } finally {
         model.dispose();
       }

@@ -17,29 +17,31 @@ function text(bytes: number, seed: number): string {
   return parts.join(' ');
 }
 
-function timeMs(fn: () => void): number {
-  let best = Infinity;
-  for (let i = 0; i < 3; i++) {
-    const t = performance.now();
-    fn();
-    best = Math.min(best, performance.now() - t);
+// Best of several interleaved runs, so a burst of load on a shared machine hits both sizes alike.
+function bestTimesMs(fns: ReadonlyArray<() => void>, runs = 7): number[] {
+  const best = fns.map(() => Infinity);
+  for (let r = 0; r < runs; r++) {
+    fns.forEach((fn, i) => {
+      const t = performance.now();
+      fn();
+      best[i] = Math.min(best[i]!, performance.now() - t);
+    });
   }
   return best;
 }
 
 describe('very long passages', () => {
-  it('extracts a 1 MB passage and scales linearly (2 MB / 1 MB time < 3)', async () => {
+  it('extracts a 1 MB passage and scales linearly (4 MB / 1 MB time < 8; quadratic would be 16)', async () => {
     const stats = await buildCorpusStats([{ text: text(10_000, 1) }]);
     const query = 'supersonic flow over a plate boundary layer with shock wave heat';
     const one = text(1 << 20, 7);
-    const two = text(2 << 20, 7);
-    const t1 = timeMs(() => extractFeatures(stats, query, [{ text: one }]));
-    const t2 = timeMs(() => extractFeatures(stats, query, [{ text: two }]));
+    const four = text(4 << 20, 7);
+    const [t1, t4] = bestTimesMs([() => extractFeatures(stats, query, [{ text: one }]), () => extractFeatures(stats, query, [{ text: four }])]);
     const row = featureRow(extractFeatures(stats, query, [{ text: one }]), 0, FEATURE_NAMES);
     expect(row.body_length).toBeGreaterThan(100_000);
     expect(row.query_coverage).toBe(1);
     for (const name of FEATURE_NAMES.slice(0, -3)) expect(Number.isFinite(row[name]), name).toBe(true);
-    expect(t2 / t1).toBeLessThan(3);
+    expect(t4! / t1!, `1 MB: ${t1!.toFixed(1)} ms, 4 MB: ${t4!.toFixed(1)} ms`).toBeLessThan(8);
   });
 
   it('handles a 1 MB single token, 1 MB of emoji and 1 MB of CJK', async () => {

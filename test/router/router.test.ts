@@ -121,6 +121,7 @@ describe('cascade', () => {
       clock: () => now,
       returnMarginMs: 0,
       headroom: 1,
+      probeIntervalMs: Number.POSITIVE_INFINITY,
     });
     // 55 ms left: 5 pairs × 10 ms fit, 6 do not.
     const out = await router.score('q', passages(10), { deadline: now + 55 });
@@ -193,6 +194,7 @@ describe('budget mode', () => {
       clock: () => now,
       returnMarginMs: 0,
       headroom: 1,
+      probeIntervalMs: Number.POSITIVE_INFINITY,
     });
     const deadline = now + 100;
     let out = await router.score('q', passages(3), { deadline });
@@ -224,6 +226,45 @@ describe('budget mode', () => {
     const out = await router.score('q', passages(10, 'x'), { deadline: Date.now() + 20 });
     expect(slow.calls.length).toBe(before);
     expect(out.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
+  });
+});
+
+describe('probing', () => {
+  it('an idle tier with a stale pessimistic prediction gets a probe, and the model recovers', async () => {
+    const slow = instantTier('fake-ce');
+    const router = createRouter({
+      tiers: [trees(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 1000 })],
+      routing: { mode: 'cascade' },
+      probeIntervalMs: 30,
+    });
+    // Fresh model: 1000 ms/pair → nothing fits a 100 ms budget, but the idle tier gets a one-pair probe.
+    const first = await router.score('q', passages(4, 'a'), { deadline: Date.now() + 100 });
+    expect(first.map((r) => routed(r).tier)).toEqual(['crossEncoder', 'trees', 'trees', 'trees']);
+    const tier = router.stats().tiers.find((t) => t.name === 'crossEncoder');
+    expect(tier?.probes).toBe(1);
+    // The probe measured a fast tier: the next call fits without probing.
+    expect(router.predictMs('crossEncoder', 4)).toBeLessThan(50);
+    await router.score('q', passages(4, 'b'), { deadline: Date.now() + 100 });
+    expect(router.stats().tiers.find((t) => t.name === 'crossEncoder')?.probes).toBe(1);
+    expect(slow.executed).toEqual(['a0', 'b0', 'b1', 'b2', 'b3']);
+  });
+
+  it('no probe while the tier is busy or recently active', async () => {
+    const slow = slowTier({ latencyMs: 200 });
+    const router = createRouter({
+      tiers: [trees(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 1000 })],
+      routing: { mode: 'cascade' },
+      probeIntervalMs: 1000,
+    });
+    // The model has just been created (lastActivity 0 → stale): one probe goes out...
+    const a = router.score('q', passages(2, 'a'), { deadline: Date.now() + 500 });
+    // ...and while it is outstanding nothing else is sent.
+    const b = await router.score('q', passages(2, 'b'), { deadline: Date.now() + 100 });
+    expect(b.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
+    await a;
+    const c = await router.score('q', passages(2, 'c'), { deadline: Date.now() + 100 });
+    expect(c.every((r) => routed(r).tier === 'trees')).toBe(true);
+    expect(slow.calls).toHaveLength(1);
   });
 });
 
@@ -297,14 +338,17 @@ describe('fixed mode and configuration', () => {
 
   it('through the gate, per-pair tier labels reach the result', async () => {
     const values = [0.9, 0.5, 0.1];
+    const now = Date.now(); // a frozen clock: the cost model sees exactly the budget
     const cache = createScoreCache({ maxBytes: 1 << 20 });
     const router = createRouter({
       tiers: [trees(fastTier((id) => values[indexOf(id)])), ce(instantTier('fake-ce', () => 0.8), { estimateMs: (n) => n * 10 })],
       routing: { mode: 'cascade', threshold: 0.5 },
       cache,
       headroom: 1,
+      probeIntervalMs: Number.POSITIVE_INFINITY,
+      clock: () => now,
     });
-    const gate = createGate({ scorer: router });
+    const gate = createGate({ scorer: router, clock: () => now });
     const r1 = await gate.filter('q', passages(3), { budgetMs: 16 });
     // One pair fits (10 ms each, ~14 ms left after the 2 ms return margin): the one nearest the threshold (p1).
     expect(r1.tier.counts).toEqual({ crossEncoder: 1, trees: 2 });

@@ -212,8 +212,8 @@ describe('XGBoost 1.7.4 semantics', () => {
     const rows = new Float32Array([-1, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, -1, 0, 0]);
     const v = m.predict(rows, 4, { output: 'value' });
     expect(Array.from(v)).toEqual([0, 1, 0, 1]); // exp never overflows: no NaN, no Infinity
-    // float32 sigmoid (XGBoost) gives 0 -> 4.2e-18 relative precision lost and 1.0 at margin 20;
-    // float64 keeps p(-40) = 4.2e-18 and 1 - p(20) = 2.1e-9.
+    // XGBoost's float32 sigmoid returns exactly 1.0 at margin 20; float64 keeps 1 - p(20) = 2.1e-9,
+    // and the e / (1 + e) branch keeps p(-40) = 4.2e-18 to full relative precision.
     const small = make(ensemble([stump(0, 0, -40, 20)], { objective: 'binary:logistic' }));
     const p = small.predict(new Float32Array([-1, 0, 0, 0, 1, 0, 0, 0]), 2, { output: 'value' });
     expect(p[0]! / Math.exp(-40)).toBeCloseTo(1, 10);

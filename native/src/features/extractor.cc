@@ -38,9 +38,7 @@ QueryPlan::QueryPlan(const CorpusStats& stats, const char* query, size_t len)
                             Idf(stats.doc_count(), df.any), 0});
       // The match pre-filter (see MayMatch).
       const auto c0 = static_cast<unsigned char>(term[0]);
-      if (n == 1) {
-        filter_off_ = true;
-      } else if (n == 2) {
+      if (n <= 2) {
         first_char_[c0 >> 6] |= 1ull << (c0 & 63);
       } else {
         const unsigned key = PairKey(c0, static_cast<unsigned char>(term[1]));

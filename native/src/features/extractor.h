@@ -74,14 +74,15 @@ class QueryPlan {
   }
 
   // Cheap pre-filter on a raw (folded, unstemmed) token: false only when its stem cannot be a
-  // query term. Relies on a property of the Porter stemmer (checked on every word of the shipped
-  // collections and argued in docs/features.md): all but the last character of a stem are a
-  // prefix of the word. So a word can only stem to query term s if it starts with s[0..2)
-  // (|s| >= 3) or s[0] (|s| == 2); 1-character query terms disable the filter.
+  // query term. Relies on two properties of the Porter stemmer (argued in docs/features.md and
+  // checked exhaustively on all a-z words of up to 5 letters and on every word of the shipped
+  // collections): all but the last character of a stem are a prefix of the word, and a word
+  // whose stem has one character starts with that character. So a word can only stem to query
+  // term s if it starts with s[0..2) (|s| >= 3) or with s[0] (|s| <= 2). Unstemmed tokens
+  // (digits, non-ASCII, apostrophes) are their own term, so the same test holds for them.
   bool MayMatch(const char* p, size_t n) const {
-    if (filter_off_) return true;
     const auto c0 = static_cast<unsigned char>(p[0]);
-    if (first_char_[c0 >> 6] >> (c0 & 63) & 1u) return true;
+    if ((first_char_[c0 >> 6] >> (c0 & 63)) & 1u) return true;
     if (n < 2) return false;
     const unsigned key = PairKey(c0, static_cast<unsigned char>(p[1]));
     return (pair_bits_[key >> 6] >> (key & 63)) & 1u;
@@ -105,7 +106,6 @@ class QueryPlan {
  private:
   static constexpr size_t kSlots = 1024;
   static unsigned PairKey(unsigned char a, unsigned char b) { return ((a * 131u) ^ b) & 4095u; }
-  bool filter_off_ = false;
   uint64_t first_char_[4] = {0, 0, 0, 0};
   uint64_t pair_bits_[64] = {};
   std::vector<uint64_t> keys_;

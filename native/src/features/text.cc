@@ -174,7 +174,10 @@ StopTable BuildStopTable() {
     const size_t n = std::strlen(w);
     uint64_t lo, hi;
     StopTable::Pack(w, n, &lo, &hi);
-    size_t i = StopTable::SlotOf(lo, hi, n);
+    const uint64_t h = StopTable::Mix(lo, hi, n);
+    const size_t bit = static_cast<size_t>(h >> 52);
+    t.filter[bit >> 6] |= 1ull << (bit & 63);
+    size_t i = static_cast<size_t>(h >> 54);
     while (t.slots[i].len != 0) i = (i + 1) & (StopTable::kSlots - 1);
     t.slots[i] = {lo, hi, static_cast<uint32_t>(n)};
   }

@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace rg::features {
 
@@ -113,22 +116,43 @@ struct StopTable {
   };
   Slot slots[kSlots];
 
+  // Little-endian packing of p[0..n), n <= 10, zero-padded: lo = bytes 0-7, hi = bytes 8-9.
+  // Built from fixed-size, possibly overlapping loads (overlapping bytes are equal, so OR-ing
+  // them is exact) instead of a byte loop.
   static void Pack(const char* p, size_t n, uint64_t* lo, uint64_t* hi) {
-    uint64_t a = 0, b = 0;
-    for (size_t i = 0; i < n && i < 8; ++i) a |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-    for (size_t i = 8; i < n; ++i) b |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * (i - 8));
+    const auto* u = reinterpret_cast<const unsigned char*>(p);
+    uint64_t a, b = 0;
+    if (n >= 8) {
+      a = Load(u, 8);
+      if (n > 8) b = static_cast<uint64_t>(u[8]) | (static_cast<uint64_t>(u[n - 1]) << (8 * (n - 9)));
+    } else if (n >= 4) {
+      a = Load(u, 4) | (Load(u + n - 4, 4) << (8 * (n - 4)));
+    } else {
+      a = static_cast<uint64_t>(u[0]) | (static_cast<uint64_t>(u[n / 2]) << (8 * (n / 2))) |
+          (static_cast<uint64_t>(u[n - 1]) << (8 * (n - 1)));
+    }
     *lo = a;
     *hi = b;
   }
-  static size_t SlotOf(uint64_t lo, uint64_t hi, size_t n) {
-    uint64_t h = (lo ^ (hi << 17) ^ n) * 0x9E3779B97F4A7C15ull;
-    return static_cast<size_t>(h >> 54);  // top 10 bits
+  static uint64_t Load(const unsigned char* u, int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(u[i]) << (8 * i);  // compiles to one load
+    return v;
   }
+  static uint64_t Mix(uint64_t lo, uint64_t hi, size_t n) {
+    uint64_t h = (lo ^ (hi << 17) ^ n) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29) * 0xBF58476D1CE4E5B9ull;
+  }
+  uint64_t filter[64] = {};  // 4096-bit filter on the top 12 hash bits
   bool Contains(const char* p, size_t n) const {
     if (n == 0 || n > kMaxLen) return false;
     uint64_t lo, hi;
     Pack(p, n, &lo, &hi);
-    size_t i = SlotOf(lo, hi, n);
+    const uint64_t h = Mix(lo, hi, n);
+    // 512-byte filter first: most non-stop tokens stop here without touching the table.
+    const size_t bit = static_cast<size_t>(h >> 52);
+    if (((filter[bit >> 6] >> (bit & 63)) & 1u) == 0) return false;
+    size_t i = static_cast<size_t>(h >> 54);
     while (slots[i].len != 0) {
       if (slots[i].lo == lo && slots[i].hi == hi && slots[i].len == n) return true;
       i = (i + 1) & (kSlots - 1);
@@ -164,6 +188,44 @@ struct AsciiClassTable {
   constexpr uint8_t operator[](unsigned char c) const { return v[c]; }
 };
 inline constexpr AsciiClassTable kAsciiClass{};
+// 1 for ASCII a-z and 0-9 (the bytes of the in-place fast path).
+struct AsciiWordTable {
+  bool v[256];
+  constexpr AsciiWordTable() : v() {
+    for (int c = 0; c < 256; ++c) v[c] = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  }
+  constexpr bool operator[](unsigned char c) const { return v[c]; }
+};
+inline constexpr AsciiWordTable kAsciiWordByte{};
+
+// End of the run of [a-z0-9] bytes starting at s[i]; sets *digits when the run has a digit.
+// 16 bytes at a time with SSE2 (baseline on x86-64), bytes one by one elsewhere/at the end.
+inline size_t ScanAsciiWord(const unsigned char* s, size_t i, size_t n, bool* digits) {
+#if defined(__SSE2__)
+  const __m128i a1 = _mm_set1_epi8('a' - 1), z1 = _mm_set1_epi8('z' + 1);
+  const __m128i d0 = _mm_set1_epi8('0' - 1), d9 = _mm_set1_epi8('9' + 1);
+  while (i + 16 <= n) {
+    // Signed compares: bytes >= 0x80 are negative, so never inside either range.
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i lower = _mm_and_si128(_mm_cmpgt_epi8(v, a1), _mm_cmplt_epi8(v, z1));
+    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, d0), _mm_cmplt_epi8(v, d9));
+    const unsigned word = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(lower, digit)));
+    const unsigned dig = static_cast<unsigned>(_mm_movemask_epi8(digit));
+    if (word != 0xFFFFu) {
+      const unsigned len = static_cast<unsigned>(__builtin_ctz(~word));
+      if ((dig & ((1u << len) - 1u)) != 0) *digits = true;
+      return i + len;
+    }
+    if (dig != 0) *digits = true;
+    i += 16;
+  }
+#endif
+  while (i < n && kAsciiWordByte[s[i]]) {
+    *digits |= s[i] <= '9';
+    ++i;
+  }
+  return i;
+}
 
 // Calls on_token(const char* folded, size_t len, bool ascii_alpha) for every raw token of
 // s[0..n) in order (before stop-word removal and stemming). `scratch` is reused between
@@ -188,12 +250,8 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
     if (scratch.empty() && (kAsciiClass[c] == kAsciiLower || kAsciiClass[c] == kAsciiDigit)) {
       // Fast path: a run of lower-case ASCII letters/digits ended by an ASCII separator is its
       // own folded form; hand it over in place without copying.
-      size_t j = i;
       bool digits = false;
-      while (j < n && (kAsciiClass[s[j]] == kAsciiLower || kAsciiClass[s[j]] == kAsciiDigit)) {
-        digits |= kAsciiClass[s[j]] == kAsciiDigit;
-        ++j;
-      }
+      const size_t j = ScanAsciiWord(s, i, n, &digits);
       if (j == n || kAsciiClass[s[j]] == kAsciiSeparator) {
         on_token(text + i, j - i, !digits);
         i = j;

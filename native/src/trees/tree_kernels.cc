@@ -52,7 +52,7 @@ Scratch& ThreadScratch() {
   return s;
 }
 
-// Rows [0, nb) of the block -> xt[slot * 16 + lane]; lanes >= nb are zero.
+// Rows [0, nb) of the block -> xt[slot * 16 + lane].
 void Stage(const Model& m, const float* rows, uint32_t nb, float* xt) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const uint32_t nf = m.numFeatures;
@@ -61,14 +61,14 @@ void Stage(const Model& m, const float* rows, uint32_t nb, float* xt) {
     if (f >= nf) f = 0;  // only a modified image can get here
     float* right = xt + size_t{2} * u * kLanes;
     float* left = right + kLanes;
-    uint32_t r = 0;
-    for (; r < nb; ++r) {
+    // Lanes >= nb keep whatever an earlier block staged (finite or ±inf, never NaN): kernels may
+    // compute on them but their results are never written out.
+    for (uint32_t r = 0; r < nb; ++r) {
       const float x = rows[size_t{r} * nf + f];
       const bool missing = std::isnan(x);
       right[r] = missing ? kInf : x;
       left[r] = missing ? -kInf : x;
     }
-    for (; r < kLanes; ++r) right[r] = left[r] = 0.f;
   }
 }
 
@@ -227,7 +227,11 @@ __attribute__((target("avx512f"), always_inline)) inline __m512i Avx512Level(con
     x = v[0];
   } else {
     const __m512i xi = _mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(sv, maskv), 4), lane);
+#ifdef RG_EXPERIMENT_NOGATHER
+    x = _mm512_castsi512_ps(xi);
+#else
     x = _mm512_i32gather_ps(xi, xt, 4);
+#endif
   }
   const __mmask16 right = _mm512_cmp_ps_mask(x, tv, _CMP_NLT_UQ);
   const __m512i twice = _mm512_add_epi32(p, p);
@@ -246,6 +250,30 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 Avx512Leaf(const
   return _mm512_i32gather_ps(p, leaf, 4);
 }
 
+// Levels 0-2 of one tree for 16 lanes without gathers or permutes: the 7 nodes' feature columns
+// are loaded whole and compared with their (broadcast) thresholds, giving 7 lane masks; the path
+// bits are then selected with mask logic. Returns the local index at level 3 (4*b0 + 2*b1 + b2).
+__attribute__((target("avx512f"), always_inline)) inline __m512i Avx512Top3(const float* thr, const int* slot,
+                                                                           const float* xt, uint32_t smask) {
+  auto right = [&](int n) __attribute__((target("avx512f"), always_inline)) {
+    const __m512 x = _mm512_loadu_ps(xt + size_t{static_cast<uint32_t>(slot[n]) & smask} * kLanes);
+    return static_cast<uint32_t>(_mm512_cmp_ps_mask(x, _mm512_set1_ps(thr[n]), _CMP_NLT_UQ));
+  };
+  const uint32_t c0 = right(0), c1 = right(1), c2 = right(2), c3 = right(3), c4 = right(4), c5 = right(5),
+                 c6 = right(6);
+  const uint32_t b0 = c0;
+  const uint32_t b1 = (b0 & c2) | (~b0 & c1);
+  const uint32_t b2 = (b0 & ((b1 & c6) | (~b1 & c5))) | (~b0 & ((b1 & c4) | (~b1 & c3)));
+  __m512i p = _mm512_maskz_mov_epi32(static_cast<__mmask16>(b0), _mm512_set1_epi32(4));
+  p = _mm512_mask_add_epi32(p, static_cast<__mmask16>(b1), p, _mm512_set1_epi32(2));
+  return _mm512_mask_add_epi32(p, static_cast<__mmask16>(b2), p, _mm512_set1_epi32(1));
+}
+
+#ifndef RG_TREES_AVX512_TOP3
+#define RG_TREES_AVX512_TOP3 1
+#endif
+constexpr bool kTop3 = RG_TREES_AVX512_TOP3 != 0;
+
 // TI trees interleaved (independent chains); leaves added in tree order.
 template <int TI>
 __attribute__((target("avx512f"))) void Avx512PerfectT(const Model& m, const float* xt, float* acc) {
@@ -255,13 +283,23 @@ __attribute__((target("avx512f"))) void Avx512PerfectT(const Model& m, const flo
   const size_t stride = m.treeStride;
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i maskv = _mm512_set1_epi32(static_cast<int>(m.slotWidth - 1));
+  const uint32_t smask = m.slotWidth - 1;
   uint32_t t = 0;
   auto run = [&](auto tiTag) __attribute__((target("avx512f"))) {
     constexpr int kTi = decltype(tiTag)::value;
     const float* tb = m.perfectTrees + size_t{t} * stride;
     __m512i p[kTi];
-    for (int k = 0; k < kTi; ++k) p[k] = _mm512_setzero_si512();
-    for (uint32_t d = 0; d < D; ++d) {
+    uint32_t d = 0;
+    if (kTop3 && D >= 3) {
+      for (int k = 0; k < kTi; ++k) {
+        const float* thr = tb + k * stride;
+        p[k] = Avx512Top3(thr, reinterpret_cast<const int*>(thr + S), xt, smask);
+      }
+      d = 3;
+    } else {
+      for (int k = 0; k < kTi; ++k) p[k] = _mm512_setzero_si512();
+    }
+    for (; d < D; ++d) {
       for (int k = 0; k < kTi; ++k) {
         const float* thr = tb + k * stride;
         p[k] = Avx512Level(thr, reinterpret_cast<const int*>(thr + S), xt, p[k], d, maskv, lane);

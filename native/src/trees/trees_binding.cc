@@ -57,6 +57,20 @@ size_t RequireRowCount(Napi::Env env, Napi::Value v) {
   return static_cast<size_t>(d);
 }
 
+struct RawTyped {
+  napi_typedarray_type type;
+  size_t length;
+  void* data;
+};
+
+// One napi call: fails (false) for anything that is not a typed array.
+bool GetRawTyped(napi_env env, napi_value v, RawTyped& out) {
+  napi_value buffer;
+  size_t offset;
+  return napi_get_typedarray_info(env, v, &out.type, &out.length, &out.data, &buffer, &offset) == napi_ok &&
+         (out.data != nullptr || out.length == 0);
+}
+
 Napi::Value Compile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsObject()) Throw(env, "ERR_INVALID_ARGUMENT", "treesCompile(spec) needs an object");
@@ -212,32 +226,45 @@ class TreeEvaluator : public Napi::ObjectWrap<TreeEvaluator> {
     return nRows;
   }
 
+  // The hot path (called per request with a few rows): raw napi calls, one per argument.
   Napi::Value Predict(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     RequireLive(env);
-    Napi::Float32Array rows;
-    const size_t nRows = CheckRows(env, info, rows);
-    if (info.Length() < 4) Throw(env, "ERR_INVALID_ARGUMENT", "predict needs an output array");
-    const bool value = info[3].ToBoolean();
+    if (info.Length() < 4) Throw(env, "ERR_INVALID_ARGUMENT", "predict(rows, nRows, out, valueOutput) needs 4 arguments");
+    RawTyped rows, out;
+    if (!GetRawTyped(env, info[0], rows) || rows.type != napi_float32_array) {
+      Throw(env, "ERR_INVALID_ARGUMENT", "rows (must be a Float32Array) has the wrong type");
+    }
+    const size_t nRows = RequireRowCount(env, info[1]);
+    const size_t nf = model_.numFeatures;
+    if (nRows > std::numeric_limits<size_t>::max() / nf / 8 || rows.length != nRows * nf) {
+      Throw(env, "ERR_INVALID_ARGUMENT",
+            "rows has " + std::to_string(rows.length) + " values; expected nRows * numFeatures = " +
+                std::to_string(nRows) + " * " + std::to_string(nf));
+    }
+    bool value = false;
+    if (napi_get_value_bool(env, info[3], &value) != napi_ok) {
+      Throw(env, "ERR_INVALID_ARGUMENT", "valueOutput must be a boolean");
+    }
     KernelChoice kernel = KernelChoice::kAuto;
     if (info.Length() >= 5 && info[4].IsNumber()) {
       const uint32_t k = RequireU32(env, info[4], "kernel");
       if (k > 3) Throw(env, "ERR_INVALID_ARGUMENT", "kernel must be 0..3");
       kernel = static_cast<KernelChoice>(k);
     }
+    const auto* x = static_cast<const float*>(rows.data);
+    if (!GetRawTyped(env, info[2], out) || out.type != (value ? napi_float64_array : napi_float32_array)) {
+      Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong type");
+    }
     if (!value) {
-      auto out = RequireTyped<float>(env, info[2], napi_float32_array, "out");
-      if (out.ElementLength() != nRows * model_.numGroups) Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");
-      PredictMargin(model_, rows.Data(), nRows, out.Data(), kernel);
+      if (out.length != nRows * model_.numGroups) Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");
+      PredictMargin(model_, x, nRows, static_cast<float*>(out.data), kernel);
     } else {
-      auto out = RequireTyped<double>(env, info[2], napi_float64_array, "out");
-      if (out.ElementLength() != nRows * NumValueOutputs(model_)) {
-        Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");
-      }
+      if (out.length != nRows * NumValueOutputs(model_)) Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");
       thread_local std::vector<float> margins;
       if (margins.size() < nRows * model_.numGroups) margins.resize(nRows * model_.numGroups);
-      PredictMargin(model_, rows.Data(), nRows, margins.data(), kernel);
-      TransformMargins(model_, margins.data(), nRows, out.Data());
+      PredictMargin(model_, x, nRows, margins.data(), kernel);
+      TransformMargins(model_, margins.data(), nRows, static_cast<double*>(out.data));
     }
     return env.Undefined();
   }

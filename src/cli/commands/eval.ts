@@ -18,6 +18,7 @@ interface EvalCliOptions {
   json?: string;
   plot?: string;
   progress: boolean;
+  retrievalRank: boolean;
 }
 
 function positiveInt(name: string, text: string): number {
@@ -47,6 +48,7 @@ export function register(program: Command): void {
     .option('--target-precision <p>', "target precision for the threshold search (default: the model's stated target, else 0.5)")
     .option('--json <file>', 'write the JSON report here')
     .option('--plot <file>', 'write the precision/recall/F1-vs-threshold plot (SVG) here')
+    .option('--no-retrieval-rank', "do not pass the first-stage rank as the passages' retrieval_rank feature (text-only scoring)")
     .option('--no-progress', 'no progress display')
     .action(async (opts: EvalCliOptions) => {
       const { runEvalCommand } = await import('../../eval/eval-command.js');
@@ -71,6 +73,7 @@ export function register(program: Command): void {
         jsonOut: opts.json,
         plotOut: opts.plot,
         progress: opts.progress,
+        retrievalRank: opts.retrievalRank,
       });
     });
 }

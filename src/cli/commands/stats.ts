@@ -25,7 +25,10 @@ async function runStats(options: StatsOptions): Promise<void> {
   const started = performance.now();
   const stats = await buildCorpusStats(options.docs, {
     progressEvery: 500,
-    onProgress: (docs, bytes) => progress.update(bytes, `${docs} docs`),
+    // The final state is printed by finish(); skipping it here avoids printing 100 % twice.
+    onProgress: (docs, bytes) => {
+      if (bytes < size) progress.update(bytes, `${docs} docs`);
+    },
   });
   progress.finish(`${stats.docCount} docs`);
   await saveCorpusStats(stats, options.out);

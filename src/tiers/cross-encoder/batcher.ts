@@ -467,52 +467,61 @@ export class DynamicBatcher {
   }
 
   /**
-   * The anchor (oldest pair) plus the pairs nearest in length: first equal or shorter ones
-   * (longest first, so the batch's longest stays the anchor's length) while they are at least
-   * `MIN_FILL_RATIO` of it or the batch is still small, then longer ones while the budget allows.
+   * The batch around `anchor` (the oldest pair): candidates are the live pairs nearest in length
+   * below and above it (from the length buckets); among the windows of consecutive lengths that
+   * contain the anchor and fit the budget (count × longest ≤ targetTokens, count ≤ maxPairs), take
+   * the one with the best efficiency = real tokens / (RUN_OVERHEAD_TOKENS + padded tokens). This
+   * trades padding against per-run overhead and keeps short and long pairs apart.
    */
   private formBatch(anchor: QueuedPair, targetTokens: number, maxPairs: number): QueuedPair[] {
     const now = Date.now();
-    const batch: QueuedPair[] = [];
-    let maxLen = anchor.length;
-    const take = (item: QueuedPair) => {
-      item.taken = true;
-      batch.push(item);
-    };
-    take(anchor);
-    const fits = (len: number) => batch.length < maxPairs && (batch.length + 1) * Math.max(maxLen, len) <= targetTokens;
     const live = (item: QueuedPair) => {
-      if (item.taken || item.req.settled) return false;
+      if (item === anchor || item.taken || item.req.settled) return false;
       if (item.req.deadline !== undefined && item.req.deadline <= now) {
         this.fail(item.req, new DeadlineExceededError());
         return false;
       }
       return true;
     };
-    const smallBatch = () => batch.length * maxLen < targetTokens * SMALL_BATCH_FILL;
+    const limit = Math.min(maxPairs, MAX_CANDIDATES_PER_SIDE);
     const lengths = [...this.buckets.keys()];
-    const shorter = lengths.filter((l) => l <= anchor.length).sort((a, b) => b - a);
-    outer: for (const len of shorter) {
-      if (len < anchor.length * MIN_FILL_RATIO && !smallBatch()) break;
-      if (!fits(len)) break;
+    const below: QueuedPair[] = [];
+    const shorter = lengths.filter((l) => l <= anchor.length).sort((x, y) => y - x);
+    collectBelow: for (const len of shorter) {
       for (const item of this.buckets.get(len)!.live()) {
-        if (!live(item)) continue;
-        if (!fits(len)) break outer;
-        if (len < anchor.length * MIN_FILL_RATIO && !smallBatch()) break outer;
-        take(item);
+        if (below.length >= limit - 1) break collectBelow;
+        if (live(item)) below.push(item);
       }
     }
-    const longer = lengths.filter((l) => l > anchor.length).sort((a, b) => a - b);
-    outer2: for (const len of longer) {
-      if (!fits(len)) break;
-      if (len * MIN_FILL_RATIO > anchor.length && !smallBatch()) break;
+    const above: QueuedPair[] = [];
+    const longer = lengths.filter((l) => l > anchor.length).sort((x, y) => x - y);
+    collectAbove: for (const len of longer) {
+      if (2 * len > targetTokens) break;
       for (const item of this.buckets.get(len)!.live()) {
-        if (!live(item)) continue;
-        if (!fits(len)) break outer2;
-        take(item);
-        maxLen = len;
+        if (above.length >= limit - 1) break collectAbove;
+        if (live(item)) above.push(item);
       }
     }
+    below.reverse();
+    const cand = [...below, anchor, ...above];
+    const ai = below.length;
+    let best = { s: ai, e: ai, eff: anchor.length / (RUN_OVERHEAD_TOKENS + anchor.length) };
+    let realToE = 0;
+    for (let e = ai; e < cand.length; e++) {
+      const maxLen = cand[e].length;
+      realToE += cand[e].length;
+      if ((e - ai + 1) * maxLen > targetTokens || e - ai + 1 > maxPairs) break;
+      let real = realToE;
+      for (let st = ai; st >= 0; st--) {
+        if (st < ai) real += cand[st].length;
+        const count = e - st + 1;
+        if (count > maxPairs || count * maxLen > targetTokens) break;
+        const eff = real / (RUN_OVERHEAD_TOKENS + count * maxLen);
+        if (eff > best.eff) best = { s: st, e, eff };
+      }
+    }
+    const batch = cand.slice(best.s, best.e + 1);
+    for (const item of batch) item.taken = true;
     for (const len of lengths) {
       const bucket = this.buckets.get(len)!;
       if (bucket.peek() === undefined) this.buckets.delete(len);
@@ -604,10 +613,13 @@ export class DynamicBatcher {
   }
 }
 
-/** Shorter pairs below this share of the anchor's length are left for a better-matched batch... */
-const MIN_FILL_RATIO = 0.6;
-/** ...unless the batch is still below this share of its token budget. */
-const SMALL_BATCH_FILL = 0.5;
+/**
+ * Fixed cost of one inference run expressed in padded tokens (session.run overhead, tensor
+ * building, thread hand-off). Larger favours bigger batches over tighter length matching.
+ */
+const RUN_OVERHEAD_TOKENS = 256;
+/** Bound on the candidates examined on each side of the anchor (keeps batch forming O(small)). */
+const MAX_CANDIDATES_PER_SIDE = 256;
 
 function ewma(prev: number, sample: number): number {
   return prev === 0 ? sample : prev + EWMA_ALPHA * (sample - prev);

@@ -5,11 +5,12 @@
  * and the model contract has been checked, so load errors (bad model, missing CUDA) surface there.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { DisposedError, InvalidArgumentError } from '../../errors.js';
 import { DynamicBatcher, type BatcherStats } from './batcher.js';
+import { ModelContractError } from './errors.js';
 import { sigmoid, type ModelContract } from './model-contract.js';
 import type { ExecutionProviderName, WorkerConfig } from './protocol.js';
 import { readModelLengthLimits, resolveMaxLength, type TruncationMode } from './tokenize-pairs.js';
@@ -98,6 +99,16 @@ export const DEFAULT_MAX_BATCH_TOKENS = 8192;
 export const DEFAULT_MAX_QUEUE_DELAY_MS = 2;
 export const DEFAULT_MAX_PENDING_PAIRS = 4096;
 export const DEFAULT_MAX_PASSAGES_PER_REQUEST = 1024;
+
+function readConfigNumber(path: string | null, key: string): number | undefined {
+  if (path === null) return undefined;
+  try {
+    const value: unknown = (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>)[key];
+    return typeof value === 'number' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function positiveInt(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -192,6 +203,13 @@ export async function createCrossEncoder(options: CrossEncoderOptions = {}): Pro
     throw err;
   }
   const contract = described.contract;
+  const modelVocab = readConfigNumber(paths.configPath, 'vocab_size');
+  if (modelVocab !== undefined && described.vocabSize > modelVocab) {
+    await pool.close();
+    throw new ModelContractError(
+      `tokenizer has ${described.vocabSize} tokens but the model's config.json vocab_size is ${modelVocab}: tokenizer and model do not match`,
+    );
+  }
   const info: CrossEncoderInfo = {
     ...config,
     workers,

@@ -64,6 +64,8 @@ export interface TreeModel {
 }
 
 const DEFAULT_ASYNC_ROW_THRESHOLD = 4096;
+/** Outputs up to this many values are written to a reused scratch array (see predictWithKernel). */
+const SCRATCH_VALUES = 4096;
 
 function readThreshold(options: TreeModelOptions | undefined): number {
   const v = options?.asyncRowThreshold ?? DEFAULT_ASYNC_ROW_THRESHOLD;
@@ -92,6 +94,8 @@ class NativeTreeModel implements TreeModel {
   readonly layout: 'perfect' | 'generic';
   private readonly numValueOutputs: number;
   private evaluator: NativeTreeEvaluator | null;
+  private scratch32: Float32Array | undefined;
+  private scratch64: Float64Array | undefined;
 
   constructor(
     readonly objective: TreeObjective,
@@ -151,13 +155,24 @@ class NativeTreeModel implements TreeModel {
     const evaluator = this.live();
     const value = readOutput(options);
     this.checkRows(rows, nRows);
-    const out = value ? new Float64Array(nRows * this.numValueOutputs) : new Float32Array(nRows * this.numOutputs);
+    const n = nRows * (value ? this.numValueOutputs : this.numOutputs);
+    // Small results go through a reused off-heap scratch array: V8 keeps typed arrays of <= 64
+    // bytes on the JS heap and moving one off-heap for the native call costs more than the
+    // evaluation of a small model. slice() then copies on the JS side, which is cheap.
+    const small = n <= SCRATCH_VALUES;
+    const out = small
+      ? value
+        ? (this.scratch64 ??= new Float64Array(SCRATCH_VALUES))
+        : (this.scratch32 ??= new Float32Array(SCRATCH_VALUES))
+      : value
+        ? new Float64Array(n)
+        : new Float32Array(n);
     try {
-      evaluator.predict(rows, nRows, out, value, kernel);
+      evaluator.predict(rows, nRows, small ? out.subarray(0, n) : out, value, kernel);
     } catch (err) {
       mapNativeError(err);
     }
-    return out;
+    return small ? out.slice(0, n) : out;
   }
 
   async predictAsync(rows: Float32Array, nRows: number, options?: TreePredictOptions): Promise<Float32Array | Float64Array> {

@@ -1,0 +1,63 @@
+/**
+ * `relevance-gate train-fastpath`: trains and writes the fast-path lexical model directory (see
+ * src/training/train-command.ts and models/fastpath-lexical/MODEL_CARD.md).
+ */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from '../../errors.js';
+
+interface TrainCliOptions {
+  data: string;
+  out: string;
+  collections?: string;
+  seed: string;
+  targetPrecision: string;
+  grid: string;
+  maxQueries?: string;
+  check: boolean;
+  progress: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('train-fastpath')
+    .description('Train the fast-path lexical model on judged collections (BM25 candidates, native features, ml-xgboost) and write the model directory with its model card.')
+    .option('--data <dir>', 'folder of collections in the ../shared/data layout', '../shared/data')
+    .option('--out <dir>', 'model directory to write', 'models/fastpath-lexical')
+    .option('--collections <names>', 'comma-separated collection folder names (default: all under --data)')
+    .option('--seed <n>', 'seed for splits, rank dropout and XGBoost', '42')
+    .option('--target-precision <p>', 'precision the recommended threshold is chosen for (on validation)', '0.5')
+    .option('--grid <name>', 'hyperparameter grid: full | quick | tiny', 'full')
+    .option('--max-queries <n>', 'at most this many train and validation queries per collection (quick runs)')
+    .option('--check', 'rerun the pipeline for the chosen point and fail unless the outputs are byte-identical', false)
+    .option('--no-progress', 'no progress display')
+    .action(async (opts: TrainCliOptions) => {
+      const { runTrainCommand } = await import('../../training/train-command.js');
+      const seed = Number(opts.seed);
+      if (!Number.isInteger(seed) || seed < 0) throw new InvalidArgumentError(`--seed must be a non-negative integer, got "${opts.seed}"`);
+      const targetPrecision = Number(opts.targetPrecision);
+      if (!(targetPrecision > 0 && targetPrecision <= 1)) throw new InvalidArgumentError(`--target-precision must be in (0, 1], got "${opts.targetPrecision}"`);
+      if (!['full', 'quick', 'tiny'].includes(opts.grid)) throw new InvalidArgumentError(`--grid must be full, quick or tiny, got "${opts.grid}"`);
+      let maxQueriesPerSplit: number | undefined;
+      if (opts.maxQueries !== undefined) {
+        maxQueriesPerSplit = Number(opts.maxQueries);
+        if (!Number.isInteger(maxQueriesPerSplit) || maxQueriesPerSplit < 1) throw new InvalidArgumentError(`--max-queries must be a positive integer`);
+      }
+      const t0 = performance.now();
+      const result = await runTrainCommand({
+        dataDir: opts.data,
+        outDir: opts.out,
+        ...(opts.collections ? { collections: opts.collections.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+        seed,
+        targetPrecision,
+        grid: opts.grid as 'full' | 'quick' | 'tiny',
+        ...(maxQueriesPerSplit !== undefined ? { maxQueriesPerSplit } : {}),
+        check: opts.check,
+        progress: opts.progress,
+      });
+      const t = result.timingsMs;
+      process.stdout.write(
+        `train-fastpath: done in ${((performance.now() - t0) / 1000).toFixed(1)} s (train ${(t.train / 1000).toFixed(1)} s, test eval ${(t.test / 1000).toFixed(1)} s` +
+          `${t.check !== null ? `, check ${(t.check / 1000).toFixed(1)} s` : ''}); reproducible: ${result.reproducible === null ? 'not checked' : result.reproducible}\n`,
+      );
+    });
+}

@@ -1,0 +1,181 @@
+/**
+ * MODEL_CARD.md for the fast-path model, generated from the training run and the test evaluation.
+ * Deterministic text (no dates, no timings), so reruns produce the same card.
+ */
+import { FEATURE_DEFINITIONS, FEATURE_SCHEMA_VERSION, TOKENIZER_VERSION } from '../features/schema.js';
+import type { EvalReport } from '../eval/run-eval.js';
+import type { TrainFastPathResult } from './train-fastpath.js';
+
+export interface TestResult {
+  readonly name: string;
+  /** Passages carry their BM25 rank as retrieval_rank (the default of `relevance-gate eval`). */
+  readonly withRank: EvalReport;
+  /** Text only: no caller-supplied features. */
+  readonly textOnly: EvalReport;
+}
+
+export interface ModelCardInput {
+  readonly training: TrainFastPathResult;
+  readonly tests: readonly TestResult[];
+  readonly meta: Readonly<Record<string, unknown>>;
+  readonly options: {
+    readonly seed: number;
+    readonly targetPrecision: number;
+    readonly k: number;
+    readonly gateK: number;
+    readonly grid: string;
+    readonly names: readonly string[];
+  };
+  readonly statsTerms: number;
+}
+
+const f3 = (v: number | null | undefined): string => (v === null || v === undefined ? 'n/a' : v.toFixed(3));
+const f4 = (v: number | null | undefined): string => (v === null || v === undefined ? 'n/a' : v.toFixed(4));
+const signed = (a: number | null, b: number | null): string => (a === null || b === null ? 'n/a' : `${b - a >= 0 ? '+' : ''}${(b - a).toFixed(3)}`);
+
+export function renderModelCard(input: ModelCardInput): string {
+  const { training, tests, options } = input;
+  const p = training.chosen.point;
+  const th = training.threshold;
+  const lines: string[] = [];
+  const push = (...l: string[]): void => {
+    lines.push(...l);
+  };
+
+  push(
+    '# fastpath-lexical: the fast-path relevance model',
+    '',
+    'Gradient-boosted trees over lexical (query, passage) features computed natively by relevance-gate, trained on',
+    'real relevance judgments. It scores a pair in microseconds and returns `relevance`, a probability-like value in',
+    `[0, 1]. Recommended gate threshold: **${th.threshold.toFixed(4)}**, chosen for precision >= ${options.targetPrecision} on the`,
+    `validation queries (see below). Files: \`model.json\` (XGBoost JSON, ${p.rounds} trees), \`meta.json\`, \`splits.json\`,`,
+    `\`corpus-stats.msgpack\` (statistics of all ${options.names.length} training collections, ${input.statsTerms} terms; used only when the caller`,
+    'gives none), `training-report.json` (every number below, machine-readable).',
+    '',
+    '## Intended use',
+    '',
+    '- Rerank or gate the top 10-100 passages of a first-stage retriever before they reach an LLM, when a cross-encoder',
+    '  is too slow or as the cheap first tier of the router.',
+    '- Give it corpus statistics of YOUR collection (`relevance-gate stats --docs docs.jsonl --out stats.msgpack`, then',
+    '  `loadFastPathScorer(dir, { statsPath })`): the features are IDF/BM25-based and were trained with per-collection statistics.',
+    '- Pass the retriever\'s order as `passage.features.retrieval_rank` (1 = best) when you have it: the model was trained',
+    '  with the rank present for half of the training queries and absent for the other half, and is better with it',
+    '  (both are measured below).',
+    '',
+    '## Features',
+    '',
+    `Schema \`${FEATURE_SCHEMA_VERSION}\`, tokenizer \`${TOKENIZER_VERSION}\` (docs/features.md). In model column order:`,
+    '',
+    '| # | feature | kind | meaning |',
+    '|---|---|---|---|',
+    ...FEATURE_DEFINITIONS.map((d, i) => `| ${i} | \`${d.name}\` | ${d.kind} | ${d.meaning.replace(/\|/g, '\\|')} |`),
+    '',
+    'Training supplied `retrieval_rank` (the BM25 rank) for a random half of the training queries (decided per query,',
+    'seeded); `retrieval_score` and `embedding_similarity` were never supplied, so the trees never split on them and',
+    'their values do not change scores.',
+    '',
+    '## Training data',
+    '',
+    `Collections from \`../shared/data\` (see its README and each SOURCE.md). QUERIES are split, never documents; seed ${options.seed}.`,
+    `Split method: ${'`'}${training.splits.method}${'`'}. The query ids of every split are in \`splits.json\`.`,
+    `Candidates: BM25 top ${options.k} per query (MiniSearch, k1 = 1.2, b = 0.75, stop words removed, no stemming; src/eval/first-stage.ts).`,
+    'Labels: qrels grade > 0 = relevant; unjudged candidates count as not relevant.',
+    'Collections with fewer than 100 training queries have their training queries repeated (a weight: ml-xgboost has no',
+    'weight API) so the big collections do not drown them.',
+    '',
+    '| collection | docs | train q | validation q | test q | train pairs | relevant train pairs | rows incl. repeats |',
+    '|---|---|---|---|---|---|---|---|',
+    ...training.collections.map(
+      (c) =>
+        `| ${c.name} | ${c.docs} | ${c.queries.train} | ${c.queries.validation} | ${c.queries.test} | ${c.trainPairs} | ${c.trainPositives} | ${c.trainRowsWithCopies} |`,
+    ),
+    '',
+    '## Training and model selection',
+    '',
+    `ml-xgboost 1.1.2 (WASM build of a pre-1.0 XGBoost), single thread, exact tree method, subsample 1, seed ${options.seed};`,
+    'converted to XGBoost JSON. Grid (`' + options.grid + '`), each point trained on the train queries and scored on the',
+    'validation queries (BM25 top 100 reranked, retrieval_rank given); selection = best nDCG@10 macro-averaged over collections:',
+    '',
+    `| objective | depth | eta | rounds | ${options.names.join(' | ')} | macro |`,
+    `|---|---|---|---|${options.names.map(() => '---|').join('')}---|`,
+    ...training.grid.map(
+      (g) =>
+        `| ${g.point.objective} | ${g.point.maxDepth} | ${g.point.eta} | ${g.point.rounds} | ${options.names.map((n) => f4(g.ndcg10ByCollection[n])).join(' | ')} | ${f4(g.macroNdcg10)} |`,
+    ),
+    `| *BM25 alone* | | | | ${options.names.map((n) => f4(training.collections.find((c) => c.name === n)?.validationNdcg10.firstStage)).join(' | ')} | |`,
+    '',
+    `Chosen: **${p.objective}, depth ${p.maxDepth}, eta ${p.eta}, ${p.rounds} rounds** (min_child_weight ${p.minChildWeight}).`,
+    'Objectives: `binary:logistic` with label = relevant; `reg:logistic` with label = grade / highest grade of the collection',
+    '(a graded pointwise objective). `rank:pairwise` was wanted but ml-xgboost cannot train it (no query-group API).',
+    '',
+    '## Recommended threshold',
+    '',
+    `${th.threshold.toFixed(4)}: on the validation queries' BM25 top ${options.gateK}, pooled over all collections, the threshold with the highest`,
+    `recall at precision >= ${options.targetPrecision} (ties: the highest such threshold). Validation: precision ${f3(th.precision)}, recall ${f3(th.recall)},`,
+    `${th.kept} of ${training.validationRows > 0 ? training.collections.reduce((n, c) => n + c.queries.validation, 0) * options.gateK : 0} pairs kept. Per collection on validation:`,
+    '',
+    '| collection | precision keep-all | precision kept | recall kept | kept per query |',
+    '|---|---|---|---|---|',
+    ...training.collections.map(
+      (c) =>
+        `| ${c.name} | ${f3(c.validationGate.precisionAll)} | ${f3(c.validationGate.precisionKept)} | ${f3(c.validationGate.recallKept)} | ${c.validationGate.keptPerQuery.toFixed(2)} |`,
+    ),
+    '',
+    '## Results on the TEST queries',
+    '',
+    `Produced with the shipped files through the same code as \`relevance-gate eval\` (per-collection corpus statistics built`,
+    `from its docs.jsonl). Reranking: BM25 top ${options.k}. "with rank" = passages carry their BM25 rank as retrieval_rank`,
+    '(the eval default); "text only" = no caller features.',
+    '',
+    '| collection | test q | nDCG@10 BM25 | reranked (with rank) | Δ | reranked (text only) | Δ |',
+    '|---|---|---|---|---|---|---|',
+    ...tests.map((t) => {
+      const b = t.withRank.ndcg10.firstStage;
+      return `| ${t.name} | ${t.withRank.queries} | ${f4(b)} | ${f4(t.withRank.ndcg10.reranked)} | ${signed(b, t.withRank.ndcg10.reranked)} | ${f4(t.textOnly.ndcg10.reranked)} | ${signed(b, t.textOnly.ndcg10.reranked)} |`;
+    }),
+    '',
+    `Gate on the BM25 top ${options.gateK} at the recommended threshold ${th.threshold.toFixed(4)} (pooled over the test queries of each`,
+    'collection; recall = share of the relevant passages among the top 20 that the gate keeps):',
+    '',
+    '| collection | precision keep-all 20 | precision kept | recall kept | kept per query | queries with nothing kept | text only: precision / recall kept |',
+    '|---|---|---|---|---|---|---|',
+    ...tests.map((t) => {
+      const g = t.withRank.gate;
+      const x = t.textOnly.gate;
+      return `| ${t.name} | ${f3(g.precisionAll)} | ${f3(g.precisionKept)} | ${f3(g.recallKept)} | ${g.keptPerQuery.toFixed(2)} | ${g.queriesWithNothingKept} / ${g.queries} | ${f3(x.precisionKept)} / ${f3(x.recallKept)} |`;
+    }),
+    '',
+    '## Limits (read before relying on it)',
+    '',
+    '- Lexical features only: it cannot match synonyms or paraphrases that share no terms, and it knows nothing about',
+    '  meaning, negation, staleness or prompt injection. It reorders and filters what BM25-like signals can see.',
+    '- Small, old test collections: MED has 30 judged queries (6 test), CISI 76 (15 test), Cranfield 225 (45 test);',
+    '  differences of a few nDCG points on them are within noise. Their judgments are from the 1960s-70s and incomplete',
+    '  (unjudged = not relevant).',
+    '- NFCorpus here is the authors\' PRE-PROCESSED text (lower-cased, stop words removed, numbers replaced); scores on',
+    '  natural text from that domain may differ. SciFact is claims → abstracts with ~1 relevant document per query.',
+    '- A pointwise model (binary/regression logistic) over collections with very different score scales: it does not',
+    '  optimise the ranking within a query directly (no ranking objective in ml-xgboost).',
+    '- The recommended threshold is one number pooled over five collections; precision at that threshold varies a lot',
+    '  by collection (table above). Tune the threshold on your own labelled data (`relevance-gate eval`) when you can.',
+    '- `relevance` is a probability only in the sense of a logistic model fit on these collections; it is not calibrated',
+    '  for other domains.',
+    '- Licenses of the training data: Cranfield/CISI/MED carry none (research use); SciFact CC BY-NC 2.0; NFCorpus',
+    '  academic use. The model was derived from them; check your use against those terms.',
+    '',
+    '## Reproduce',
+    '',
+    '```',
+    `npx tsx scripts/train-fastpath.ts --data ../shared/data --out models/fastpath-lexical --grid ${options.grid} --seed ${options.seed} --target-precision ${options.targetPrecision} --check`,
+    '```',
+    '',
+    '`--check` reruns the pipeline for the chosen point and fails unless the model, splits, threshold and statistics are',
+    'byte-identical. Evaluate any collection in the same layout:',
+    '',
+    '```',
+    'relevance-gate eval --collection ../shared/data/scifact --tier trees --model models/fastpath-lexical --json out.json --plot out.svg',
+    '```',
+    '',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,232 @@
+/**
+ * `relevance-gate train-fastpath` / `scripts/train-fastpath.ts`: trains the fast-path model on the
+ * collections under a data folder, writes the model directory, evaluates the TEST queries of every
+ * collection with the written files (the same code path as `relevance-gate eval`), and writes the
+ * model card. `check: true` reruns the whole pipeline for the chosen grid point and fails unless
+ * the model, meta, splits and statistics bytes are identical.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createProgress } from '../cli/progress.js';
+import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
+import { loadCollection } from '../eval/collection.js';
+import { runEval, type EvalReport } from '../eval/run-eval.js';
+import { buildCorpusStats } from '../features/corpus-stats.js';
+import { LexicalFeaturizer } from '../features/featurizer.js';
+import { loadFastPathScorer } from '../tiers/trees/fast-path-scorer.js';
+import type { GridPoint } from './grid-search.js';
+import { renderModelCard, type TestResult } from './model-card.js';
+import { buildMeta, jsonText, modelBytesToXGBoostJson, stageModelDir } from './model-dir.js';
+import { type TrainFastPathOptions, type TrainFastPathResult, trainFastPath } from './train-fastpath.js';
+import { createXGBoostBackend } from './xgboost-backend.js';
+
+export class ReproducibilityError extends RelevanceGateError {
+  constructor(message: string) {
+    super('ERR_NOT_REPRODUCIBLE', message);
+  }
+}
+
+export type GridName = 'full' | 'quick' | 'tiny';
+
+/** Hyperparameter grids. `full` is what the shipped model was selected from. */
+export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
+  full: [
+    { objective: 'binary:logistic', maxDepth: 3, eta: 0.1, rounds: 150, minChildWeight: 1 },
+    { objective: 'binary:logistic', maxDepth: 5, eta: 0.1, rounds: 150, minChildWeight: 1 },
+    { objective: 'reg:logistic', maxDepth: 3, eta: 0.1, rounds: 150, minChildWeight: 1 },
+    { objective: 'reg:logistic', maxDepth: 5, eta: 0.1, rounds: 150, minChildWeight: 1 },
+  ],
+  quick: [{ objective: 'binary:logistic', maxDepth: 4, eta: 0.1, rounds: 100, minChildWeight: 1 }],
+  tiny: [{ objective: 'binary:logistic', maxDepth: 2, eta: 0.3, rounds: 8, minChildWeight: 1 }],
+};
+
+export interface TrainCommandOptions {
+  /** Folder holding collection folders (../shared/data). */
+  readonly dataDir: string;
+  /** Collection folder names; default: every folder with a docs.jsonl, sorted. */
+  readonly collections?: readonly string[];
+  readonly outDir: string;
+  readonly seed: number;
+  readonly targetPrecision: number;
+  readonly grid: GridName;
+  readonly k?: number;
+  readonly gateK?: number;
+  readonly retrievalRankDropout?: number;
+  readonly minQueriesPerCollection?: number;
+  readonly maxQueriesPerSplit?: number;
+  readonly check: boolean;
+  readonly progress: boolean;
+  readonly log?: (line: string) => void;
+}
+
+export interface TrainCommandResult {
+  readonly outDir: string;
+  readonly training: TrainFastPathResult;
+  readonly tests: readonly TestResult[];
+  readonly reproducible: boolean | null;
+  readonly timingsMs: { readonly train: number; readonly write: number; readonly test: number; readonly check: number | null };
+}
+
+/** Collection folders under dataDir (those with docs.jsonl), sorted by name. */
+export function discoverCollections(dataDir: string): string[] {
+  return readdirSync(dataDir)
+    .filter((name) => {
+      try {
+        return statSync(join(dataDir, name, 'docs.jsonl')).isFile();
+      } catch {
+        return false;
+      }
+    })
+    .sort();
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
+}
+
+export async function runTrainCommand(options: TrainCommandOptions): Promise<TrainCommandResult> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const dataDir = resolve(options.dataDir);
+  const names = options.collections ?? discoverCollections(dataDir);
+  if (names.length === 0) throw new InvalidArgumentError(`no collections (folders with docs.jsonl) under ${dataDir}`);
+  const grid = GRIDS[options.grid];
+  if (!grid) throw new InvalidArgumentError(`unknown grid "${options.grid}" (full, quick, tiny)`);
+  const k = options.k ?? 100;
+  const gateK = options.gateK ?? 20;
+
+  const bars = new Map<string, ReturnType<typeof createProgress>>();
+  const trainOptions = (gridPoints: readonly GridPoint[]): TrainFastPathOptions => ({
+    collectionDirs: names.map((n) => join(dataDir, n)),
+    seed: options.seed,
+    k,
+    gateK,
+    targetPrecision: options.targetPrecision,
+    grid: gridPoints,
+    retrievalRankDropout: options.retrievalRankDropout ?? 0.5,
+    minQueriesPerCollection: options.minQueriesPerCollection ?? 100,
+    ...(options.maxQueriesPerSplit !== undefined ? { maxQueriesPerSplit: options.maxQueriesPerSplit } : {}),
+    log,
+    ...(options.progress
+      ? {
+          onDatasetProgress: (phase: string, done: number, total: number) => {
+            let bar = bars.get(phase);
+            if (!bar) bars.set(phase, (bar = createProgress(`features ${phase}`, total)));
+            bar.update(done);
+            if (done === total) bar.finish();
+          },
+        }
+      : {}),
+  });
+  const deps = {
+    featurizerFor: async (c: { docs: readonly { title: string; text: string }[] }) => new LexicalFeaturizer(await buildCorpusStats(c.docs)),
+    backend: createXGBoostBackend(),
+  };
+
+  const t0 = performance.now();
+  const training = await trainFastPath(trainOptions(grid), deps);
+  const t1 = performance.now();
+
+  // Statistics of every training collection together: the fallback for callers without their own.
+  const allDocs = names.flatMap((n) => loadCollection(join(dataDir, n)).docs);
+  const stats = await buildCorpusStats(allDocs, { source: `training collections: ${names.join(', ')}` });
+  const statsBytes = stats.encode();
+  const modelJson = await modelBytesToXGBoostJson(training.modelBytes);
+  const p = training.chosen.point;
+  const meta = buildMeta({
+    objective: p.objective,
+    recommendedThreshold: training.threshold.threshold,
+    targetPrecision: options.targetPrecision,
+    trainedOn: names,
+    provenance: {
+      hyperparameters: { maxDepth: p.maxDepth, eta: p.eta, rounds: p.rounds, minChildWeight: p.minChildWeight, subsample: 1, colsampleBytree: 1 },
+      seed: options.seed,
+      trainer: 'ml-xgboost 1.1.2 (WASM XGBoost 0.8x), converted to XGBoost JSON',
+      firstStage: { kind: 'bm25', library: 'minisearch', k1: 1.2, b: 0.75, candidates: k },
+      retrievalRank: 'optional: pass passage.features.retrieval_rank (1 = best) when the retriever order is known',
+      modelCard: 'MODEL_CARD.md',
+    },
+  });
+  const staged = stageModelDir(options.outDir, { modelJson, meta, splits: training.splits, statsBytes });
+  const t2 = performance.now();
+
+  const tests: TestResult[] = [];
+  try {
+    for (const name of names) {
+      const collection = loadCollection(join(dataDir, name));
+      const ids = training.splits.collections[name]!.test;
+      const collStats = await buildCorpusStats(collection.docs);
+      const scorer = await loadFastPathScorer(staged.path, { stats: collStats });
+      try {
+        const bar = options.progress ? createProgress(`test ${name}`, ids.length * 2) : null;
+        const common = { collection, scorer, queryIds: ids, k, gateK, targetPrecision: options.targetPrecision, gateThreshold: training.threshold.threshold };
+        const withRank: EvalReport = await runEval({ ...common, retrievalRank: true, ...(bar ? { onProgress: (d: number) => bar.update(d) } : {}) });
+        const textOnly: EvalReport = await runEval({
+          ...common,
+          retrievalRank: false,
+          ...(bar ? { onProgress: (d: number) => bar.update(ids.length + d) } : {}),
+        });
+        bar?.finish();
+        tests.push({ name, withRank, textOnly });
+        log(
+          `train-fastpath: test ${name} (${ids.length} q): nDCG@10 BM25 ${withRank.ndcg10.firstStage?.toFixed(4)} → reranked ${withRank.ndcg10.reranked?.toFixed(4)} ` +
+            `(text only ${textOnly.ndcg10.reranked?.toFixed(4)}); gate precision ${withRank.gate.precisionAll?.toFixed(3)} → ${withRank.gate.precisionKept?.toFixed(3)}, recall kept ${withRank.gate.recallKept?.toFixed(3)}`,
+        );
+      } finally {
+        scorer.model.dispose();
+      }
+    }
+    const t3 = performance.now();
+
+    let reproducible: boolean | null = null;
+    let checkMs: number | null = null;
+    if (options.check) {
+      log('train-fastpath: --check: rerunning the pipeline for the chosen grid point');
+      const again = await trainFastPath(trainOptions([p]), deps);
+      const againStats = (await buildCorpusStats(allDocs, { source: `training collections: ${names.join(', ')}` })).encode();
+      const mismatches: string[] = [];
+      if (!sameBytes(again.modelBytes, training.modelBytes)) mismatches.push('model bytes');
+      if (jsonText(again.splits) !== jsonText(training.splits)) mismatches.push('splits');
+      if (again.threshold.threshold !== training.threshold.threshold) mismatches.push('threshold');
+      if (!sameBytes(againStats, statsBytes)) mismatches.push('corpus statistics');
+      if ((await modelBytesToXGBoostJson(again.modelBytes)) !== modelJson) mismatches.push('model.json');
+      checkMs = Math.round(performance.now() - t3);
+      reproducible = mismatches.length === 0;
+      if (!reproducible) {
+        staged.discard();
+        throw new ReproducibilityError(`a second training run differs in: ${mismatches.join(', ')}`);
+      }
+      log(`train-fastpath: --check: second run identical (model ${training.modelBytes.length} bytes, splits, threshold, statistics) in ${checkMs} ms`);
+    }
+
+    const report = {
+      seed: options.seed,
+      collections: training.collections,
+      grid: training.grid.map((g) => ({ point: g.point, validationNdcg10: g.ndcg10ByCollection, macroNdcg10: g.macroNdcg10, modelBytes: g.modelBytes })),
+      chosen: training.chosen.point,
+      threshold: training.threshold,
+      trainRows: training.trainRows,
+      validationRows: training.validationRows,
+      test: tests.map((t) => ({
+        name: t.name,
+        queries: t.withRank.queries,
+        ndcg10: { firstStage: t.withRank.ndcg10.firstStage, reranked: t.withRank.ndcg10.reranked, rerankedTextOnly: t.textOnly.ndcg10.reranked },
+        map: t.withRank.map,
+        gate: t.withRank.gate,
+        gateTextOnly: t.textOnly.gate,
+      })),
+    };
+    staged.writeReports(report, renderModelCard({ training, tests, meta, options: { seed: options.seed, targetPrecision: options.targetPrecision, k, gateK, grid: options.grid, names }, statsTerms: stats.termCount }));
+    staged.commit();
+    log(`train-fastpath: wrote ${resolve(options.outDir)}`);
+    return {
+      outDir: resolve(options.outDir),
+      training,
+      tests,
+      reproducible,
+      timingsMs: { train: Math.round(t1 - t0), write: Math.round(t2 - t1), test: Math.round(t3 - t2), check: checkMs },
+    };
+  } catch (err) {
+    staged.discard();
+    throw err;
+  }
+}

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { loadCollection } from '../../src/eval/collection.js';
+import type { Gate, GateResult } from '../../src/gate/types.js';
+import { runOpenLoopPhase } from '../../src/loadgen/open-loop.js';
+import { createRng, ZipfSampler } from '../../src/loadgen/random.js';
+import { buildWorkload, type Workload } from '../../src/loadgen/workload.js';
+import type { Passage } from '../../src/types.js';
+
+describe('Zipf sampler', () => {
+  it('draws ranks with frequencies ∝ 1/(r+1)^s', () => {
+    const z = new ZipfSampler(10, 1, createRng(7));
+    const counts = new Array(10).fill(0);
+    const draws = 200_000;
+    for (let i = 0; i < draws; i++) counts[z.next()]++;
+    const h10 = Array.from({ length: 10 }, (_, r) => 1 / (r + 1)).reduce((a, b) => a + b);
+    for (let r = 0; r < 10; r++) {
+      expect(z.probability(r)).toBeCloseTo(1 / (r + 1) / h10, 12);
+      expect(Math.abs(counts[r] / draws - z.probability(r))).toBeLessThan(0.005);
+    }
+  });
+
+  it('s = 0 is uniform, and a seed gives the same sequence', () => {
+    const z = new ZipfSampler(4, 0, createRng(1));
+    for (let r = 0; r < 4; r++) expect(z.probability(r)).toBeCloseTo(0.25, 12);
+    const a = new ZipfSampler(100, 1.2, createRng(3));
+    const b = new ZipfSampler(100, 1.2, createRng(3));
+    expect(Array.from({ length: 50 }, () => a.next())).toEqual(Array.from({ length: 50 }, () => b.next()));
+  });
+});
+
+describe('workload', () => {
+  const med = loadCollection(new URL('../../../shared/data/med', import.meta.url).pathname);
+
+  it('synthesises distinct query variants as pairs of real queries, deterministically, each with its own BM25 top-k', () => {
+    const w1 = buildWorkload(med, { k: 10, distinct: 120, seed: 5 });
+    const w2 = buildWorkload(med, { k: 10, distinct: 120, seed: 5 });
+    expect(w1.queries).toHaveLength(120);
+    expect(w1.collectionQueries).toBe(30);
+    expect(w1.syntheticQueries).toBe(90);
+    expect(new Set(w1.queries.map((q) => q.text)).size).toBe(120);
+    expect(w1.queries.map((q) => q.text)).toEqual(w2.queries.map((q) => q.text));
+    const originals = new Set(med.queries.map((q) => q.text));
+    for (const q of w1.queries) {
+      expect(q.passages.length).toBeGreaterThan(0);
+      expect(q.passages.length).toBeLessThanOrEqual(10);
+      if (q.synthetic) {
+        expect(originals.has(q.text)).toBe(false);
+        // "<query a> <query b>" of two collection queries
+        expect([...originals].some((o) => q.text.startsWith(`${o} `) && originals.has(q.text.slice(o.length + 1)))).toBe(true);
+      } else expect(originals.has(q.text)).toBe(true);
+    }
+  });
+
+  it('restart() replays the same draw sequence; Zipf concentrates draws on few queries', () => {
+    const w = buildWorkload(med, { k: 5, distinct: 200, zipf: 1.0, seed: 2 });
+    const first = Array.from({ length: 30 }, () => w.next().text);
+    w.restart();
+    expect(Array.from({ length: 30 }, () => w.next().text)).toEqual(first);
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 20_000; i++) {
+      const t = w.next().text;
+      counts.set(t, (counts.get(t) ?? 0) + 1);
+    }
+    const top = Math.max(...counts.values()) / 20_000;
+    // Zipf(1) over 200: rank 1 has 1/H(200) ≈ 17 % of draws.
+    expect(top).toBeGreaterThan(0.15);
+    expect(top).toBeLessThan(0.2);
+  });
+});
+
+function fakeWorkload(): Workload {
+  const q = { text: 'q', passages: [{ id: 'a', text: 'x' }] as Passage[], synthetic: false };
+  return { queries: [q], collectionQueries: 1, syntheticQueries: 0, k: 1, zipf: undefined, meanPassages: 1, next: () => q, restart: () => undefined };
+}
+
+function instantGate(stallFirstMs: number): Gate & { calls: number } {
+  let calls = 0;
+  const result = (): GateResult => ({
+    query: 'q',
+    queryClass: undefined,
+    included: [],
+    conflicting: [],
+    excluded: [],
+    stats: { retrieved: 1, unscored: 0, unscoredByReason: {} } as GateResult['stats'],
+    tier: { scorer: 'x', name: 'trees', counts: { trees: 1 } },
+    timings: { scoringMs: 0, totalMs: 0 },
+    errors: [],
+  });
+  return {
+    get calls() {
+      return calls;
+    },
+    scorer: { id: 'x', score: async () => [] },
+    async filter() {
+      calls++;
+      if (calls === 20) {
+        // Block the event loop: requests scheduled meanwhile are sent late.
+        const until = performance.now() + stallFirstMs;
+        while (performance.now() < until) {
+          /* busy */
+        }
+      }
+      return result() as never;
+    },
+    stream: () => {
+      throw new Error('unused');
+    },
+    reroute: () => {
+      throw new Error('unused');
+    },
+  } as Gate & { calls: number };
+}
+
+describe('open-loop generator', () => {
+  it('measures latency from the scheduled send time (coordinated omission): a stall shows up in the latencies', async () => {
+    const gate = instantGate(120);
+    const r = await runOpenLoopPhase({ gate, workload: fakeWorkload(), qps: 200, durationSec: 1, warmupSec: 0, budgetMs: undefined, seed: 1 });
+    // ~200 requests offered in 1 s (Poisson), all answered instantly by the fake gate...
+    expect(r.requests).toBeGreaterThan(140);
+    expect(r.requests).toBeLessThan(260);
+    expect(r.errors).toBe(0);
+    expect(r.pairsByTier).toEqual({ trees: r.requests });
+    // ...yet the ~24 requests scheduled during the 120 ms stall waited for it, and that is measured.
+    expect(r.scheduleLagMs.max).toBeGreaterThan(90);
+    expect(r.latencyMs.max).toBeGreaterThan(90);
+    expect(r.latencyMs.p90).toBeGreaterThan(r.latencyMs.p50);
+  });
+});

@@ -158,7 +158,7 @@ function measure(name: string, fn: (i: number) => unknown): number {
   const deadline = performance.now() + seconds * 1000;
   let i = 0;
   while (performance.now() < deadline || rounds.length < 5) {
-    const n = 200;
+    const n = 50;
     const t = process.hrtime.bigint();
     for (let j = 0; j < n; j++) fn(i++);
     rounds.push(Number(process.hrtime.bigint() - t) / 1000 / n);

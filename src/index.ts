@@ -35,3 +35,11 @@ export { createCrossEncoderScorer, passageText as crossEncoderPassageText } from
 export { loadFastPathScorer, parseFastPathMeta, FASTPATH_MODEL_FORMAT, FASTPATH_MODEL_FORMAT_VERSION, type FastPathScorer, type FastPathModelMeta, type LoadFastPathScorerOptions } from './tiers/trees/fast-path-scorer.js';
 export { createTreeModel, treeModelFromShared, treeKernelName, type TreeModel, type TreeModelOptions, type TreePredictOptions, type TreeOutputKind, type SharedTreeModel } from './tiers/trees/tree-model.js';
 export type { TreeEnsembleIR, TreeIR, TreeObjective } from './tiers/trees/model-ir.js';
+export { loadCollection, docPassage, judgmentsOf, judgedQueryIds, CollectionFormatError, type Collection, type CollectionDoc, type CollectionQuery, type Qrels } from './eval/collection.js';
+export { createBm25FirstStage, DEFAULT_BM25, type FirstStage, type Candidate as FirstStageCandidate, type Bm25Params } from './eval/first-stage.js';
+export { ndcgAt, dcgAt, averagePrecision, thresholdSweep, thresholdGrid, thresholdForPrecision as thresholdForTargetPrecision, gateStats as evalGateStats, type ThresholdRow, type LabelledScore, type GateStats as EvalGateStats } from './eval/metrics.js';
+export { splitQueries, type QuerySplit, type SplitOptions } from './eval/splits.js';
+export { runEval, EvalScoringError, type EvalOptions, type EvalReport } from './eval/run-eval.js';
+export { runEvalCommand, type EvalCommandOptions, type EvalJsonReport } from './eval/eval-command.js';
+export { trainFastPath, type TrainFastPathOptions, type TrainFastPathResult } from './training/train-fastpath.js';
+export { runTrainCommand, ReproducibilityError, type TrainCommandOptions, type TrainCommandResult } from './training/train-command.js';

@@ -6,8 +6,11 @@
  * - trees: the fast-path lexical model (loadFastPathScorer). Corpus statistics: --stats FILE, else
  *   built from the collection's docs.jsonl (what training did per collection), never the model's own
  *   statistics file, so IDF matches the evaluated corpus.
- * - cross-encoder: not wired yet (no createCrossEncoder API in this build); refused with a clear error.
+ * - cross-encoder: an ONNX cross-encoder folder (createCrossEncoder). No splits or recommended
+ *   threshold: all judged queries, threshold tuned on them (reported as such). A folder whose
+ *   config.json marks it a speed/shape model (random weights) is labelled so everywhere.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError } from '../errors.js';
 import type { Scorer } from '../types.js';
@@ -66,10 +69,34 @@ const loadTreesTier: TierLoader = async (options) => {
   };
 };
 
-const loadCrossEncoderTier: TierLoader = async () => {
-  throw new InvalidArgumentError(
-    '--tier cross-encoder is not available in this build of eval yet (no createCrossEncoder API); use --tier trees',
-  );
+/** True unless the model folder says it is a speed/shape model (config.json relevance_gate.kind). */
+export function isRelevanceCrossEncoder(modelDir: string): boolean {
+  try {
+    const config = JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8')) as { relevance_gate?: { kind?: unknown } };
+    const kind = config.relevance_gate?.kind;
+    return !(typeof kind === 'string' && /speed\/shape|not a relevance model/i.test(kind));
+  } catch {
+    return true;
+  }
+}
+
+const loadCrossEncoderTier: TierLoader = async (options) => {
+  const { createCrossEncoder } = await import('../tiers/cross-encoder/cross-encoder.js');
+  const { createCrossEncoderScorer } = await import('../tiers/cross-encoder/scorer.js');
+  const encoder = await createCrossEncoder({ modelDir: options.model });
+  const relevanceModel = isRelevanceCrossEncoder(options.model);
+  return {
+    name: 'cross-encoder',
+    scorer: createCrossEncoderScorer(encoder),
+    description:
+      `cross-encoder ${options.model} (${encoder.info.workers} workers, max length ${encoder.info.maxLength}, id ${encoder.info.id})` +
+      (relevanceModel ? '' : ' - SPEED/SHAPE MODEL (random weights): relevance numbers are meaningless'),
+    relevanceModel,
+    splits: null,
+    async close() {
+      await encoder.close();
+    },
+  };
 };
 
 const TIER_LOADERS: Readonly<Record<string, TierLoader>> = {

@@ -10,7 +10,7 @@
  * same input gives the same bytes.
  */
 import { createReadStream } from 'node:fs';
-import { readFile, writeFile, rename } from 'node:fs/promises';
+import { readFile, writeFile, rename, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { Packr, unpack } from 'msgpackr';
 import { InvalidArgumentError } from '../errors.js';
@@ -278,9 +278,15 @@ export async function buildCorpusStats(
 /** Writes statistics to a file (atomically: a temporary file renamed into place). */
 export async function saveCorpusStats(stats: CorpusStats, path: string): Promise<void> {
   if (!(stats instanceof CorpusStats)) throw new InvalidArgumentError('saveCorpusStats expects a CorpusStats');
+  if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('saveCorpusStats expects a file path');
   const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, stats.encode());
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, stats.encode());
+    await rename(tmp, path);
+  } catch (cause) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw new InvalidArgumentError(`cannot write corpus statistics ${path}: ${(cause as Error).message}`, { cause });
+  }
 }
 
 /** Reads statistics written by saveCorpusStats. */

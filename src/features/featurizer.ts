@@ -22,7 +22,6 @@ export interface LexicalFeaturizerOptions {
 }
 
 const WIDTH = PASSTHROUGH_FEATURES.length;
-const PASS_OFFSET = NUM_FEATURES - WIDTH;
 
 export class LexicalFeaturizer {
   readonly featureNames: readonly string[] = FEATURE_NAMES;
@@ -129,6 +128,3 @@ function applyDense(rows: Float32Array, dense: Array<ArrayLike<number> | undefin
   }
   return rows;
 }
-
-// Keeps PASS_OFFSET referenced for readers: passthrough columns are the last WIDTH columns.
-export const PASSTHROUGH_COLUMN_OFFSET = PASS_OFFSET;

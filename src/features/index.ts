@@ -22,4 +22,4 @@ export {
   type PassthroughValues,
   type PassthroughInput,
 } from './extract.js';
-export { LexicalFeaturizer, PASSTHROUGH_COLUMN_OFFSET, type LexicalFeaturizerOptions } from './featurizer.js';
+export { LexicalFeaturizer, type LexicalFeaturizerOptions } from './featurizer.js';

@@ -56,6 +56,8 @@ export const NUM_FEATURES = FEATURE_DEFINITIONS.length;
 /** Caller-supplied features, in the order they occupy at the end of each row. */
 export const PASSTHROUGH_FEATURES = ['retrieval_score', 'retrieval_rank', 'embedding_similarity'] as const;
 export type PassthroughFeatureName = (typeof PASSTHROUGH_FEATURES)[number];
+/** Column of the first passthrough feature: they are the last PASSTHROUGH_FEATURES.length columns. */
+export const PASSTHROUGH_COLUMN_OFFSET = NUM_FEATURES - PASSTHROUGH_FEATURES.length;
 
 export interface FeatureSchema {
   readonly version: string;

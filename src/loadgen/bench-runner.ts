@@ -5,7 +5,7 @@
  * and collects one BenchPoint. See docs/bench.md.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScoreCache, type ScoreCache } from '../cache/score-cache.js';
 import { InvalidArgumentError } from '../errors.js';
@@ -46,6 +46,8 @@ export interface BenchOptions {
   readonly distinct?: number;
   readonly cache: boolean;
   readonly cacheMb: number;
+  /** Cache fast-path scores too (default true). */
+  readonly cacheTrees?: boolean;
   readonly workers?: number;
   readonly maxBatchTokens?: number;
   readonly maxQueueDelayMs?: number;
@@ -65,6 +67,7 @@ export interface BenchOptions {
   readonly log: (line: string) => void;
   readonly onLive?: (label: string, live: LiveFigures) => void;
   readonly onPhaseEnd?: (label: string) => void;
+  readonly onWorkloadProgress?: (done: number, total: number) => void;
 }
 
 export interface BenchReport {
@@ -126,7 +129,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const collection = loadCollection(options.collection);
   log(`collection ${collection.name}: ${collection.docs.length} docs, ${collection.queries.length} queries`);
   const t0 = performance.now();
-  const workload = buildWorkload(collection, { k: options.k, distinct: options.distinct, zipf: options.zipf, seed: options.seed });
+  const workload = buildWorkload(collection, {
+    k: options.k,
+    distinct: options.distinct,
+    zipf: options.zipf,
+    seed: options.seed,
+    cacheDir: join(tmpdir(), 'relevance-gate-bench'),
+    onProgress: options.onWorkloadProgress,
+  });
   log(
     `workload: ${workload.queries.length} distinct queries (${workload.collectionQueries} from the collection, ${workload.syntheticQueries} synthesised as pairs of queries), ` +
       `BM25 top-${options.k} (mean ${workload.meanPassages.toFixed(1)} passages), ${options.zipf === undefined ? 'uniform draw' : `Zipf s=${options.zipf}`}; built in ${((performance.now() - t0) / 1000).toFixed(1)}s`,
@@ -178,7 +188,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         const label = `${routingLabel(routing)} @ ${qps.toFixed(1)} rps`;
         const cache: ScoreCache | undefined = options.cache ? createScoreCache({ maxBytes: options.cacheMb * 1024 * 1024 }) : undefined;
         const router: Router = createRouter({
-          tiers: [treesTier(trees), crossEncoderTier(encoder, { maxQueuedPairs: options.maxQueuedPairs })],
+          tiers: [treesTier(trees, { cache: options.cacheTrees }), crossEncoderTier(encoder, { maxQueuedPairs: options.maxQueuedPairs })],
           routing: { mode: routing.mode, fixedTier: routing.tier ?? 'crossEncoder', threshold },
           cache,
           defaultBudgetMs: options.budgetMs,
@@ -240,7 +250,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           eventLoopDelayMs: phase.eventLoopDelayMs,
           generatorUsPerRequest: phase.generatorUsPerRequest,
           cpuCores: phase.cpuCores,
-          cache: cacheStats === undefined ? null : { hitRate: cacheStats.hits / Math.max(1, cacheStats.hits + cacheStats.misses), entries: cacheStats.entries, evictions: cacheStats.evictions },
+          // The router probes L1 with lookup() (not counted by the cache): hits come from the router's counters.
+          cache: cacheStats === undefined ? null : { hitRate: share(rs.byTier.cache, rs.pairs), entries: cacheStats.entries, evictions: cacheStats.evictions, mb: cacheStats.bytes / 1048576 },
           crossEncoder: {
             pairsRun: ce.pairsRun - ceBefore.run,
             pairsDropped: ce.pairsDropped - ceBefore.dropped,
@@ -278,7 +289,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         crossEncoder: { dir: options.crossEncoderDir, id: encoder.info.id, workers: encoder.info.workers, intraOpThreads: encoder.info.intraOpThreads, maxLength: encoder.info.maxLength, note: 'speed/shape model with random weights, not a relevance model' },
         trees: { dir: options.treesDir, id: trees.id },
         threshold,
-        cache: options.cache ? { maxMb: options.cacheMb } : false,
+        cache: options.cache ? { maxMb: options.cacheMb, trees: options.cacheTrees ?? true } : false,
         headroom: options.headroom,
         returnMarginMs: options.returnMarginMs,
         maxQueuedPairs: options.maxQueuedPairs,

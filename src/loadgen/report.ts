@@ -37,7 +37,7 @@ export interface BenchPoint {
   readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
   readonly generatorUsPerRequest: number;
   readonly cpuCores: number;
-  readonly cache: { readonly hitRate: number; readonly entries: number; readonly evictions: number } | null;
+  readonly cache: { readonly hitRate: number; readonly entries: number; readonly evictions: number; readonly mb: number } | null;
   readonly crossEncoder: { readonly pairsRun: number; readonly pairsDropped: number; readonly meanBatchSize: number; readonly pairsPerSec: number };
   /** The router's cost models at the end of the point. */
   readonly routerTiers: readonly TierLoadStats[];

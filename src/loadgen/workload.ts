@@ -10,6 +10,9 @@
  * queries come first (ids 0..Q−1), variants after; which query gets which Zipf rank is a seeded
  * permutation, so popular queries are a mix of both.
  */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { InvalidArgumentError } from '../errors.js';
 import { toPassage } from '../eval/candidates.js';
 import type { Collection } from '../eval/collection.js';
@@ -33,6 +36,43 @@ export interface WorkloadOptions {
   readonly zipf?: number;
   readonly seed?: number;
   readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * Folder for retrieved candidate lists, keyed by collection fingerprint, k and the query texts,
+   * so repeated runs skip the BM25 pass (thousands of long synthesised queries take a minute).
+   */
+  readonly cacheDir?: string;
+}
+
+/** BM25 top-k doc ids per text, from the on-disk cache when it has exactly these inputs. */
+function retrieve(collection: Collection, texts: readonly string[], k: number, options: WorkloadOptions): string[][] {
+  const key = createHash('sha256').update(`workload-v1\0${collection.fingerprint}\0${k}\0`).update(texts.join('\0')).digest('hex').slice(0, 32);
+  const file = options.cacheDir === undefined ? undefined : join(options.cacheDir, `candidates-${collection.name}-${key}.json`);
+  if (file !== undefined && existsSync(file)) {
+    try {
+      const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+      if (Array.isArray(parsed) && parsed.length === texts.length && parsed.every((ids) => Array.isArray(ids) && ids.every((id) => typeof id === 'string' && collection.docById.has(id)))) {
+        return parsed as string[][];
+      }
+    } catch {
+      // unreadable cache: rebuild below
+    }
+  }
+  const firstStage = createBm25FirstStage(collection);
+  const out: string[][] = [];
+  for (let i = 0; i < texts.length; i++) {
+    out.push(firstStage.search(texts[i], k).map((c) => c.docId));
+    if (options.onProgress !== undefined && (i % 250 === 0 || i === texts.length - 1)) options.onProgress(i + 1, texts.length);
+  }
+  if (file !== undefined) {
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(`${file}.tmp`, JSON.stringify(out));
+      renameSync(`${file}.tmp`, file);
+    } catch {
+      // best effort
+    }
+  }
+  return out;
 }
 
 export interface Workload {
@@ -72,14 +112,13 @@ export function buildWorkload(collection: Collection, options: WorkloadOptions):
       texts.push(text);
     } else if (++guard > distinct * 20) throw new InvalidArgumentError(`cannot synthesise ${distinct} distinct queries from ${base.length}`);
   }
-  const firstStage = createBm25FirstStage(collection);
+  const docIds = retrieve(collection, texts, k, options);
   const queries: WorkloadQuery[] = [];
   let passagesTotal = 0;
   for (let i = 0; i < texts.length; i++) {
-    const passages = firstStage.search(texts[i], k).map((c) => toPassage(collection.docById.get(c.docId) as (typeof collection.docs)[number]));
+    const passages = docIds[i].map((id) => toPassage(collection.docById.get(id) as (typeof collection.docs)[number]));
     passagesTotal += passages.length;
     queries.push({ text: texts[i], passages, synthetic: i >= base.length });
-    if (options.onProgress !== undefined && (i % 250 === 0 || i === texts.length - 1)) options.onProgress(i + 1, texts.length);
   }
   // Queries with no BM25 match would be empty requests: keep them out of the draw.
   const usable = queries.filter((q) => q.passages.length > 0);

@@ -2,32 +2,48 @@
  * Live cost model of one tier: predicts when n pairs submitted now would complete, from what the
  * router has measured on this tier.
  *
- * - msPerPair: a departure-interval estimate. Each finished submission of n pairs contributes
- *   (finish − max(submit, previous finish)) / n: under load the tier is never idle, so this is the
- *   tier's real drain rate (parallelism included); when idle it is the call's own latency per pair.
- * - queue depth: pairs the router has outstanding on the tier, or the tier's own pending count
- *   (`pendingPairs`) when that is larger (a tier shared with other callers).
- * - prediction: the tier's own estimator when it has one (the cross-encoder batcher knows tokens,
- *   padding and workers), else (ahead + n) × msPerPair; either way multiplied by an EWMA of
- *   observed/predicted completion times, so systematic error (a busy event loop, a shared CPU)
- *   corrects itself.
+ * Model: completion time of a submission ≈ a + b · x, where x = pairs ahead of it at submission
+ * (the router's outstanding pairs, or the tier's own pending count when larger: a tier shared with
+ * other callers) plus its own pairs. a is the fixed cost of a round trip (tokenization hop, batch
+ * formation, the smallest batch), b the drain time per pair (the tier's parallelism included).
+ * Both are fitted online by exponentially weighted least squares (forgetting factor 0.97, about the
+ * last 30 submissions) on every submission's observed completion time, so the model follows load
+ * changes within a second at bench rates. The slope is shrunk toward a departure-interval estimate
+ * of the drain time (each submission contributes (finish − max(submit, previous finish)) / n), which
+ * keeps it well-defined when every submission looks alike (same x).
+ *
+ * Submissions that end without results (cancelled at the deadline) are censored observations: the
+ * completion would have come later than they ran. If one ran past its prediction it is added as a
+ * sample at its elapsed time (a lower bound, which still pushes the model the right way).
+ *
+ * Before the first measurement the tier's own estimator (`estimateMs`, e.g. the cross-encoder
+ * batcher's token-based estimate) or `initialMsPerPair` is used.
  */
 import type { TierSpec } from './types.js';
 
-const ALPHA = 0.15;
-const RATIO_MIN = 0.05;
-const RATIO_MAX = 20;
+const FORGET = 0.97;
+const DEPARTURE_ALPHA = 0.15;
+/** Ridge weight (pairs²) pulling the slope toward the departure-interval estimate. */
+const RIDGE = 4;
+const RATIO_ALPHA = 0.1;
 
 export interface Submission {
   readonly pairs: number;
   readonly startedAt: number;
+  /** Pairs ahead of this submission, its own included. */
+  readonly x: number;
   readonly predictedMs: number;
 }
 
 export class TierCostModel {
   outstanding = 0;
+  /** Slope b: ms per pair ahead. */
   msPerPair: number;
+  /** Intercept a: fixed ms per submission. */
+  overheadMs = 0;
+  /** EWMA of observed / predicted completion time of completed submissions (a calibration diagnostic). */
   ratio = 1;
+  samples = 0;
   submittedPairs = 0;
   completedPairs = 0;
   failedPairs = 0;
@@ -35,24 +51,32 @@ export class TierCostModel {
   /** performance.now() of the last submission start or settle: how fresh the model's evidence is. */
   lastActivity = 0;
   probes = 0;
+  private departureMsPerPair: number;
   private lastFinish = 0;
-  private measured = false;
+  private s0 = 0;
+  private sx = 0;
+  private sy = 0;
+  private sxx = 0;
+  private sxy = 0;
 
   constructor(private readonly spec: TierSpec) {
     this.msPerPair = spec.initialMsPerPair ?? (spec.inline ? 0.01 : 1);
+    this.departureMsPerPair = this.msPerPair;
   }
 
-  /** Raw prediction (before the ratio correction) for `pairs` pairs submitted now. */
-  private rawPredict(pairs: number): number {
-    const own = this.spec.estimateMs?.(pairs);
-    if (own !== undefined && Number.isFinite(own) && own > 0) return own;
-    const ahead = Math.max(this.outstanding, this.spec.pendingPairs?.() ?? 0);
-    return (ahead + pairs) * this.msPerPair;
+  /** Pairs ahead of new work: the router's own outstanding pairs or the tier's pending count. */
+  ahead(): number {
+    return Math.max(this.outstanding, this.spec.pendingPairs?.() ?? 0);
   }
 
   /** Predicted ms until `pairs` pairs submitted now complete. */
   predict(pairs: number): number {
-    return this.rawPredict(pairs) * this.ratio;
+    if (this.samples === 0) {
+      const own = this.spec.estimateMs?.(pairs);
+      if (own !== undefined && Number.isFinite(own) && own > 0) return own;
+      return (this.ahead() + pairs) * this.msPerPair;
+    }
+    return this.overheadMs + this.msPerPair * (this.ahead() + pairs);
   }
 
   /**
@@ -67,12 +91,13 @@ export class TierCostModel {
   }
 
   begin(pairs: number, now: number): Submission {
+    const predictedMs = this.predict(pairs);
+    const x = this.ahead() + pairs;
     this.lastActivity = now;
-    const predictedMs = this.rawPredict(pairs);
     this.outstanding += pairs;
     this.submittedPairs += pairs;
     this.calls++;
-    return { pairs, startedAt: now, predictedMs };
+    return { pairs, startedAt: now, x, predictedMs };
   }
 
   /** A submission finished with every pair scored. */
@@ -81,32 +106,45 @@ export class TierCostModel {
     this.outstanding -= sub.pairs;
     this.completedPairs += sub.pairs;
     const elapsed = Math.max(0, now - sub.startedAt);
-    const busyFrom = Math.max(sub.startedAt, this.lastFinish);
-    this.lastFinish = Math.max(this.lastFinish, now);
     if (sub.pairs > 0) {
+      const busyFrom = Math.max(sub.startedAt, this.lastFinish);
       const sample = Math.max(0, now - busyFrom) / sub.pairs;
-      this.msPerPair = this.measured ? this.msPerPair + ALPHA * (sample - this.msPerPair) : sample;
-      this.measured = true;
+      this.departureMsPerPair = this.samples === 0 ? sample : this.departureMsPerPair + DEPARTURE_ALPHA * (sample - this.departureMsPerPair);
     }
-    if (sub.predictedMs > 0 && elapsed > 0) {
-      const r = Math.min(RATIO_MAX, Math.max(RATIO_MIN, elapsed / sub.predictedMs));
-      this.ratio += ALPHA * (r - this.ratio);
-    }
+    this.lastFinish = Math.max(this.lastFinish, now);
+    if (sub.predictedMs > 0) this.ratio += RATIO_ALPHA * (elapsed / sub.predictedMs - this.ratio);
+    this.addSample(sub.x, elapsed);
   }
 
-  /**
-   * A submission that ended without results (cancelled at the deadline, aborted, failed). If it
-   * ran past its prediction, that is evidence the prediction was low: the ratio learns from it
-   * (as a lower bound), otherwise nothing is learnt.
-   */
+  /** A submission that ended without results (cancelled, aborted, failed): a censored observation. */
   fail(sub: Submission, now: number): void {
     this.lastActivity = now;
     this.outstanding -= sub.pairs;
     this.failedPairs += sub.pairs;
     const elapsed = Math.max(0, now - sub.startedAt);
-    if (sub.predictedMs > 0 && elapsed > sub.predictedMs) {
-      const r = Math.min(RATIO_MAX, elapsed / sub.predictedMs);
-      this.ratio += ALPHA * (r - this.ratio);
+    if (elapsed > sub.predictedMs) this.addSample(sub.x, elapsed);
+  }
+
+  private addSample(x: number, y: number): void {
+    this.s0 = this.s0 * FORGET + 1;
+    this.sx = this.sx * FORGET + x;
+    this.sy = this.sy * FORGET + y;
+    this.sxx = this.sxx * FORGET + x * x;
+    this.sxy = this.sxy * FORGET + x * y;
+    this.samples++;
+    const mx = this.sx / this.s0;
+    const my = this.sy / this.s0;
+    const varX = Math.max(0, this.sxx / this.s0 - mx * mx);
+    const cov = this.sxy / this.s0 - mx * my;
+    let b = (cov + RIDGE * this.departureMsPerPair) / (varX + RIDGE);
+    if (!(b > 0)) b = this.departureMsPerPair > 0 ? this.departureMsPerPair : 1e-3;
+    let a = my - b * mx;
+    if (a < 0) {
+      // Keep the line through the mean with no negative fixed cost.
+      a = 0;
+      b = mx > 0 ? my / mx : b;
     }
+    this.msPerPair = b;
+    this.overheadMs = a;
   }
 }

@@ -242,18 +242,16 @@ class RouterImpl implements Router {
     if (deadline === undefined && mode !== 'fixed') deadline = start + this.defaultBudgetMs;
     const answerBy = deadline === undefined ? undefined : deadline - this.returnMarginMs;
 
-    // 1. Cache, best tier first.
-    let rest = this.probeCache(query, passages, out, mode === 'fixed' ? [routing.fixed] : this.ranked);
+    // 1. Cache, best tier first. Inline-tier hits become the fallback: the pair can still go up a tier.
+    const fallback = new InlineScores(n);
+    const rest = this.probeCache(query, passages, out, fallback, mode === 'fixed' ? [routing.fixed] : this.ranked);
 
     // 2. Plan.
-    const fallback: Array<NonNullable<ScorerPairResult> | undefined> = new Array(n);
     const jobs: Job[] = [];
     const best = this.ranked[0];
+    const inlineName = this.inline?.name ?? routing.fixed.name;
     const answerInline = (indices: readonly number[], reason: DegradeReason | undefined): void => {
-      for (const i of indices) {
-        const f = fallback[i];
-        if (f !== undefined) out[i] = labelled(f, (this.inline as TierState).name, reason);
-      }
+      for (const i of indices) out[i] = fallback.answer(i, inlineName, reason);
     };
     if (rest.length > 0) {
       if (mode === 'fixed') {
@@ -267,7 +265,7 @@ class RouterImpl implements Router {
         else {
           const relevance = new Float64Array(n).fill(Number.NaN);
           for (const i of rest) {
-            const f = fallback[i];
+            const f = fallback.results[i];
             if (f !== undefined) relevance[i] = readRelevance(isDetailedPairScore(f) ? f.probabilities : (f as Readonly<Record<string, number>>), routing.signals);
           }
           const order = orderByThresholdDistance(rest, relevance, routing.threshold);
@@ -323,8 +321,11 @@ class RouterImpl implements Router {
     return out;
   }
 
-  /** Fills `out` with cache hits (label 'cache'); returns the indices still unanswered. */
-  private probeCache(query: string, passages: readonly Passage[], out: Array<RoutedPairScore | null>, tiers: readonly TierState[]): number[] {
+  /**
+   * Fills `out` with cache hits of slow tiers (label 'cache') and `fallback` with cache hits of the
+   * inline tier; returns the indices not answered (inline hits included: they may still go up).
+   */
+  private probeCache(query: string, passages: readonly Passage[], out: Array<RoutedPairScore | null>, fallback: InlineScores, tiers: readonly TierState[]): number[] {
     let rest: number[] = Array.from({ length: passages.length }, (_, i) => i);
     const cache = this.cache;
     if (cache === undefined) return rest;
@@ -335,8 +336,12 @@ class RouterImpl implements Router {
       const next: number[] = [];
       for (let j = 0; j < rest.length; j++) {
         const hit = hits[j];
-        if (hit !== undefined && pairResultProblem(hit) === undefined) out[rest[j]] = labelled(hit, CACHE_TIER, undefined, tier.name);
-        else next.push(rest[j]);
+        if (hit === undefined || pairResultProblem(hit) !== undefined) next.push(rest[j]);
+        else if (tier.inline) {
+          fallback.results[rest[j]] = hit;
+          fallback.cached[rest[j]] = 1;
+          next.push(rest[j]);
+        } else out[rest[j]] = labelled(hit, CACHE_TIER, undefined, tier.name);
       }
       rest = next;
     }
@@ -353,33 +358,50 @@ class RouterImpl implements Router {
     if (answerBy === undefined) return room;
     const remaining = answerBy - this.clock();
     const fit = largestFitting(room, remaining * this.headroom, (pairs) => tier.model.predict(pairs));
-    if (fit === 0 && room > 0 && remaining > 0 && tier.model.mayProbe(performance.now(), this.probeIntervalMs)) {
+    if (fit < Math.min(room, probePairs) && remaining > 0 && tier.model.mayProbe(performance.now(), this.probeIntervalMs)) {
       tier.model.probes++;
       return Math.min(room, probePairs);
     }
     return fit;
   }
 
-  /** Scores `indices` on the inline tier into `fallback` (failures leave holes, counted later). */
-  private async runInline(tier: TierState, query: string, passages: readonly Passage[], indices: readonly number[], fallback: Array<NonNullable<ScorerPairResult> | undefined>): Promise<void> {
+  /**
+   * Scores the `indices` without a fallback yet on the inline tier into `fallback` (through the
+   * cache when the tier is cacheable); failures leave holes (those pairs may end unscored).
+   */
+  private async runInline(tier: TierState, query: string, passages: readonly Passage[], allIndices: readonly number[], fallback: InlineScores): Promise<void> {
+    const indices = allIndices.filter((i) => fallback.results[i] === undefined);
+    if (indices.length === 0) return;
     const subset = indices.length === passages.length ? passages : indices.map((i) => passages[i]);
-    const t0 = performance.now();
-    const sub = tier.model.begin(indices.length, t0);
+    const score = async (ps: readonly Passage[]): Promise<ReadonlyArray<ScorerPairResult>> => {
+      const sub = tier.model.begin(ps.length, performance.now());
+      try {
+        const results = await tier.spec.scorer.score(query, ps, {});
+        if (!Array.isArray(results) || results.length !== ps.length) throw new InvalidArgumentError(`tier ${tier.name} returned a wrong result count`);
+        tier.model.complete(sub, performance.now());
+        return results.map((r) => (pairResultProblem(r) === undefined ? r : null));
+      } catch (error) {
+        tier.model.fail(sub, performance.now());
+        throw error;
+      }
+    };
     let results: ReadonlyArray<ScorerPairResult>;
+    let cached: readonly boolean[] | undefined;
     try {
-      results = await tier.spec.scorer.score(query, subset, {});
+      if (this.cache !== undefined && tier.cacheable) {
+        const resolution = await this.cache.resolve({ scorerId: tier.spec.scorer.id, query, passages: subset }, (miss) => score(miss.map((j) => subset[j])));
+        results = resolution.results;
+        cached = resolution.cached;
+      } else results = await score(subset);
     } catch {
-      tier.model.fail(sub, performance.now());
       return;
     }
-    if (!Array.isArray(results) || results.length !== indices.length) {
-      tier.model.fail(sub, performance.now());
-      return;
-    }
-    tier.model.complete(sub, performance.now());
     for (let j = 0; j < indices.length; j++) {
       const r = results[j];
-      if (pairResultProblem(r) === undefined) fallback[indices[j]] = r as NonNullable<ScorerPairResult>;
+      if (r !== null && r !== undefined && pairResultProblem(r) === undefined) {
+        fallback.results[indices[j]] = r;
+        if (cached?.[j] === true) fallback.cached[indices[j]] = 1;
+      }
     }
   }
 
@@ -392,7 +414,7 @@ class RouterImpl implements Router {
     passages: readonly Passage[],
     jobs: Job[],
     out: Array<RoutedPairScore | null>,
-    fallback: Array<NonNullable<ScorerPairResult> | undefined>,
+    fallback: InlineScores,
     callerSignal: AbortSignal | undefined,
     answerBy: number | undefined,
     mode: RoutingMode,
@@ -406,15 +428,11 @@ class RouterImpl implements Router {
     const pendingWork = jobs.map((job) => this.startJob(query, passages, job, controller.signal, answerBy));
     // The fallback is computed while the slow tier works (it is microseconds on the main thread).
     if (useFallback) {
-      const need = jobs.flatMap((j) => j.indices).filter((i) => fallback[i] === undefined);
-      if (need.length > 0) await this.runInline(this.inline as TierState, query, passages, need, fallback);
+      await this.runInline(this.inline as TierState, query, passages, jobs.flatMap((j) => j.indices), fallback);
     }
     const fallBack = (indices: readonly number[], reason: DegradeReason): void => {
-      for (const i of indices) {
-        if (out[i] !== null) continue;
-        const f = useFallback ? fallback[i] : undefined;
-        if (f !== undefined) out[i] = labelled(f, (this.inline as TierState).name, reason);
-      }
+      if (!useFallback) return;
+      for (const i of indices) if (out[i] === null) out[i] = fallback.answer(i, (this.inline as TierState).name, reason);
     };
     let firstError: unknown;
     let answered = 0;
@@ -548,6 +566,8 @@ class RouterImpl implements Router {
       inline: t.inline,
       outstandingPairs: t.model.outstanding,
       msPerPair: t.model.msPerPair,
+      overheadMs: t.model.overheadMs,
+      samples: t.model.samples,
       predictionRatio: t.model.ratio,
       predictedMsFor20: t.model.predict(20),
       submittedPairs: t.model.submittedPairs,
@@ -561,6 +581,24 @@ class RouterImpl implements Router {
 
   resetStats(): void {
     this.counters = newCounters();
+  }
+}
+
+/** The inline tier's score per pair (fresh or from the cache): the fallback of every pair. */
+class InlineScores {
+  readonly results: Array<NonNullable<ScorerPairResult> | undefined>;
+  readonly cached: Uint8Array;
+
+  constructor(n: number) {
+    this.results = new Array<NonNullable<ScorerPairResult> | undefined>(n);
+    this.cached = new Uint8Array(n);
+  }
+
+  /** The pair's answer from the inline tier: labelled 'cache' when it came from the cache. */
+  answer(i: number, tier: TierName, reason: DegradeReason | undefined): RoutedPairScore | null {
+    const r = this.results[i];
+    if (r === undefined) return null;
+    return this.cached[i] === 1 ? labelled(r, CACHE_TIER, reason, tier) : labelled(r, tier, reason);
   }
 }
 

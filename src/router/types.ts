@@ -104,9 +104,12 @@ export interface TierLoadStats {
   readonly inline: boolean;
   /** Pairs submitted by the router and not yet settled. */
   readonly outstandingPairs: number;
-  /** Live cost: EWMA of ms per pair (departure-interval estimator, includes the tier's parallelism). */
+  /** Live cost model (see cost-model.ts): completion ≈ overheadMs + msPerPair × (pairs ahead + own pairs). */
   readonly msPerPair: number;
-  /** EWMA of observed / predicted completion time (the router's self-correction). */
+  readonly overheadMs: number;
+  /** Submissions the model has learnt from. */
+  readonly samples: number;
+  /** EWMA of observed / predicted completion time of completed submissions (calibration diagnostic). */
   readonly predictionRatio: number;
   /** Predicted ms for 20 new pairs now. */
   readonly predictedMsFor20: number;

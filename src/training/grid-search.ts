@@ -11,11 +11,16 @@ import { rerankOrder } from '../eval/run-eval.js';
 import type { RankingDataset } from './dataset.js';
 
 /**
- * binary:logistic: label 1 for grade > 0. reg:logistic: graded label = grade / (highest grade in that
- * collection's judgments), a pointwise stand-in for rank:pairwise, which ml-xgboost cannot train (it has
- * no query-group API; see src/tiers/trees/training/train-xgboost.ts). Both output values in [0, 1].
+ * Objectives (ml-xgboost cannot train rank:pairwise: it has no query-group API; see
+ * src/tiers/trees/training/train-xgboost.ts):
+ * - binary:logistic: label 1 for grade > 0; outputs a probability.
+ * - reg:logistic: label = grade / (highest grade in that collection's judgments); outputs [0, 1].
+ * - reg:squarederror: QUERY-CENTRED graded label = grade / top grade - mean of that over the query's
+ *   candidates. Only differences within a query are rewarded, not a query's base rate of relevant
+ *   candidates (which differs tenfold between collections), a pointwise stand-in for a ranking
+ *   objective. Outputs a margin; the training pipeline fits Platt calibration for probabilities.
  */
-export type FastPathObjective = 'binary:logistic' | 'reg:logistic';
+export type FastPathObjective = 'binary:logistic' | 'reg:logistic' | 'reg:squarederror';
 
 export interface GridPoint {
   readonly objective: FastPathObjective;
@@ -38,8 +43,8 @@ export interface TrainRequest {
 export interface TrainingBackend {
   /** Trains a model and returns its bytes (a format loadTreeModel reads). Must be deterministic. */
   train(request: TrainRequest): Promise<Uint8Array>;
-  /** Scores rows with model bytes (probabilities in [0, 1] for both objectives). */
-  predict(modelBytes: Uint8Array, features: Float32Array, numRows: number, numFeatures: number): Promise<Float64Array>;
+  /** Raw margins (float32 sums of the trees, as float64) of rows under model bytes. */
+  predictMargins(modelBytes: Uint8Array, features: Float32Array, numRows: number, numFeatures: number): Promise<Float64Array>;
 }
 
 export interface ValidationResult {
@@ -61,9 +66,14 @@ export function labelsFor(dataset: RankingDataset, objective: FastPathObjective)
   }
   for (const g of dataset.groups) {
     const top = maxGrade.get(g.collection)!;
-    for (let i = 0; i < g.list.candidates.length; i++) {
+    const n = g.list.candidates.length;
+    let mean = 0;
+    for (let i = 0; i < n; i++) mean += dataset.grades[g.offset + i]! / top;
+    mean = n > 0 ? mean / n : 0;
+    for (let i = 0; i < n; i++) {
       const grade = dataset.grades[g.offset + i]!;
-      labels[g.offset + i] = objective === 'binary:logistic' ? (grade > 0 ? 1 : 0) : grade / top;
+      labels[g.offset + i] =
+        objective === 'binary:logistic' ? (grade > 0 ? 1 : 0) : objective === 'reg:logistic' ? grade / top : grade / top - mean;
     }
   }
   return labels;
@@ -113,7 +123,8 @@ export async function gridSearch(
       seed,
     });
     const trainMs = performance.now() - t0;
-    const scores = await backend.predict(model, validation.features, validation.numRows, nf);
+    // Every objective maps margins monotonically (sigmoid or Platt), so margins rank like the final scores.
+    const scores = await backend.predictMargins(model, validation.features, validation.numRows, nf);
     const ndcg10ByCollection = ndcgByCollection(validation, scores);
     const result: ValidationResult = {
       point,

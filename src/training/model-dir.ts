@@ -28,6 +28,7 @@ export interface FastPathMetaInput {
   readonly recommendedThreshold: number;
   readonly targetPrecision: number;
   readonly trainedOn: readonly string[];
+  readonly calibration?: { readonly type: 'platt'; readonly a: number; readonly b: number };
   /** Everything else worth keeping (hyperparameters, seed, library versions). Must be deterministic. */
   readonly provenance: Readonly<Record<string, unknown>>;
 }
@@ -51,6 +52,7 @@ export function buildMeta(input: FastPathMetaInput): Record<string, unknown> {
     targetPrecision: input.targetPrecision,
     statsFile: STATS_FILE,
     trainedOn: input.trainedOn,
+    ...(input.calibration ? { calibration: input.calibration } : {}),
     ...input.provenance,
   };
 }

@@ -31,10 +31,11 @@ export type GridName = 'full' | 'quick' | 'tiny';
 /** Hyperparameter grids. `full` is what the shipped model was selected from. */
 export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
   full: [
-    { objective: 'binary:logistic', maxDepth: 3, eta: 0.1, rounds: 150, minChildWeight: 1 },
-    { objective: 'binary:logistic', maxDepth: 5, eta: 0.1, rounds: 150, minChildWeight: 1 },
-    { objective: 'reg:logistic', maxDepth: 3, eta: 0.1, rounds: 150, minChildWeight: 1 },
-    { objective: 'reg:logistic', maxDepth: 5, eta: 0.1, rounds: 150, minChildWeight: 1 },
+    { objective: 'binary:logistic', maxDepth: 4, eta: 0.1, rounds: 150, minChildWeight: 1 },
+    { objective: 'reg:logistic', maxDepth: 4, eta: 0.1, rounds: 150, minChildWeight: 1 },
+    { objective: 'reg:squarederror', maxDepth: 3, eta: 0.1, rounds: 150, minChildWeight: 1 },
+    { objective: 'reg:squarederror', maxDepth: 5, eta: 0.1, rounds: 150, minChildWeight: 1 },
+    { objective: 'reg:squarederror', maxDepth: 4, eta: 0.05, rounds: 300, minChildWeight: 1 },
   ],
   quick: [{ objective: 'binary:logistic', maxDepth: 4, eta: 0.1, rounds: 100, minChildWeight: 1 }],
   tiny: [{ objective: 'binary:logistic', maxDepth: 2, eta: 0.3, rounds: 8, minChildWeight: 1 }],
@@ -137,6 +138,7 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
     recommendedThreshold: training.threshold.threshold,
     targetPrecision: options.targetPrecision,
     trainedOn: names,
+    ...(training.calibration ? { calibration: training.calibration } : {}),
     provenance: {
       hyperparameters: { maxDepth: p.maxDepth, eta: p.eta, rounds: p.rounds, minChildWeight: p.minChildWeight, subsample: 1, colsampleBytree: 1 },
       seed: options.seed,
@@ -187,6 +189,7 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
       if (!sameBytes(again.modelBytes, training.modelBytes)) mismatches.push('model bytes');
       if (jsonText(again.splits) !== jsonText(training.splits)) mismatches.push('splits');
       if (again.threshold.threshold !== training.threshold.threshold) mismatches.push('threshold');
+      if (JSON.stringify(again.calibration) !== JSON.stringify(training.calibration)) mismatches.push('calibration');
       if (!sameBytes(againStats, statsBytes)) mismatches.push('corpus statistics');
       if ((await modelBytesToXGBoostJson(again.modelBytes)) !== modelJson) mismatches.push('model.json');
       checkMs = Math.round(performance.now() - t3);

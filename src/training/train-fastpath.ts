@@ -10,6 +10,7 @@
  * Everything is deterministic: sorted ids, seeded splits, fixed training seed, single-threaded XGBoost.
  */
 import { InvalidArgumentError } from '../errors.js';
+import { fitPlatt } from '../gate/calibration.js';
 import { type Collection, loadCollection } from '../eval/collection.js';
 import { type FirstStage, createBm25FirstStage } from '../eval/first-stage.js';
 import { type GateStats, type LabelledScore, type ThresholdRow, gateStats, thresholdForPrecision } from '../eval/metrics.js';
@@ -67,8 +68,17 @@ export interface CollectionSummary {
   readonly validationGate: GateStats;
 }
 
+/** The fast-path scorer's calibration: relevance = 1 / (1 + exp(-(a * margin + b))) (docs/fastpath-model-dir.md). */
+export interface MarginCalibration {
+  readonly type: 'platt';
+  readonly a: number;
+  readonly b: number;
+}
+
 export interface TrainFastPathResult {
   readonly modelBytes: Uint8Array;
+  /** Present when the objective does not output probabilities (reg:squarederror); fitted on validation. */
+  readonly calibration: MarginCalibration | null;
   readonly chosen: ValidationResult;
   readonly grid: readonly ValidationResult[];
   readonly featureNames: readonly string[];
@@ -100,6 +110,27 @@ export function gatePools(dataset: RankingDataset, scores: Float64Array, gateK: 
     pools.push(pool);
   }
   return pools;
+}
+
+/**
+ * Platt scaling of margins on labelled validation pairs (src/gate/calibration.ts), converted to the
+ * scorer's sign convention (Platt: 1 / (1 + exp(A·m + B)); scorer: 1 / (1 + exp(-(a·m + b)))).
+ */
+export function fitCalibration(pairs: readonly LabelledScore[]): MarginCalibration {
+  const fit = fitPlatt(
+    pairs.map((p) => p.score),
+    pairs.map((p) => p.relevant),
+  );
+  return { type: 'platt', a: -fit.params.a, b: -fit.params.b };
+}
+
+/** The scorer's arithmetic: float32 margins, sigmoid(a·m + b) in float64 (a = 1, b = 0 without calibration). */
+export function toProbabilities(margins: Float64Array, calibration: MarginCalibration | null): Float64Array {
+  const a = calibration?.a ?? 1;
+  const b = calibration?.b ?? 0;
+  const out = new Float64Array(margins.length);
+  for (let i = 0; i < margins.length; i++) out[i] = 1 / (1 + Math.exp(-(a * margins[i]! + b)));
+  return out;
 }
 
 export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFastPathDeps): Promise<TrainFastPathResult> {
@@ -156,7 +187,9 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
   );
   const t2 = performance.now();
 
-  const validationScores = await deps.backend.predict(bestModel, validation.features, validation.numRows, validation.featureNames.length);
+  const margins = await deps.backend.predictMargins(bestModel, validation.features, validation.numRows, validation.featureNames.length);
+  const calibration = best.point.objective === 'reg:squarederror' ? fitCalibration(gatePools(validation, margins, options.gateK).flat()) : null;
+  const validationScores = toProbabilities(margins, calibration);
   const pooled = gatePools(validation, validationScores, options.gateK).flat();
   const threshold = thresholdForPrecision(pooled, options.targetPrecision);
   if (!threshold) {
@@ -214,6 +247,7 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
   };
   return {
     modelBytes: bestModel,
+    calibration,
     chosen: best,
     grid: results,
     featureNames: train.featureNames,

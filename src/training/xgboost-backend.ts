@@ -1,8 +1,7 @@
 /**
  * The production training back end: ml-xgboost (via the typed wrapper train-xgboost.ts) to train,
  * the native tree evaluator (loadTreeModel) to score validation rows, so model selection sees the
- * exact scores serving will produce (both objectives used here, binary:logistic and reg:logistic,
- * map margins to probabilities with the sigmoid).
+ * exact margins serving will produce.
  */
 import { loadTreeModel } from '../tiers/trees/load-tree-model.js';
 import { trainXGBoost } from '../tiers/trees/training/train-xgboost.js';
@@ -33,14 +32,10 @@ export function createXGBoostBackend(options: XGBoostBackendOptions = {}): Train
       );
       return bytes;
     },
-    async predict(modelBytes, features, numRows) {
+    async predictMargins(modelBytes, features, numRows) {
       const model = await loadTreeModel(modelBytes);
       try {
-        // Same arithmetic as the fast-path scorer: float32 margin, sigmoid in float64.
-        const margins = model.predict(features, numRows, { output: 'margin' });
-        const out = new Float64Array(numRows);
-        for (let i = 0; i < numRows; i++) out[i] = 1 / (1 + Math.exp(-margins[i]!));
-        return out;
+        return Float64Array.from(model.predict(features, numRows, { output: 'margin' }));
       } finally {
         model.dispose();
       }

@@ -4,7 +4,7 @@
  * 1000 concurrent requests, abort/deadline isolation, model contract variants, close(), input
  * validation and the Scorer adapter.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
@@ -270,6 +270,17 @@ describe('model contract variants', () => {
       expect((err as Error).message).toMatch(/expected .*found/);
     },
   );
+
+  it('a tokenizer larger than the model vocabulary fails at load', async () => {
+    const dir = join(root, 'vocab-mismatch');
+    const info = await writeCrossEncoderModelDir(dir, 'tiny', { seed: 42 });
+    const configPath = join(info.dir, 'config.json');
+    const config = JSON.parse(await readFile(configPath, 'utf8')) as Record<string, unknown>;
+    await writeFile(configPath, JSON.stringify({ ...config, vocab_size: 1000 }));
+    const err = await createCrossEncoder({ modelDir: info.dir, workers: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelContractError);
+    expect((err as Error).message).toMatch(/vocab_size is 1000/);
+  });
 
   it('a missing folder or file fails with InvalidArgumentError', async () => {
     await expect(createCrossEncoder({ modelDir: join(root, 'nope') })).rejects.toBeInstanceOf(InvalidArgumentError);

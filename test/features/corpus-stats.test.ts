@@ -81,6 +81,7 @@ describe('corpus statistics files', () => {
     ];
     for (const v of variants) expect(() => CorpusStats.decode(packr.pack(v))).toThrow(CorpusStatsFormatError);
     await expect(loadCorpusStats(join(dir, 'missing.msgpack'))).rejects.toThrow(InvalidArgumentError);
+    await expect(saveCorpusStats(await buildCorpusStats(docs), join(dir, 'no-such-dir', 'x.msgpack'))).rejects.toThrow(InvalidArgumentError);
   });
 
   it('reports malformed docs.jsonl lines with their line number', async () => {

@@ -7,6 +7,10 @@ describe('tokenize: case folding, splitting, stop words', () => {
     expect(tokenize('what are the effects of it')).toEqual(['effect']);
   });
 
+  it('folds mixed-case words and keeps letter-digit runs whole (unstemmed)', () => {
+    expect(tokenize('McDonald ABC123def Fox42s RUNNING Running running')).toEqual(['mcdonald', 'abc123def', 'fox42s', 'run', 'run', 'run']);
+  });
+
   it('splits on punctuation, hyphens and symbols; keeps digits and letter-digit runs', () => {
     expect(tokenize('high-speed flow (mach=3.5), f-104/x86!')).toEqual(['high', 'speed', 'flow', 'mach', '3', '5', 'f', '104', 'x86']);
   });

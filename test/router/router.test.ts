@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createScoreCache } from '../../src/cache/score-cache.js';
 import { OverloadedError } from '../../src/errors.js';
 import { createGate } from '../../src/gate/gate.js';
+import { TierCostModel } from '../../src/router/cost-model.js';
 import { createRouter } from '../../src/router/router.js';
 import type { RoutedPairScore, TierSpec } from '../../src/router/types.js';
 import { DynamicBatcher } from '../../src/tiers/cross-encoder/batcher.js';
@@ -160,6 +161,32 @@ describe('cascade', () => {
     expect(router.stats().cacheHitsBySource).toEqual({ crossEncoder: 3 });
   });
 
+  it('cached fast-path scores are reused as the fallback and can still be upgraded to the cross-encoder', async () => {
+    const fast = fastTier(() => 0.5);
+    const slow = instantTier('fake-ce', () => 0.9);
+    let ceMs = 1e6;
+    const cache = createScoreCache({ maxBytes: 1 << 20 });
+    const router = createRouter({
+      tiers: [{ ...trees(fast), cache: true }, ce(slow, { estimateMs: () => ceMs })],
+      routing: { mode: 'cascade' },
+      cache,
+      probeIntervalMs: Number.POSITIVE_INFINITY,
+    });
+    const ps = passages(3);
+    const a = await router.score('q', ps, { deadline: Date.now() + 100 });
+    expect(a.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(3).fill(['trees', 'shed']));
+    const b = await router.score('q', ps, { deadline: Date.now() + 100 });
+    expect(b.map((r) => [routed(r).tier, routed(r).sourceTier, routed(r).degraded])).toEqual(Array(3).fill(['cache', 'trees', 'shed']));
+    expect(fast.executed).toHaveLength(3); // not rescored
+    ceMs = 1;
+    const c = await router.score('q', ps, { deadline: Date.now() + 100 });
+    expect(c.map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder', 'crossEncoder']);
+    expect(fast.executed).toHaveLength(3);
+    const d = await router.score('q', ps, { deadline: Date.now() + 100 });
+    expect(d.map((r) => [routed(r).tier, routed(r).sourceTier])).toEqual(Array(3).fill(['cache', 'crossEncoder']));
+    expect(slow.executed).toHaveLength(3);
+  });
+
   it('a pair degraded to the fast path is never cached as a cross-encoder score', async () => {
     const fast = fastTier(() => 0.4);
     const slow = slowTier({ latencyMs: 1000, relevance: () => 0.9 });
@@ -178,39 +205,52 @@ describe('cascade', () => {
 
 describe('budget mode', () => {
   it('picks the best tier whose predicted completion fits, else the next one down', async () => {
-    const big = instantTier('big-ce');
-    const small = instantTier('small-ce');
-    const fast = fastTier(() => 0.5);
-    let bigMs = 200;
-    let smallMs = 30;
     const now = 5_000_000;
-    const router = createRouter({
-      tiers: [
-        trees(fast),
-        { name: 'smallCe', scorer: small, quality: 2, estimateMs: () => smallMs },
-        { name: 'bigCe', scorer: big, quality: 3, estimateMs: () => bigMs },
-      ],
-      routing: { mode: 'budget' },
-      clock: () => now,
-      returnMarginMs: 0,
-      headroom: 1,
-      probeIntervalMs: Number.POSITIVE_INFINITY,
-    });
-    const deadline = now + 100;
-    let out = await router.score('q', passages(3), { deadline });
-    expect(out.map((r) => routed(r).tier)).toEqual(['smallCe', 'smallCe', 'smallCe']);
-    expect(out.every((r) => routed(r).degraded === 'shed')).toBe(true); // below the best tier
-    bigMs = 90;
-    out = await router.score('q', passages(3), { deadline });
-    expect(out.map((r) => routed(r).tier)).toEqual(['bigCe', 'bigCe', 'bigCe']);
-    expect(out.every((r) => routed(r).degraded === undefined)).toBe(true);
-    bigMs = 150;
-    smallMs = 150;
-    out = await router.score('q', passages(3), { deadline });
-    expect(out.map((r) => routed(r).tier)).toEqual(['trees', 'trees', 'trees']);
-    expect(big.executed).toHaveLength(3);
-    expect(small.executed).toHaveLength(3);
-    expect(router.stats().shedPairs).toBe(6);
+    // Each scenario a fresh router: the tiers' own estimators are the model before any measurement.
+    const route = async (bigMs: number, smallMs: number): Promise<{ tiers: string[]; degraded: Array<string | undefined>; shed: number }> => {
+      const router = createRouter({
+        tiers: [
+          trees(fastTier(() => 0.5)),
+          { name: 'smallCe', scorer: instantTier('small-ce'), quality: 2, estimateMs: () => smallMs },
+          { name: 'bigCe', scorer: instantTier('big-ce'), quality: 3, estimateMs: () => bigMs },
+        ],
+        routing: { mode: 'budget' },
+        clock: () => now,
+        returnMarginMs: 0,
+        headroom: 1,
+        probeIntervalMs: Number.POSITIVE_INFINITY,
+      });
+      const out = await router.score('q', passages(3), { deadline: now + 100 });
+      return { tiers: out.map((r) => routed(r).tier), degraded: out.map((r) => routed(r).degraded), shed: router.stats().shedPairs };
+    };
+    expect(await route(200, 30)).toEqual({ tiers: ['smallCe', 'smallCe', 'smallCe'], degraded: ['shed', 'shed', 'shed'], shed: 3 });
+    expect(await route(90, 30)).toEqual({ tiers: ['bigCe', 'bigCe', 'bigCe'], degraded: [undefined, undefined, undefined], shed: 0 });
+    expect(await route(150, 150)).toEqual({ tiers: ['trees', 'trees', 'trees'], degraded: ['shed', 'shed', 'shed'], shed: 3 });
+  });
+
+  it('the cost model fits overhead + per-pair drain time from completions', () => {
+    const model = new TierCostModel({ name: 'x', scorer: instantTier(), quality: 1, initialMsPerPair: 50 });
+    expect(model.predict(10)).toBe(500); // prior
+    // Observations from a tier costing 5 ms + 2 ms per pair ahead (own included).
+    let t = 0;
+    for (const n of [4, 10, 20, 7, 15, 1, 12, 20, 3, 9]) {
+      const sub = model.begin(n, t);
+      t += 5 + 2 * n;
+      model.complete(sub, t);
+      t += 50; // idle gap
+    }
+    // (the slope is shrunk slightly toward the departure-interval estimate, 2–7 ms here)
+    expect(model.msPerPair).toBeGreaterThan(1.9);
+    expect(model.msPerPair).toBeLessThan(2.3);
+    expect(model.overheadMs).toBeGreaterThan(3);
+    expect(model.overheadMs).toBeLessThan(6);
+    expect(Math.abs(model.predict(20) - 45)).toBeLessThan(2);
+    // Work outstanding counts as ahead.
+    const pending = model.begin(10, t);
+    expect(Math.abs(model.predict(20) - 65)).toBeLessThan(4);
+    model.fail(pending, t + 1);
+    expect(model.failedPairs).toBe(10);
+    expect(model.outstanding).toBe(0);
   });
 
   it('learns the cost from measurements when the tier has no estimator', async () => {

@@ -4,6 +4,7 @@
 #include "features/features_binding.h"
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -55,6 +56,13 @@ TextView ReadText(Napi::Env env, Napi::Value v, std::string& buf, const char* wh
     return TextView{reinterpret_cast<const char*>(u8.Data()), u8.ElementLength()};
   }
   ThrowType(env, std::string(what) + " must be a string or Uint8Array");
+}
+
+// Scratch buffers are thread-local and reused; one that a huge input grew is given back so a
+// single 100 MB passage does not pin 300 MB for the life of the thread.
+void ReleaseIfHuge(std::string& buf) {
+  constexpr size_t kKeep = 8u << 20;
+  if (buf.capacity() > kKeep) std::string().swap(buf);
 }
 
 std::string CopyText(Napi::Env env, Napi::Value v, const char* what) {
@@ -236,6 +244,8 @@ Napi::Value Tokenize(const Napi::CallbackInfo& info) {
   TextView t = ReadText(env, info[0], buf, "tokenize: text");
   std::vector<std::string> terms;
   ForEachTerm(t.data, t.size, scratch, term, [&](const char* p, size_t n) { terms.emplace_back(p, n); });
+  ReleaseIfHuge(buf);
+  ReleaseIfHuge(scratch);
   Napi::Array out = Napi::Array::New(env, terms.size());
   for (size_t i = 0; i < terms.size(); ++i) out.Set(static_cast<uint32_t>(i), Napi::String::New(env, terms[i]));
   return out;
@@ -308,6 +318,11 @@ Napi::Value Extract(const Napi::CallbackInfo& info) {
                     a.passthrough != nullptr ? a.passthrough + static_cast<size_t>(i) * kNumPassthrough : nullptr,
                     dst + static_cast<size_t>(i) * kNumFeatures, scratch);
   }
+  ReleaseIfHuge(query_buf);
+  ReleaseIfHuge(title_buf);
+  ReleaseIfHuge(text_buf);
+  ReleaseIfHuge(scratch.token);
+  if (scratch.matches.capacity() > (1u << 20)) std::vector<ExtractScratch::Match>().swap(scratch.matches);
   return out;
 }
 

@@ -134,9 +134,21 @@ struct StopTable {
     *lo = a;
     *hi = b;
   }
+  // Little-endian value of 4 or 8 bytes (one load; a byte swap on big-endian machines).
   static uint64_t Load(const unsigned char* u, int bytes) {
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(u[i]) << (8 * i);  // compiles to one load
+    if (bytes == 8) {
+      uint64_t v;
+      std::memcpy(&v, u, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      v = __builtin_bswap64(v);
+#endif
+      return v;
+    }
+    uint32_t v;
+    std::memcpy(&v, u, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
     return v;
   }
   static uint64_t Mix(uint64_t lo, uint64_t hi, size_t n) {
@@ -247,7 +259,12 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
   };
   while (i < n) {
     const unsigned char c = s[i];
-    if (scratch.empty() && (kAsciiClass[c] == kAsciiLower || kAsciiClass[c] == kAsciiDigit)) {
+    const uint8_t ascii_cls = kAsciiClass[c];
+    if (ascii_cls == kAsciiSeparator && scratch.empty()) {  // spaces and punctuation between words
+      ++i;
+      continue;
+    }
+    if (scratch.empty() && (ascii_cls == kAsciiLower || ascii_cls == kAsciiDigit)) {
       // Fast path: a run of lower-case ASCII letters/digits ended by an ASCII separator is its
       // own folded form; hand it over in place without copying.
       bool digits = false;
@@ -264,20 +281,17 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
       continue;
     }
     if (c < 0x80) {
-      // ASCII fast path
-      if ((c >= 'a' && c <= 'z')) {
-        scratch.push_back(static_cast<char>(c));
-        ++i;
+      if (ascii_cls == kAsciiLower || ascii_cls == kAsciiDigit) {
+        // A run of lower-case letters/digits inside a token (e.g. after a capital): append at once.
+        bool digits = false;
+        const size_t j = ScanAsciiWord(s, i, n, &digits);
+        scratch.append(text + i, j - i);
+        if (digits) ascii_alpha = false;
+        i = j;
         continue;
       }
-      if (c >= 'A' && c <= 'Z') {
+      if (ascii_cls == kAsciiUpper) {
         scratch.push_back(static_cast<char>(c + 32));
-        ++i;
-        continue;
-      }
-      if (c >= '0' && c <= '9') {
-        scratch.push_back(static_cast<char>(c));
-        ascii_alpha = false;
         ++i;
         continue;
       }

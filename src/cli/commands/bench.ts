@@ -24,6 +24,7 @@ interface BenchCliOptions {
   plot?: string;
   cache: boolean;
   cacheMb: string;
+  cacheTrees: boolean;
   workers?: string;
   maxBatchTokens?: string;
   maxQueueDelayMs?: string;
@@ -72,6 +73,7 @@ export function register(program: Command): void {
     .option('--plot <file.svg>', 'write the latency-vs-offered-QPS plot here')
     .option('--no-cache', 'run without the score cache')
     .option('--cache-mb <mb>', 'score cache size', '256')
+    .option('--no-cache-trees', 'do not cache fast-path scores (cross-encoder scores only)')
     .option('--workers <n>', 'cross-encoder worker threads (default: the tier default)')
     .option('--max-batch-tokens <n>', 'cross-encoder batch token budget')
     .option('--max-queue-delay-ms <ms>', 'cross-encoder max queue delay')
@@ -121,6 +123,7 @@ export function register(program: Command): void {
         zipf: num('zipf', opts.zipf, (n) => n >= 0, 'a number ≥ 0'),
         distinct: num('distinct', opts.distinct, positiveInt, 'a positive integer'),
         cache: opts.cache,
+        cacheTrees: opts.cacheTrees,
         cacheMb: num('cache-mb', opts.cacheMb, positive, 'a positive number') as number,
         workers: num('workers', opts.workers, positiveInt, 'a positive integer'),
         maxBatchTokens: num('max-batch-tokens', opts.maxBatchTokens, positiveInt, 'a positive integer'),
@@ -148,6 +151,18 @@ export function register(program: Command): void {
             progressLabel = label;
           }
           progress.update(Math.min(Math.round(live.totalSec), Math.floor(live.elapsedSec)), `sent ${live.sent} done ${live.completed} in-flight ${live.inFlight}${live.measuring ? ` p99 ${live.p99Ms.toFixed(1)}ms` : ' (warm-up)'}`);
+        },
+        onWorkloadProgress: (done, total) => {
+          if (!progressEnabled) return;
+          if (progress === undefined || progressLabel !== 'BM25 top-k') {
+            progress = createProgress('BM25 top-k', total);
+            progressLabel = 'BM25 top-k';
+          }
+          progress.update(done);
+          if (done === total) {
+            progress.finish();
+            progress = undefined;
+          }
         },
         onPhaseEnd: () => {
           progress?.finish();

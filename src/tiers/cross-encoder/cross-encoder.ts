@@ -27,7 +27,7 @@ export interface CrossEncoderOptions {
   readonly workers?: number;
   /** onnxruntime intra-op threads per worker. Default 1. */
   readonly intraOpThreads?: number;
-  /** Padded-token budget per batch (longest pair × pairs). Default 8192. */
+  /** Padded-token budget per batch (longest pair × pairs). Default 4096. */
   readonly maxBatchTokens?: number;
   /** Max wait for a partial batch while a worker is idle, ms. Default 2. */
   readonly maxQueueDelayMs?: number;
@@ -95,7 +95,7 @@ export interface CrossEncoder {
  */
 export const DEFAULT_WORKERS = Math.max(1, Math.min(4, availableParallelism()));
 export const DEFAULT_INTRA_OP_THREADS = 1;
-export const DEFAULT_MAX_BATCH_TOKENS = 8192;
+export const DEFAULT_MAX_BATCH_TOKENS = 4096;
 export const DEFAULT_MAX_QUEUE_DELAY_MS = 2;
 export const DEFAULT_MAX_PENDING_PAIRS = 4096;
 export const DEFAULT_MAX_PASSAGES_PER_REQUEST = 1024;

@@ -8,6 +8,9 @@
  *  (b) transformers.js: AutoTokenizer + AutoModelForSequenceClassification from the local folder,
  *      each request as one padded batch (as users run it).
  *  (c) this tier: createCrossEncoder (worker pool + dynamic batcher).
+ * (a) is measured again after (b)/(c) and ratios use the mean of both (a) runs (the machine is shared).
+ * (b) blocks the main thread for each call, so its cells overrun --duration by up to `concurrency`
+ * calls (minutes for minilm-l6 at concurrency 32; use --modes a,c or --concurrency to skip).
  * (b) and (c) run closed loops at each concurrency; the main thread's event-loop delay is measured
  * with perf_hooks.monitorEventLoopDelay during every cell.
  *
@@ -69,35 +72,34 @@ interface Row extends Partial<LoopResult> {
   note?: string;
 }
 
-async function machineLimit(model: string, dir: string, requests: Request[]): Promise<Row[]> {
+/** (a): search the best batch size, then measure it; `again()` re-measures it (drift check). */
+async function machineLimit(model: string, dir: string, requests: Request[]) {
   const limit = await createMachineLimit(dir, requests, MAX_LENGTH);
-  try {
-    const sizes = list(args['batch-sizes']!).map(Number);
-    let best = { size: sizes[0], pairsPerSec: 0 };
-    const searchMs = Math.max(1000, DURATION_MS / 4);
-    for (const size of sizes) {
-      await limit.run(size, 300);
-      const r = await limit.run(size, searchMs);
-      console.log(`  (a) search: batch ${size}: ${r.pairsPerSec.toFixed(1)} pairs/s`);
-      if (r.pairsPerSec > best.pairsPerSec) best = { size, pairsPerSec: r.pairsPerSec };
-    }
-    const final = await limit.run(best.size, DURATION_MS);
-    console.log(`  (a) batch ${best.size}: ${final.pairsPerSec.toFixed(1)} pairs/s`);
-    return [
-      {
-        model,
-        mode: '(a) machine limit',
-        concurrency: null,
-        pairsPerSec: final.pairsPerSec,
-        p50Ms: final.p50,
-        p99Ms: final.p99,
-        cpuMsPerPair: final.cpuMsPerPair,
-        note: `batch ${best.size}, length-sorted, latency per batch; tokenization not included (${limit.tokenizePairsPerSec.toFixed(0)} pairs/s on its own)`,
-      },
-    ];
-  } finally {
-    await limit.release();
+  const sizes = list(args['batch-sizes']!).map(Number);
+  let best = { size: sizes[0], pairsPerSec: 0 };
+  const searchMs = Math.max(1000, DURATION_MS / 4);
+  for (const size of sizes) {
+    await limit.run(size, 300);
+    const r = await limit.run(size, searchMs);
+    console.log(`  (a) search: batch ${size}: ${r.pairsPerSec.toFixed(1)} pairs/s`);
+    if (r.pairsPerSec > best.pairsPerSec) best = { size, pairsPerSec: r.pairsPerSec };
   }
+  const measure = async (label: string): Promise<Row> => {
+    const r = await limit.run(best.size, DURATION_MS);
+    console.log(`  ${label} batch ${best.size}: ${r.pairsPerSec.toFixed(1)} pairs/s`);
+    return {
+      model,
+      mode: label,
+      concurrency: null,
+      pairsPerSec: r.pairsPerSec,
+      p50Ms: r.p50,
+      p99Ms: r.p99,
+      cpuMsPerPair: r.cpuMsPerPair,
+      note: `batch ${best.size}, length-sorted, latency per batch; tokenization not included (${limit.tokenizePairsPerSec.toFixed(0)} pairs/s on its own)`,
+    };
+  };
+  const first = await measure('(a) machine limit');
+  return { first, again: () => measure('(a) again, after (b)/(c)'), release: () => limit.release() };
 }
 
 async function transformersJs(model: string, dir: string, requests: Request[]): Promise<Row[]> {
@@ -108,6 +110,10 @@ async function transformersJs(model: string, dir: string, requests: Request[]): 
   const hf = await AutoModelForSequenceClassification.from_pretrained(dir, { local_files_only: true, dtype: 'fp32', device: 'cpu' });
   const rows: Row[] = [];
   try {
+    // One request warms it up (a closed-loop warmup at high concurrency takes minutes: every call
+    // blocks the main thread).
+    const w = requests[0];
+    await hf(tokenizer(new Array(w.passages.length).fill(w.query), { text_pair: w.passages, padding: true, truncation: true, max_length: MAX_LENGTH }));
     for (const c of CONCURRENCY) {
       const r = await closedLoop(
         requests,
@@ -117,7 +123,7 @@ async function transformersJs(model: string, dir: string, requests: Request[]): 
         await hf(inputs);
         },
         DURATION_MS,
-        WARMUP_MS,
+        0,
       );
       rows.push({ model, mode: '(b) transformers.js', concurrency: c, ...r });
       console.log(`  (b) c=${c}: ${r.pairsPerSec.toFixed(1)} pairs/s p50 ${r.p50Ms.toFixed(1)} p99 ${r.p99Ms.toFixed(1)} eld99 ${r.eventLoopP99Ms.toFixed(1)}`);
@@ -145,7 +151,7 @@ async function thisTier(model: string, dir: string, requests: Request[]): Promis
       const r = await closedLoop(requests, c, (req) => ce.score(req.query, req.passages), DURATION_MS, WARMUP_MS);
       const s = ce.stats();
       const batches = s.batchesRun - before.batchesRun;
-      const note = `workers ${ce.info.workers}×${ce.info.intraOpThreads} thr, mean batch ${((s.pairsRun - before.pairsRun) / Math.max(1, batches)).toFixed(1)}, padding ${(s.paddingRatio * 100).toFixed(1)}%`;
+      const note = `workers ${ce.info.workers}×${ce.info.intraOpThreads} thr, mean batch ${((s.pairsRun - before.pairsRun) / Math.max(1, batches)).toFixed(1)}, padding ${((1 - (s.tokensRun - before.tokensRun) / Math.max(1, s.paddedTokensRun - before.paddedTokensRun)) * 100).toFixed(1)}%`;
       rows.push({ model, mode: '(c) this tier', concurrency: c, ...r, note });
       console.log(
         `  (c) c=${c}: ${r.pairsPerSec.toFixed(1)} pairs/s p50 ${r.p50Ms.toFixed(1)} p99 ${r.p99Ms.toFixed(1)} eld99 ${r.eventLoopP99Ms.toFixed(1)} main busy ${(r.mainThreadBusy * 100).toFixed(1)}% (${note})`,
@@ -165,7 +171,9 @@ function printTable(rows: Row[]): void {
     console.log(`| ${r.model} | ${r.mode} | ${r.concurrency ?? '-'} | ${f(r.pairsPerSec)} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.eventLoopP99Ms)} | ${r.mainThreadBusy === undefined ? '-' : (r.mainThreadBusy * 100).toFixed(1) + '%'} | ${f(r.cpuMsPerPair, 2)} | ${r.note ?? ''} |`);
   }
   for (const model of new Set(rows.map((r) => r.model))) {
-    const a = rows.find((r) => r.model === model && r.mode.startsWith('(a)'));
+    const aRows = rows.filter((r) => r.model === model && r.mode.startsWith('(a)'));
+    // Mean of the (a) runs before and after (b)/(c): halves the bias of load drift.
+    const a = aRows.length === 0 ? undefined : { pairsPerSec: aRows.reduce((x, r) => x + r.pairsPerSec, 0) / aRows.length };
     for (const c of CONCURRENCY) {
       const b = rows.find((r) => r.model === model && r.mode.startsWith('(b)') && r.concurrency === c);
       const t = rows.find((r) => r.model === model && r.mode.startsWith('(c)') && r.concurrency === c);
@@ -196,9 +204,16 @@ async function main(): Promise<void> {
       await writeCrossEncoderModelDir(dir, model as CrossEncoderPresetName, { seed: 42 });
     }
     console.log(`\n== ${model} (${SPEED_SHAPE_NOTICE})`);
-    if (MODES.has('a')) rows.push(...(await machineLimit(model, dir, requests)));
-    if (MODES.has('b')) rows.push(...(await transformersJs(model, dir, requests)));
-    if (MODES.has('c')) rows.push(...(await thisTier(model, dir, requests)));
+    const limit = MODES.has('a') ? await machineLimit(model, dir, requests) : null;
+    try {
+      if (limit) rows.push(limit.first);
+      if (MODES.has('b')) rows.push(...(await transformersJs(model, dir, requests)));
+      if (MODES.has('c')) rows.push(...(await thisTier(model, dir, requests)));
+      // The machine is shared: measure (a) again so drift during the run is visible.
+      if (limit && (MODES.has('b') || MODES.has('c'))) rows.push(await limit.again());
+    } finally {
+      await limit?.release();
+    }
   }
   printTable(rows);
   console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);

@@ -259,6 +259,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             pairsPerSec: (ce.pairsRun - ceBefore.run) / phase.wallSec,
           },
           routerTiers: rs.tiers,
+          timeline: phase.timeline,
           firstErrors: phase.firstErrors,
         };
         results.push(point);

@@ -59,6 +59,17 @@ export interface LatencySummary {
   readonly mean: number;
 }
 
+/** Figures of the requests SCHEDULED in one second of the measured window. */
+export interface TimelineSecond {
+  readonly second: number;
+  readonly requests: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  /** Pairs by tier label. */
+  readonly pairsByTier: Readonly<Record<string, number>>;
+}
+
 export interface PhaseResult {
   readonly offeredQps: number;
   readonly achievedQps: number;
@@ -84,6 +95,8 @@ export interface PhaseResult {
   /** Process CPU time over the phase / wall time (all threads: main + workers), in cores. */
   readonly cpuCores: number;
   readonly wallSec: number;
+  /** Per second of scheduled time: shows a queue growing (latency rising) or a cache warming. */
+  readonly timeline: readonly TimelineSecond[];
 }
 
 function newHistogram(): Histogram {
@@ -136,6 +149,11 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
   const firstErrors: string[] = [];
   const pairsByTier: Record<string, number> = {};
   const pendingMeasured = new Set<number>();
+  const seconds: Array<{ h: Histogram; requests: number; pairsByTier: Record<string, number> }> = [];
+  const secondOf = (scheduledAt: number): { h: Histogram; requests: number; pairsByTier: Record<string, number> } => {
+    const k = Math.max(0, Math.floor((scheduledAt - measureStart) / 1000));
+    return (seconds[k] ??= { h: newHistogram(), requests: 0, pairsByTier: {} });
+  };
   let resolveDrained: (() => void) | undefined;
   let cpuStart = process.cpuUsage();
   let wallStart = performance.now();
@@ -150,6 +168,9 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       measuredCompleted++;
       lastCompletion = now;
       recordUs(latency, now - scheduledAt);
+      const sec = secondOf(scheduledAt);
+      sec.requests++;
+      recordUs(sec.h, now - scheduledAt);
       if (result === undefined) {
         thrown++;
         if (firstErrors.length < 5) firstErrors.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
@@ -157,6 +178,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
         const counts = result.tier.counts;
         for (const tier in counts) {
           pairsByTier[tier] = (pairsByTier[tier] ?? 0) + counts[tier];
+          sec.pairsByTier[tier] = (sec.pairsByTier[tier] ?? 0) + counts[tier];
         }
         const unscored = result.stats.unscored;
         pairs += result.stats.retrieved;
@@ -263,7 +285,10 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
   // Requests that never finished count as errors, with a latency lower bound (still open-loop honest).
   const unfinished = pendingMeasured.size;
   const now = performance.now();
-  for (const scheduledAt of pendingMeasured) recordUs(latency, now - scheduledAt);
+  for (const scheduledAt of pendingMeasured) {
+    recordUs(latency, now - scheduledAt);
+    recordUs(secondOf(scheduledAt).h, now - scheduledAt);
+  }
   const windowMs = Math.max(durationSec * 1000, lastCompletion - measureStart);
   return {
     offeredQps: qps,
@@ -288,5 +313,13 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     generatorUsPerRequest: sent === 0 ? 0 : (generatorMs * 1000) / sent,
     cpuCores: (cpu.user + cpu.system) / 1000 / wallMs,
     wallSec: wallMs / 1000,
+    timeline: seconds.map((sec, second) => ({
+      second,
+      requests: sec?.requests ?? 0,
+      p50Ms: sec === undefined ? 0 : sec.h.getValueAtPercentile(50) / 1000,
+      p99Ms: sec === undefined ? 0 : sec.h.getValueAtPercentile(99) / 1000,
+      maxMs: sec === undefined ? 0 : sec.h.maxValue / 1000,
+      pairsByTier: sec?.pairsByTier ?? {},
+    })),
   };
 }

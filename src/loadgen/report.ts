@@ -4,7 +4,7 @@
  */
 import { renderLineChart, type ChartSeries } from '../report/svg-line-chart.js';
 import type { TierLoadStats } from '../router/types.js';
-import type { LatencySummary } from './open-loop.js';
+import type { LatencySummary, TimelineSecond } from './open-loop.js';
 
 export interface TierShare {
   readonly cache: number;
@@ -41,6 +41,8 @@ export interface BenchPoint {
   readonly crossEncoder: { readonly pairsRun: number; readonly pairsDropped: number; readonly meanBatchSize: number; readonly pairsPerSec: number };
   /** The router's cost models at the end of the point. */
   readonly routerTiers: readonly TierLoadStats[];
+  /** Per second of scheduled time (latency percentiles, pairs by tier label). */
+  readonly timeline: readonly TimelineSecond[];
   readonly firstErrors: readonly string[];
 }
 
@@ -73,7 +75,11 @@ export function formatTable(points: readonly BenchPoint[]): string {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n(latencies in ms from the scheduled send time; CE-model = pairs whose score came from the cross-encoder, fresh or cached)\n';
 }
 
-export function renderLatencyPlot(points: readonly BenchPoint[], budgetMs: number | undefined, title: string): string {
+/**
+ * p50 / p99 / p99.9 per routing against offered QPS. With `capMs`, values above it are drawn at the
+ * cap and the series is marked "(capped)" (a zoomed view next to a naive baseline in seconds).
+ */
+export function renderLatencyPlot(points: readonly BenchPoint[], budgetMs: number | undefined, title: string, capMs?: number): string {
   const routings = [...new Set(points.map((p) => p.routing))];
   const series: ChartSeries[] = [];
   for (const routing of routings) {
@@ -83,7 +89,12 @@ export function renderLatencyPlot(points: readonly BenchPoint[], budgetMs: numbe
       ['p99', (p: BenchPoint) => p.latencyMs.p99],
       ['p99.9', (p: BenchPoint) => p.latencyMs.p999],
     ] as const) {
-      series.push({ name: `${routing} ${name}`, points: ps.map((p) => [p.offeredQps, pick(p)] as const) });
+      const values = ps.map((p) => [p.offeredQps, pick(p)] as const);
+      const capped = capMs !== undefined && values.some(([, y]) => y > capMs);
+      series.push({
+        name: `${routing} ${name}${capped ? ' (capped)' : ''}`,
+        points: values.map(([x, y]) => [x, capMs === undefined ? y : Math.min(y, capMs)] as const),
+      });
     }
   }
   return renderLineChart({
@@ -92,7 +103,8 @@ export function renderLatencyPlot(points: readonly BenchPoint[], budgetMs: numbe
     yLabel: 'latency (ms, from scheduled send)',
     series,
     hLines: budgetMs === undefined ? [] : [{ y: budgetMs, label: `budget ${budgetMs} ms` }],
-    width: 860,
-    height: 480,
+    yRange: capMs === undefined ? undefined : [0, capMs],
+    width: 900,
+    height: 500,
   });
 }

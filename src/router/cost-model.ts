@@ -16,6 +16,9 @@
  * completion would have come later than they ran. If one ran past its prediction it is added as a
  * sample at its elapsed time (a lower bound, which still pushes the model the right way).
  *
+ * Probing (see mayProbe) keeps a pessimistic model from starving an idle tier forever; it backs off
+ * exponentially while probes keep confirming the pessimism (cancelled within their prediction).
+ *
  * Before the first measurement the tier's own estimator (`estimateMs`, e.g. the cross-encoder
  * batcher's token-based estimate) or `initialMsPerPair` is used.
  */
@@ -51,6 +54,8 @@ export class TierCostModel {
   /** performance.now() of the last submission start or settle: how fresh the model's evidence is. */
   lastActivity = 0;
   probes = 0;
+  /** Multiplier of the probe interval: doubles (to 64) each time a submission fails within its prediction. */
+  probeBackoff = 1;
   private departureMsPerPair: number;
   private lastFinish = 0;
   private s0 = 0;
@@ -87,7 +92,7 @@ export class TierCostModel {
    */
   mayProbe(now: number, probeIntervalMs: number): boolean {
     if (this.outstanding > 0 || (this.spec.pendingPairs?.() ?? 0) > 0) return false;
-    return now - this.lastActivity >= probeIntervalMs;
+    return now - this.lastActivity >= probeIntervalMs * this.probeBackoff;
   }
 
   begin(pairs: number, now: number): Submission {
@@ -112,6 +117,7 @@ export class TierCostModel {
       this.departureMsPerPair = this.samples === 0 ? sample : this.departureMsPerPair + DEPARTURE_ALPHA * (sample - this.departureMsPerPair);
     }
     this.lastFinish = Math.max(this.lastFinish, now);
+    this.probeBackoff = 1;
     if (sub.predictedMs > 0) this.ratio += RATIO_ALPHA * (elapsed / sub.predictedMs - this.ratio);
     this.addSample(sub.x, elapsed);
   }
@@ -123,6 +129,9 @@ export class TierCostModel {
     this.failedPairs += sub.pairs;
     const elapsed = Math.max(0, now - sub.startedAt);
     if (elapsed > sub.predictedMs) this.addSample(sub.x, elapsed);
+    // Cancelled before its predicted completion: the (pessimistic) model was not shown wrong, so
+    // probing backs off instead of paying a cancelled submission every interval.
+    else this.probeBackoff = Math.min(64, this.probeBackoff * 2);
   }
 
   private addSample(x: number, y: number): void {

@@ -9,6 +9,7 @@
  * Test queries are never looked at here; the script evaluates them afterwards with the shipped files.
  * Everything is deterministic: sorted ids, seeded splits, fixed training seed, single-threaded XGBoost.
  */
+import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors.js';
 import { fitPlatt } from '../gate/calibration.js';
 import { type Collection, loadCollection } from '../eval/collection.js';
@@ -99,6 +100,14 @@ function limit(ids: readonly string[], max: number | undefined): readonly string
   return max === undefined ? ids : ids.slice(0, max);
 }
 
+/** Short digest of a dataset's features and grades (logged, so runs can be compared). */
+export function datasetDigest(dataset: RankingDataset): string {
+  const h = createHash('sha256');
+  h.update(new Uint8Array(dataset.features.buffer, dataset.features.byteOffset, dataset.features.byteLength));
+  h.update(new Uint8Array(dataset.grades.buffer, dataset.grades.byteOffset, dataset.grades.byteLength));
+  return h.digest('hex').slice(0, 16);
+}
+
 /** Per-query gate pools (first gateK candidates, scored) of a dataset. */
 export function gatePools(dataset: RankingDataset, scores: Float64Array, gateK: number, collection?: string): LabelledScore[][] {
   const pools: LabelledScore[][] = [];
@@ -175,7 +184,10 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
     options.onDatasetProgress?.('validation', d, t),
   );
   const t1 = performance.now();
-  log(`train-fastpath: datasets: train ${train.numRows} pairs, validation ${validation.numRows} pairs, ${train.featureNames.length} features (${Math.round(t1 - t0)} ms)`);
+  log(
+    `train-fastpath: datasets: train ${train.numRows} pairs (sha256 ${datasetDigest(train)}), validation ${validation.numRows} pairs ` +
+      `(sha256 ${datasetDigest(validation)}), ${train.featureNames.length} features (${Math.round(t1 - t0)} ms)`,
+  );
 
   const { best, bestModel, results } = await gridSearch(deps.backend, train, validation, options.grid, options.seed, (r, i) =>
     log(

@@ -308,6 +308,26 @@ describe('probing', () => {
   });
 });
 
+describe('probing backoff', () => {
+  it('backs off while probes keep being cancelled within their prediction', async () => {
+    const slow = slowTier({ latencyMs: 1000 });
+    const router = createRouter({
+      tiers: [trees(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 5000 })],
+      routing: { mode: 'budget' },
+      probeIntervalMs: 100,
+    });
+    await router.score('q', passages(2, 'a'), { deadline: Date.now() + 30 }); // probe, cancelled at ~28 ms
+    expect(slow.calls).toHaveLength(1);
+    await sleep(130); // past the base interval, not past the doubled one
+    await router.score('q', passages(2, 'b'), { deadline: Date.now() + 30 });
+    expect(slow.calls).toHaveLength(1);
+    await sleep(150); // past the doubled interval
+    await router.score('q', passages(2, 'c'), { deadline: Date.now() + 30 });
+    expect(slow.calls).toHaveLength(2);
+    expect(router.stats().tiers.find((t) => t.name === 'crossEncoder')?.probes).toBe(2);
+  });
+});
+
 describe('overload protection', () => {
   it('sheds new work to the fast path when the slow tier queue bound is reached', async () => {
     const exec = new FakeExecutor({ manual: true });

@@ -5,7 +5,8 @@
 //
 // Kernels (same results, bit for bit; chosen at run time with __builtin_cpu_supports):
 //   scalar : NB rows x TI trees in lockstep (1x8, 2x4, 4x2, 8x1, 16x1), portable C++.
-//   avx2   : 2 x 8 lanes; node data of levels 0-3 by in-register permutes, deeper levels gathered.
+//   avx2   : 2 x 8 lanes, 4 trees interleaved; levels 0-3 like avx512 (column compares +
+//            movemask logic), deeper levels gather node data and feature values.
 //   avx512 : 16 lanes, 4 trees interleaved. Levels 0-3: whole feature columns compared with
 //            broadcast thresholds, path picked by mask logic (no gather). Levels 4-5 and up to 64
 //            leaves: node data by in-register permutes (vpermps / vpermt2ps), feature values
@@ -225,11 +226,8 @@ __attribute__((target("avx2"))) void Avx2PerfectT(const Model& m, const float* x
   while (t < m.numTrees) run(std::integral_constant<int, 1>{});
 }
 
-#ifndef RG_AVX2_TI
-#define RG_AVX2_TI 4
-#endif
 __attribute__((target("avx2"))) void Avx2Perfect(const Model& m, const float* xt, float* acc) {
-  Avx2PerfectT<RG_AVX2_TI>(m, xt, acc);
+  Avx2PerfectT<4>(m, xt, acc);  // 4 trees interleaved: 1 -> 38.7 us, 2 -> 30.4, 4 -> 29.5 per 16 rows
 }
 
 // Levels whose feature values are picked by loads + blends rather than a gather.

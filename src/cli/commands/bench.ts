@@ -184,8 +184,14 @@ export function register(program: Command): void {
       }
       if (opts.plot !== undefined) {
         const title = `${report.workload.collection} k=${report.config.k as number}, budget ${report.config.budgetMs as number} ms: ${routings.map(routingLabel).join(' vs ')}`;
-        await writeFile(opts.plot, renderLatencyPlot(report.results, report.config.budgetMs as number, title));
+        const budget = report.config.budgetMs as number;
+        await writeFile(opts.plot, renderLatencyPlot(report.results, budget, title));
         process.stdout.write(`plot written to ${opts.plot}\n`);
+        if (report.results.some((r) => r.latencyMs.p999 > 3 * budget)) {
+          const zoom = opts.plot.replace(/(\.svg)?$/i, '-zoom.svg');
+          await writeFile(zoom, renderLatencyPlot(report.results, budget, `${title} (zoom, capped at ${3 * budget} ms)`, 3 * budget));
+          process.stdout.write(`zoomed plot written to ${zoom}\n`);
+        }
       }
     });
 }

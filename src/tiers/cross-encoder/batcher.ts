@@ -93,6 +93,9 @@ export interface BatcherStats {
   readonly meanBatchSize: number;
   /** Share of padded positions that were padding, over all batches run. */
   readonly paddingRatio: number;
+  /** Real and padded tokens of all batches run (differences of two snapshots give interval figures). */
+  readonly tokensRun: number;
+  readonly paddedTokensRun: number;
   /** EWMA of worker time per pair and per padded token, ms (0 until the first batch). */
   readonly msPerPair: number;
   readonly msPerPaddedToken: number;
@@ -308,6 +311,8 @@ export class DynamicBatcher {
       pairsDropped: this.pairsDropped,
       meanBatchSize: this.batchesRun === 0 ? 0 : this.pairsRun / this.batchesRun,
       paddingRatio: this.paddedTokensRun === 0 ? 0 : 1 - this.realTokensRun / this.paddedTokensRun,
+      tokensRun: this.realTokensRun,
+      paddedTokensRun: this.paddedTokensRun,
       msPerPair: this.ewmaMsPerPair,
       msPerPaddedToken: this.ewmaMsPerToken,
       meanPairTokens: this.ewmaPairTokens,

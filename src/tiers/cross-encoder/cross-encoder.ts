@@ -41,6 +41,11 @@ export interface CrossEncoderOptions {
   readonly maxPendingPairs?: number;
   /** Passages accepted in one score() call. Default 1024. */
   readonly maxPassagesPerRequest?: number;
+  /**
+   * Unix nice increment for the worker threads (0–19). > 0 lets the main thread (event loop)
+   * preempt inference under saturation, at the cost of losing CPU share to other processes. Default 0.
+   */
+  readonly workerNice?: number;
 }
 
 export interface CrossEncoderScoreOptions {
@@ -193,7 +198,11 @@ export async function createCrossEncoder(options: CrossEncoderOptions = {}): Pro
     intraOpThreads,
     executionProvider,
   };
-  const pool = new CrossEncoderWorkerPool(config, workers);
+  const workerNice = options.workerNice ?? 0;
+  if (!Number.isInteger(workerNice) || workerNice < 0 || workerNice > 19) {
+    throw new InvalidArgumentError(`workerNice must be an integer in 0..19, got ${String(workerNice)}`);
+  }
+  const pool = new CrossEncoderWorkerPool(config, workers, workerNice);
   let described;
   let fileHash: string;
   try {

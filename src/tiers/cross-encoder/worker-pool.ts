@@ -76,6 +76,8 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
   constructor(
     readonly config: WorkerConfig,
     readonly workers: number,
+    /** Unix nice increment of the worker threads (0 = same priority as the main thread). */
+    niceIncrement = 0,
   ) {
     const entry = resolveWorkerEntry();
     this.pool = new Piscina({
@@ -88,6 +90,7 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
       concurrentTasksPerWorker: 1,
       taskQueue: new PriorityTaskQueue(),
       workerData: config,
+      niceIncrement,
     });
   }
 

@@ -313,7 +313,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     generatorUsPerRequest: sent === 0 ? 0 : (generatorMs * 1000) / sent,
     cpuCores: (cpu.user + cpu.system) / 1000 / wallMs,
     wallSec: wallMs / 1000,
-    timeline: seconds.map((sec, second) => ({
+    timeline: Array.from({ length: seconds.length }, (_, second) => seconds[second]).map((sec, second) => ({
       second,
       requests: sec?.requests ?? 0,
       p50Ms: sec === undefined ? 0 : sec.h.getValueAtPercentile(50) / 1000,

@@ -2,10 +2,13 @@
  * `relevance-gate train-fastpath` / `scripts/train-fastpath.ts`: trains the fast-path model on the
  * collections under a data folder, writes the model directory, evaluates the TEST queries of every
  * collection with the written files (the same code path as `relevance-gate eval`), and writes the
- * model card. `check: true` reruns the whole pipeline for the chosen grid point and fails unless
- * the model, meta, splits and statistics bytes are identical.
+ * model card. `check: true` reruns the same command in a fresh process and fails unless every file
+ * it writes is byte-identical.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createProgress } from '../cli/progress.js';
 import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
@@ -81,8 +84,37 @@ export function discoverCollections(dataDir: string): string[] {
     .sort();
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
+/**
+ * Runs this same command again in a fresh process (same arguments without --check, writing to a
+ * temporary folder) and compares every file byte for byte. A fresh process, because that is what
+ * "the same command" means, and because it also catches state that leaks between runs in one process.
+ */
+function checkReproducible(outDir: string, log: (line: string) => void): boolean {
+  const tmpOut = mkdtempSync(join(tmpdir(), 'rg-train-check-'));
+  try {
+    const args = process.argv.slice(2).filter((a) => a !== '--check');
+    args.push('--out', tmpOut, '--no-progress');
+    log(`train-fastpath: --check: rerunning in a fresh process: ${[process.argv[1], ...args].join(' ')}`);
+    const run = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, ...args], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+    if (run.status !== 0) {
+      log(`train-fastpath: --check: the second run failed (exit ${run.status}): ${run.stderr.slice(-2000)}`);
+      return false;
+    }
+    const names = readdirSync(outDir).sort();
+    const other = readdirSync(tmpOut).sort();
+    let same = names.join('/') === other.join('/');
+    if (!same) log(`train-fastpath: --check: different file lists: ${names.join(', ')} vs ${other.join(', ')}`);
+    for (const name of names) {
+      const a = readFileSync(join(outDir, name));
+      const b = other.includes(name) ? readFileSync(join(tmpOut, name)) : Buffer.alloc(0);
+      const equal = a.equals(b);
+      log(`train-fastpath: --check: ${name}: ${equal ? 'identical' : 'DIFFERENT'} (${a.length} bytes, sha256 ${createHash('sha256').update(a).digest('hex').slice(0, 16)})`);
+      same &&= equal;
+    }
+    return same;
+  } finally {
+    rmSync(tmpOut, { recursive: true, force: true });
+  }
 }
 
 export async function runTrainCommand(options: TrainCommandOptions): Promise<TrainCommandResult> {
@@ -179,28 +211,6 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
     }
     const t3 = performance.now();
 
-    let reproducible: boolean | null = null;
-    let checkMs: number | null = null;
-    if (options.check) {
-      log('train-fastpath: --check: rerunning the pipeline for the chosen grid point');
-      const again = await trainFastPath(trainOptions([p]), deps);
-      const againStats = (await buildCorpusStats(allDocs, { source: `training collections: ${names.join(', ')}` })).encode();
-      const mismatches: string[] = [];
-      if (!sameBytes(again.modelBytes, training.modelBytes)) mismatches.push('model bytes');
-      if (jsonText(again.splits) !== jsonText(training.splits)) mismatches.push('splits');
-      if (again.threshold.threshold !== training.threshold.threshold) mismatches.push('threshold');
-      if (JSON.stringify(again.calibration) !== JSON.stringify(training.calibration)) mismatches.push('calibration');
-      if (!sameBytes(againStats, statsBytes)) mismatches.push('corpus statistics');
-      if ((await modelBytesToXGBoostJson(again.modelBytes)) !== modelJson) mismatches.push('model.json');
-      checkMs = Math.round(performance.now() - t3);
-      reproducible = mismatches.length === 0;
-      if (!reproducible) {
-        staged.discard();
-        throw new ReproducibilityError(`a second training run differs in: ${mismatches.join(', ')}`);
-      }
-      log(`train-fastpath: --check: second run identical (model ${training.modelBytes.length} bytes, splits, threshold, statistics) in ${checkMs} ms`);
-    }
-
     const report = {
       seed: options.seed,
       collections: training.collections,
@@ -221,6 +231,15 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
     staged.writeReports(report, renderModelCard({ training, tests, meta, options: { seed: options.seed, targetPrecision: options.targetPrecision, k, gateK, grid: options.grid, names }, statsTerms: stats.termCount }));
     staged.commit();
     log(`train-fastpath: wrote ${resolve(options.outDir)}`);
+
+    let reproducible: boolean | null = null;
+    let checkMs: number | null = null;
+    if (options.check) {
+      const t4 = performance.now();
+      reproducible = checkReproducible(resolve(options.outDir), log);
+      checkMs = Math.round(performance.now() - t4);
+      if (!reproducible) throw new ReproducibilityError(`a second run of the same command wrote different files (see the log above)`);
+    }
     return {
       outDir: resolve(options.outDir),
       training,

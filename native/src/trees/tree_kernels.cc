@@ -408,8 +408,11 @@ void PredictPerfect(const Model& m, const float* rows, size_t nRows, float* out,
   float* acc = s.acc.data();
   const uint32_t ng = m.numGroups;
   const uint32_t nf = m.numFeatures;
-  for (size_t r0 = 0; r0 < nRows; r0 += kLanes) {
-    const auto nb = static_cast<uint32_t>(std::min<size_t>(kLanes, nRows - r0));
+  // The scalar kernel is fastest per row with 4 rows x 2 trees in lockstep (3.4 us/row on t500_d6
+  // vs 4.4 with 16 rows), so without SIMD rows go 4 at a time.
+  const uint32_t blockRows = kernel == KernelChoice::kScalar ? 4 : kLanes;
+  for (size_t r0 = 0; r0 < nRows; r0 += blockRows) {
+    const auto nb = static_cast<uint32_t>(std::min<size_t>(blockRows, nRows - r0));
     Stage(m, rows + r0 * nf, nb, xt);
     std::fill(acc, acc + accSize, m.baseMargin);
     KernelChoice k = kernel;
@@ -427,7 +430,7 @@ void PredictPerfect(const Model& m, const float* rows, size_t nRows, float* out,
 #else
     ScalarPerfect(m, xt, acc, nb);
 #endif
-    float* o = out + r0 * ng;
+    float* o = out + r0 * ng;  // acc lanes >= nb are never copied out
     for (uint32_t r = 0; r < nb; ++r) {
       for (uint32_t g = 0; g < ng; ++g) o[size_t{r} * ng + g] = acc[size_t{g} * kLanes + r];
     }

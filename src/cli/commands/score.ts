@@ -1,0 +1,131 @@
+/**
+ * `relevance-gate score`: gates one request (a query and its retrieved passages) with the shipped
+ * fast-path model and prints what reaches the LLM and why. With no arguments it runs the embedded
+ * example (examples/request.json, a real query with its BM25 top 20), so a fresh install has a
+ * one-command demonstration of the main job.
+ */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from '../../errors.js';
+import type { Passage } from '../../types.js';
+
+interface ScoreCommandOptions {
+  model?: string;
+  request?: string;
+  query?: string;
+  stats?: string;
+  threshold?: string;
+  minKept?: string;
+  maxKept?: string;
+  json?: boolean;
+}
+
+interface RequestFile {
+  readonly query: string;
+  readonly passages: readonly Passage[];
+  readonly source?: string;
+}
+
+function parseRequest(raw: unknown, where: string): RequestFile {
+  if (typeof raw !== 'object' || raw === null) throw new InvalidArgumentError(`${where}: expected a JSON object { query, passages }`);
+  const r = raw as Record<string, unknown>;
+  if (typeof r.query !== 'string') throw new InvalidArgumentError(`${where}: "query" must be a string`);
+  if (!Array.isArray(r.passages)) throw new InvalidArgumentError(`${where}: "passages" must be an array of { id, text, title? }`);
+  // Shape errors inside passages are reported by the gate's own validation, with the index.
+  return { query: r.query, passages: r.passages as Passage[], source: typeof r.source === 'string' ? r.source : undefined };
+}
+
+function optionalNumber(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new InvalidArgumentError(`${flag} must be a number, got "${value}"`);
+  return n;
+}
+
+function snippet(p: Passage, width: number): string {
+  const text = `${p.title ?? ''} ${p.text}`.replace(/\s+/g, ' ').trim();
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+async function runScore(options: ScoreCommandOptions): Promise<void> {
+  const { readFile } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  const { packageRoot } = await import('../../util/package-root.js');
+  const { loadFastPathScorer } = await import('../../tiers/trees/fast-path-scorer.js');
+  const { createGate } = await import('../../gate/index.js');
+
+  const root = packageRoot();
+  const requestPath = options.request ?? join(root, 'examples', 'request.json');
+  let request: RequestFile;
+  try {
+    request = parseRequest(JSON.parse(await readFile(requestPath, 'utf8')) as unknown, requestPath);
+  } catch (cause) {
+    if (cause instanceof InvalidArgumentError) throw cause;
+    throw new InvalidArgumentError(`cannot read request ${requestPath}: ${(cause as Error).message}`, { cause });
+  }
+  const query = options.query ?? request.query;
+  const scorer = await loadFastPathScorer(options.model ?? join(root, 'models', 'fastpath-lexical'), {
+    statsPath: options.stats,
+  });
+  const threshold = optionalNumber(options.threshold, '--threshold') ?? scorer.recommendedThreshold ?? 0.5;
+  const minKept = optionalNumber(options.minKept, '--min-kept');
+  const maxKept = optionalNumber(options.maxKept, '--max-kept');
+  const gate = createGate({
+    scorer,
+    policy: {
+      threshold,
+      ...(minKept !== undefined ? { minKept } : {}),
+      ...(maxKept !== undefined ? { maxKept } : {}),
+    },
+  });
+  const result = await gate.filter(query, request.passages);
+
+  if (options.json) {
+    const strip = (items: typeof result.included) => items.map(({ passage: _passage, ...rest }) => rest);
+    const out = {
+      query,
+      threshold,
+      included: strip(result.included),
+      conflicting: strip(result.conflicting),
+      excluded: strip(result.excluded),
+      stats: result.stats,
+      tier: result.tier,
+      timings: result.timings,
+    };
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return;
+  }
+
+  const lines: string[] = [];
+  lines.push(`query: ${query}`);
+  if (request.source && options.request === undefined) lines.push(`example: ${request.source}`);
+  lines.push(`model: ${scorer.id} (threshold ${threshold}${scorer.recommendedThreshold === threshold ? ', recommended' : ''}; stats: ${scorer.statsSource})`);
+  lines.push('');
+  lines.push('route      relevance  id          passage');
+  for (const item of [...result.included, ...result.conflicting, ...result.excluded]) {
+    const rel = item.relevance !== null && Number.isFinite(item.relevance) ? item.relevance.toFixed(3) : '   -  ';
+    lines.push(`${item.route.padEnd(10)} ${rel.padStart(9)}  ${item.id.padEnd(10).slice(0, 10)}  ${snippet(item.passage, 70)}`);
+  }
+  const s = result.stats;
+  lines.push('');
+  lines.push(
+    `kept ${s.returned} of ${s.retrieved} (passed ${s.passed}, unscored ${s.unscored})` +
+      `${s.fallbackTriggered ? ', fallback triggered' : ''}${s.insufficientContext ? ', INSUFFICIENT CONTEXT' : ''}; ` +
+      `scoring ${result.timings.scoringMs.toFixed(2)} ms, total ${result.timings.totalMs.toFixed(2)} ms`,
+  );
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+export function register(program: Command): void {
+  program
+    .command('score')
+    .description('gate one request with the fast-path model (default: the embedded example) and print the decisions')
+    .option('--model <dir>', 'fast-path model directory (default: models/fastpath-lexical)')
+    .option('--request <file>', 'JSON { query, passages: [{ id, title?, text }] } (default: examples/request.json)')
+    .option('--query <text>', 'override the request\'s query')
+    .option('--stats <file>', 'corpus statistics of your collection (relevance-gate stats); default: the model\'s own')
+    .option('--threshold <p>', 'relevance threshold (default: the model\'s recommended threshold)')
+    .option('--min-kept <n>', 'minimum passages to keep (fallback: top)')
+    .option('--max-kept <n>', 'maximum passages to keep')
+    .option('--json', 'print the full result as JSON')
+    .action(runScore);
+}

@@ -19,6 +19,9 @@
  * Probing (see mayProbe) keeps a pessimistic model from starving an idle tier forever; it backs off
  * exponentially while probes keep confirming the pessimism (cancelled within their prediction).
  *
+ * The prediction is the fitted mean plus PREDICTION_Z residual standard deviations (an upper
+ * quantile): work is sent only if it is likely, not merely expected, to finish in time.
+ *
  * Before the first measurement the tier's own estimator (`estimateMs`, e.g. the cross-encoder
  * batcher's token-based estimate) or `initialMsPerPair` is used.
  */
@@ -29,6 +32,13 @@ const DEPARTURE_ALPHA = 0.15;
 /** Ridge weight (pairs²) pulling the slope toward the departure-interval estimate. */
 const RIDGE = 4;
 const RATIO_ALPHA = 0.1;
+const RESIDUAL_ALPHA = 0.1;
+/**
+ * Predictions are this many residual standard deviations above the fitted mean (≈ the 90th
+ * percentile for normal residuals): the router must not send work that finishes in time only
+ * on average, or half of it is cancelled at the deadline after using the workers.
+ */
+export const PREDICTION_Z = 1.3;
 
 export interface Submission {
   readonly pairs: number;
@@ -44,6 +54,8 @@ export class TierCostModel {
   msPerPair: number;
   /** Intercept a: fixed ms per submission. */
   overheadMs = 0;
+  /** EWMA of squared residuals of completions against the fit (ms²). */
+  residualVar = 0;
   /** EWMA of observed / predicted completion time of completed submissions (a calibration diagnostic). */
   ratio = 1;
   samples = 0;
@@ -81,7 +93,12 @@ export class TierCostModel {
       if (own !== undefined && Number.isFinite(own) && own > 0) return own;
       return (this.ahead() + pairs) * this.msPerPair;
     }
-    return this.overheadMs + this.msPerPair * (this.ahead() + pairs);
+    return this.mean(this.ahead() + pairs) + PREDICTION_Z * Math.sqrt(this.residualVar);
+  }
+
+  /** Fitted mean completion time for x pairs ahead (own included). */
+  private mean(x: number): number {
+    return this.overheadMs + this.msPerPair * x;
   }
 
   /**
@@ -135,6 +152,10 @@ export class TierCostModel {
   }
 
   private addSample(x: number, y: number): void {
+    if (this.samples > 0) {
+      const r = y - this.mean(x);
+      this.residualVar += RESIDUAL_ALPHA * (r * r - this.residualVar);
+    }
     this.s0 = this.s0 * FORGET + 1;
     this.sx = this.sx * FORGET + x;
     this.sy = this.sy * FORGET + y;

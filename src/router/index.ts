@@ -2,6 +2,7 @@
 export { createRouter, DEFAULT_BUDGET_MS, DEFAULT_RETURN_MARGIN_MS, DEFAULT_HEADROOM, DEFAULT_MAX_QUEUED_PAIRS, DEFAULT_PROBE_INTERVAL_MS, CACHE_TIER } from './router.js';
 export { crossEncoderTier, treesTier } from './tiers.js';
 export { orderByThresholdDistance, largestFitting } from './select.js';
+export type { BackgroundFillOptions } from './background-fill.js';
 export type {
   RoutingMode,
   RoutingOptions,

@@ -16,6 +16,7 @@
 import { AbortedError, DeadlineExceededError, InvalidArgumentError, OverloadedError } from '../errors.js';
 import { pairResultProblem } from '../gate/scoring.js';
 import { isDetailedPairScore, type Passage, type Scorer, type ScorerPairResult, type TierName } from '../types.js';
+import { BackgroundFillQueue } from './background-fill.js';
 import { TierCostModel, type Submission } from './cost-model.js';
 import { largestFitting, orderByThresholdDistance, readRelevance } from './select.js';
 import type {
@@ -69,6 +70,8 @@ interface Counters {
   cancelledPairs: number;
   unscoredPairs: number;
   lateCalls: number;
+  backgroundPairs: number;
+  backgroundSubmissions: number;
 }
 
 function newCounters(): Counters {
@@ -84,6 +87,8 @@ function newCounters(): Counters {
     cancelledPairs: 0,
     unscoredPairs: 0,
     lateCalls: 0,
+    backgroundPairs: 0,
+    backgroundSubmissions: 0,
   };
 }
 
@@ -129,6 +134,8 @@ class RouterImpl implements Router {
   private readonly clock: () => number;
   private readonly defaultRouting: ResolvedRouting;
   private counters = newCounters();
+  private readonly refill: BackgroundFillQueue | undefined;
+  private refillRunning = false;
 
   constructor(config: RouterConfig) {
     if (typeof config !== 'object' || config === null) throw new InvalidArgumentError('createRouter needs a config object { tiers, routing?, cache? }');
@@ -176,6 +183,10 @@ class RouterImpl implements Router {
     this.byName = new Map(states.map((s) => [s.name, s]));
     this.inline = inlineTiers[0];
     this.cache = config.cache;
+    const bestTier = states[0];
+    if (config.backgroundFill !== undefined && config.backgroundFill !== false && config.cache !== undefined && bestTier.cacheable && !bestTier.inline) {
+      this.refill = new BackgroundFillQueue(config.backgroundFill === true ? {} : config.backgroundFill);
+    }
     this.defaultBudgetMs = config.defaultBudgetMs ?? DEFAULT_BUDGET_MS;
     this.returnMarginMs = config.returnMarginMs ?? DEFAULT_RETURN_MARGIN_MS;
     this.headroom = config.headroom ?? DEFAULT_HEADROOM;
@@ -277,6 +288,7 @@ class RouterImpl implements Router {
           if (shed.length > 0) {
             c.shedPairs += shed.length;
             answerInline(shed, 'shed');
+            this.refill?.note(query, shed.map((i) => passages[i]));
           }
         }
       } else {
@@ -289,7 +301,10 @@ class RouterImpl implements Router {
           }
         }
         chosen ??= this.ranked[this.ranked.length - 1];
-        if (chosen !== best) c.shedPairs += rest.length;
+        if (chosen !== best) {
+          c.shedPairs += rest.length;
+          this.refill?.note(query, rest.map((i) => passages[i]));
+        }
         if (chosen.inline) {
           await this.runInline(chosen, query, passages, rest, fallback);
           answerInline(rest, chosen === best ? undefined : 'shed');
@@ -304,6 +319,8 @@ class RouterImpl implements Router {
       const degradedLabel = chosenBelowBest(jobs[0].tier, best, mode) ? 'shed' : undefined;
       await this.runJobs(query, passages, jobs, out, fallback, signal, answerBy, mode, degradedLabel);
     }
+
+    if (this.refill !== undefined) this.pumpRefill();
 
     // 4. Bookkeeping.
     const end = this.clock();
@@ -456,6 +473,7 @@ class RouterImpl implements Router {
             c.deadlinePairs += pending.length;
             c.cancelledPairs += pending.length;
             fallBack(pending, 'deadline');
+            if (job.tier === this.ranked[0]) this.refill?.note(query, pending.map((i) => passages[i]));
           }
           controller.abort(new DeadlineExceededError('router deadline'));
           finish();
@@ -496,8 +514,7 @@ class RouterImpl implements Router {
               else if (reason === 'deadline') {
                 c.deadlinePairs += pending.length;
                 c.cancelledPairs += pending.length;
-              }
-              else c.errorPairs += pending.length;
+              } else c.errorPairs += pending.length;
               fallBack(pending, reason);
             }
             if (--open === 0) finish();
@@ -567,6 +584,7 @@ class RouterImpl implements Router {
       outstandingPairs: t.model.outstanding,
       msPerPair: t.model.msPerPair,
       overheadMs: t.model.overheadMs,
+      residualMs: Math.sqrt(t.model.residualVar),
       samples: t.model.samples,
       predictionRatio: t.model.ratio,
       predictedMsFor20: t.model.predict(20),
@@ -577,6 +595,35 @@ class RouterImpl implements Router {
       probes: t.model.probes,
     }));
     return { ...c, byTier: { ...c.byTier }, cacheHitsBySource: { ...c.cacheHitsBySource }, tiers };
+  }
+
+  /**
+   * Background fill (background-fill.ts): when the best tier is idle, send one small batch of
+   * remembered shed pairs through the cache. One submission at a time; re-pumped on completion.
+   */
+  private pumpRefill(): void {
+    const refill = this.refill as BackgroundFillQueue;
+    const best = this.ranked[0];
+    if (this.refillRunning || best.model.outstanding > 0 || (best.spec.pendingPairs?.() ?? 0) > 0) return;
+    const work = refill.take();
+    if (work === undefined) return;
+    this.refillRunning = true;
+    const c = this.counters;
+    c.backgroundSubmissions++;
+    c.backgroundPairs += work.passages.length;
+    const job: Job = { tier: best, indices: work.passages.map((_, i) => i), done: false };
+    const controller = new AbortController();
+    // A background batch never waits long: a stuck tier must not pin it (or its pairs) forever.
+    const deadline = this.clock() + 2000;
+    this.startJob(work.query, work.passages, job, controller.signal, deadline).then(
+      () => {
+        this.refillRunning = false;
+        this.pumpRefill();
+      },
+      () => {
+        this.refillRunning = false;
+      },
+    );
   }
 
   resetStats(): void {

@@ -4,6 +4,7 @@
  */
 import type { PairScoreCache, CacheRequest } from '../cache/cache-port.js';
 import type { DetailedPairScore, Scorer, ScoreOptions, TierName } from '../types.js';
+import type { BackgroundFillOptions } from './background-fill.js';
 
 /**
  * - `fixed`: every uncached pair on one tier (`fixedTier`), no fallback, no shedding.
@@ -75,6 +76,12 @@ export interface RouterConfig {
    * Infinity disables probing.
    */
   readonly probeIntervalMs?: number;
+  /**
+   * Idle-time refinement (background-fill.ts): pairs answered below the best tier are sent to it
+   * in small batches whenever it is idle, through the cache, so later requests for the same query
+   * get the better score from the cache. Needs a cache and a cacheable best tier. Default off.
+   */
+  readonly backgroundFill?: boolean | BackgroundFillOptions;
   /** Clock of deadlines (Date.now() scale). Default Date.now. */
   readonly clock?: () => number;
   /** Scorer id of the router. Default derived from the tiers' ids. */
@@ -107,6 +114,8 @@ export interface TierLoadStats {
   /** Live cost model (see cost-model.ts): completion ≈ overheadMs + msPerPair × (pairs ahead + own pairs). */
   readonly msPerPair: number;
   readonly overheadMs: number;
+  /** Standard deviation of completions around the fit, ms (predictions add 1.3 of them). */
+  readonly residualMs: number;
   /** Submissions the model has learnt from. */
   readonly samples: number;
   /** EWMA of observed / predicted completion time of completed submissions (calibration diagnostic). */
@@ -143,6 +152,9 @@ export interface RouterStats {
   readonly unscoredPairs: number;
   /** Calls that answered later than deadline − returnMarginMs + 1 ms (event-loop lag). */
   readonly lateCalls: number;
+  /** Pairs sent to the best tier in the background (idle-time refinement) and the submissions. */
+  readonly backgroundPairs: number;
+  readonly backgroundSubmissions: number;
   readonly tiers: readonly TierLoadStats[];
 }
 

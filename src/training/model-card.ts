@@ -33,6 +33,15 @@ const f3 = (v: number | null | undefined): string => (v === null || v === undefi
 const f4 = (v: number | null | undefined): string => (v === null || v === undefined ? 'n/a' : v.toFixed(4));
 const signed = (a: number | null, b: number | null): string => (a === null || b === null ? 'n/a' : `${b - a >= 0 ? '+' : ''}${(b - a).toFixed(3)}`);
 
+/** "1.4x-9.0x" over the collections' test gates (precision kept / precision keep-all). */
+function precisionGainRange(tests: readonly TestResult[]): string {
+  const ratios = tests
+    .map((t) => (t.withRank.gate.precisionKept !== null && t.withRank.gate.precisionAll ? t.withRank.gate.precisionKept / t.withRank.gate.precisionAll : null))
+    .filter((r): r is number => r !== null);
+  if (ratios.length === 0) return 'n/a';
+  return `${Math.min(...ratios).toFixed(1)}x to ${Math.max(...ratios).toFixed(1)}x`;
+}
+
 export function renderModelCard(input: ModelCardInput): string {
   const { training, tests, options } = input;
   const p = training.chosen.point;
@@ -77,7 +86,7 @@ export function renderModelCard(input: ModelCardInput): string {
     '## Training data',
     '',
     `Collections from \`../shared/data\` (see its README and each SOURCE.md). QUERIES are split, never documents; seed ${options.seed}.`,
-    `Split method: ${'`'}${training.splits.method}${'`'}. The query ids of every split are in \`splits.json\`.`,
+    `Split method: ${training.splits.method}. The query ids of every split are in \`splits.json\`.`,
     `Candidates: BM25 top ${options.k} per query (MiniSearch, k1 = 1.2, b = 0.75, stop words removed, no stemming; src/eval/first-stage.ts).`,
     'Labels: qrels grade > 0 = relevant; unjudged candidates count as not relevant.',
     'Collections with fewer than 100 training queries have their training queries repeated (a weight: ml-xgboost has no',
@@ -105,8 +114,18 @@ export function renderModelCard(input: ModelCardInput): string {
     `| *BM25 alone* | | | | ${options.names.map((n) => f4(training.collections.find((c) => c.name === n)?.validationNdcg10.firstStage)).join(' | ')} | |`,
     '',
     `Chosen: **${p.objective}, depth ${p.maxDepth}, eta ${p.eta}, ${p.rounds} rounds** (min_child_weight ${p.minChildWeight}).`,
-    'Objectives: `binary:logistic` with label = relevant; `reg:logistic` with label = grade / highest grade of the collection',
-    '(a graded pointwise objective). `rank:pairwise` was wanted but ml-xgboost cannot train it (no query-group API).',
+    'Objectives: `binary:logistic` with label = relevant; `reg:logistic` with label = grade / highest grade of the collection;',
+    '`reg:squarederror` with a QUERY-CENTRED label (grade / highest grade, minus its mean over the query\'s 100 candidates), so',
+    'only differences within a query are rewarded, not how many relevant candidates a query has (which differs tenfold between',
+    'collections). `rank:pairwise` was wanted but ml-xgboost cannot train it (no query-group API); the centred regression is',
+    'the pointwise stand-in and measured best on validation.',
+    ...(input.training.calibration
+      ? [
+          '',
+          `Its margins are mapped to probabilities by Platt scaling fitted on the validation queries\' BM25 top ${options.gateK}`,
+          `(\`meta.json\` calibration: relevance = 1 / (1 + exp(-(${input.training.calibration.a.toFixed(6)} × margin + ${input.training.calibration.b.toFixed(6)}))).`,
+        ]
+      : []),
     '',
     '## Recommended threshold',
     '',
@@ -123,9 +142,9 @@ export function renderModelCard(input: ModelCardInput): string {
     '',
     '## Results on the TEST queries',
     '',
-    `Produced with the shipped files through the same code as \`relevance-gate eval\` (per-collection corpus statistics built`,
-    `from its docs.jsonl). Reranking: BM25 top ${options.k}. "with rank" = passages carry their BM25 rank as retrieval_rank`,
-    '(the eval default); "text only" = no caller features.',
+    `Produced by running \`relevance-gate eval --queries test\` on the written model in a fresh process per collection`,
+    `(per-collection corpus statistics built from its docs.jsonl). Reranking: BM25 top ${options.k}. "with rank" = passages`,
+    'carry their BM25 rank as retrieval_rank (the eval default); "text only" = `--no-retrieval-rank`.',
     '',
     '| collection | test q | nDCG@10 BM25 | reranked (with rank) | Δ | reranked (text only) | Δ |',
     '|---|---|---|---|---|---|---|',
@@ -154,8 +173,11 @@ export function renderModelCard(input: ModelCardInput): string {
     '  (unjudged = not relevant).',
     '- NFCorpus here is the authors\' PRE-PROCESSED text (lower-cased, stop words removed, numbers replaced); scores on',
     '  natural text from that domain may differ. SciFact is claims → abstracts with ~1 relevant document per query.',
-    '- A pointwise model (binary/regression logistic) over collections with very different score scales: it does not',
-    '  optimise the ranking within a query directly (no ranking objective in ml-xgboost).',
+    '- A pointwise model (query-centred regression) over collections with very different score scales: it does not',
+    '  optimise the ranking within a query directly (no ranking objective in ml-xgboost). The gains over BM25 ordering',
+    `  are small (table above); its main use is the gate (precision of what is kept vs keeping all ${options.gateK}: ${precisionGainRange(tests)}).`,
+    '- Without `retrieval_rank` (text only) it reorders the BM25 top 100 WORSE than BM25 itself on CISI, Cranfield and',
+    '  SciFact test queries (table above): pass the retriever rank when reranking, or use it only to gate.',
     '- The recommended threshold is one number pooled over five collections; precision at that threshold varies a lot',
     '  by collection (table above). Tune the threshold on your own labelled data (`relevance-gate eval`) when you can.',
     '- `relevance` is a probability only in the sense of a logistic model fit on these collections; it is not calibrated',
@@ -169,8 +191,8 @@ export function renderModelCard(input: ModelCardInput): string {
     `npx tsx scripts/train-fastpath.ts --data ../shared/data --out models/fastpath-lexical --grid ${options.grid} --seed ${options.seed} --target-precision ${options.targetPrecision} --check`,
     '```',
     '',
-    '`--check` reruns the pipeline for the chosen point and fails unless the model, splits, threshold and statistics are',
-    'byte-identical. Evaluate any collection in the same layout:',
+    '`--check` runs the same command again in a fresh process and fails unless every file it writes is byte-identical.',
+    'Evaluate any collection in the same layout:',
     '',
     '```',
     'relevance-gate eval --collection ../shared/data/scifact --tier trees --model models/fastpath-lexical --json out.json --plot out.svg',

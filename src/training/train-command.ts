@@ -9,14 +9,15 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
 import { createProgress } from '../cli/progress.js';
 import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
 import { loadCollection } from '../eval/collection.js';
-import { runEval, type EvalReport } from '../eval/run-eval.js';
+import type { EvalReport } from '../eval/run-eval.js';
 import { buildCorpusStats } from '../features/corpus-stats.js';
 import { LexicalFeaturizer } from '../features/featurizer.js';
-import { loadFastPathScorer } from '../tiers/trees/fast-path-scorer.js';
 import type { GridPoint } from './grid-search.js';
 import { renderModelCard, type TestResult } from './model-card.js';
 import { buildMeta, jsonText, modelBytesToXGBoostJson, stageModelDir } from './model-dir.js';
@@ -39,6 +40,8 @@ export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
     { objective: 'reg:squarederror', maxDepth: 3, eta: 0.1, rounds: 150, minChildWeight: 1 },
     { objective: 'reg:squarederror', maxDepth: 5, eta: 0.1, rounds: 150, minChildWeight: 1 },
     { objective: 'reg:squarederror', maxDepth: 4, eta: 0.05, rounds: 300, minChildWeight: 1 },
+    { objective: 'reg:squarederror', maxDepth: 3, eta: 0.05, rounds: 300, minChildWeight: 1 },
+    { objective: 'reg:squarederror', maxDepth: 4, eta: 0.1, rounds: 150, minChildWeight: 1 },
   ],
   quick: [{ objective: 'binary:logistic', maxDepth: 4, eta: 0.1, rounds: 100, minChildWeight: 1 }],
   tiny: [{ objective: 'binary:logistic', maxDepth: 2, eta: 0.3, rounds: 8, minChildWeight: 1 }],
@@ -82,6 +85,36 @@ export function discoverCollections(dataDir: string): string[] {
       }
     })
     .sort();
+}
+
+/**
+ * `relevance-gate eval` on the staged model, in a fresh process: the model card then reports exactly
+ * what a user running the eval command gets (nothing left over from training in this process).
+ */
+function evalInFreshProcess(
+  collectionDir: string,
+  modelDir: string,
+  k: number,
+  gateK: number,
+  targetPrecision: number,
+  retrievalRank: boolean,
+): EvalReport {
+  const dir = mkdtempSync(join(tmpdir(), 'rg-train-eval-'));
+  try {
+    const jsonOut = join(dir, 'eval.json');
+    const ext = extname(fileURLToPath(import.meta.url));
+    const cli = fileURLToPath(new URL(`../cli/main${ext}`, import.meta.url));
+    const args = ['eval', '--collection', collectionDir, '--tier', 'trees', '--model', modelDir, '--queries', 'test'];
+    args.push('--k', String(k), '--gate-k', String(gateK), '--target-precision', String(targetPrecision), '--json', jsonOut, '--no-progress');
+    if (!retrievalRank) args.push('--no-retrieval-rank');
+    const run = spawnSync(process.execPath, [...process.execArgv, cli, ...args], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+    if (run.status !== 0) {
+      throw new RelevanceGateError('ERR_EVAL_FAILED', `relevance-gate ${args.join(' ')} failed (exit ${run.status}): ${run.stderr.slice(-2000)}`);
+    }
+    return JSON.parse(readFileSync(jsonOut, 'utf8')) as EvalReport;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -186,28 +219,17 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
   const tests: TestResult[] = [];
   try {
     for (const name of names) {
-      const collection = loadCollection(join(dataDir, name));
       const ids = training.splits.collections[name]!.test;
-      const collStats = await buildCorpusStats(collection.docs);
-      const scorer = await loadFastPathScorer(staged.path, { stats: collStats });
-      try {
-        const bar = options.progress ? createProgress(`test ${name}`, ids.length * 2) : null;
-        const common = { collection, scorer, queryIds: ids, k, gateK, targetPrecision: options.targetPrecision, gateThreshold: training.threshold.threshold };
-        const withRank: EvalReport = await runEval({ ...common, retrievalRank: true, ...(bar ? { onProgress: (d: number) => bar.update(d) } : {}) });
-        const textOnly: EvalReport = await runEval({
-          ...common,
-          retrievalRank: false,
-          ...(bar ? { onProgress: (d: number) => bar.update(ids.length + d) } : {}),
-        });
-        bar?.finish();
-        tests.push({ name, withRank, textOnly });
-        log(
-          `train-fastpath: test ${name} (${ids.length} q): nDCG@10 BM25 ${withRank.ndcg10.firstStage?.toFixed(4)} → reranked ${withRank.ndcg10.reranked?.toFixed(4)} ` +
-            `(text only ${textOnly.ndcg10.reranked?.toFixed(4)}); gate precision ${withRank.gate.precisionAll?.toFixed(3)} → ${withRank.gate.precisionKept?.toFixed(3)}, recall kept ${withRank.gate.recallKept?.toFixed(3)}`,
-        );
-      } finally {
-        scorer.model.dispose();
+      const withRank = evalInFreshProcess(join(dataDir, name), staged.path, k, gateK, options.targetPrecision, true);
+      const textOnly = evalInFreshProcess(join(dataDir, name), staged.path, k, gateK, options.targetPrecision, false);
+      if (withRank.queries !== ids.length || textOnly.gate.thresholdSource !== 'given') {
+        throw new RelevanceGateError('ERR_EVAL_MISMATCH', `test evaluation of ${name} did not use the model's test split and threshold`);
       }
+      tests.push({ name, withRank, textOnly });
+      log(
+        `train-fastpath: test ${name} (${ids.length} q): nDCG@10 BM25 ${withRank.ndcg10.firstStage?.toFixed(4)} → reranked ${withRank.ndcg10.reranked?.toFixed(4)} ` +
+          `(text only ${textOnly.ndcg10.reranked?.toFixed(4)}); gate precision ${withRank.gate.precisionAll?.toFixed(3)} → ${withRank.gate.precisionKept?.toFixed(3)}, recall kept ${withRank.gate.recallKept?.toFixed(3)}`,
+      );
     }
     const t3 = performance.now();
 

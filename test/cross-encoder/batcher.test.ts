@@ -157,6 +157,10 @@ describe('DynamicBatcher', () => {
     await expect(batcher.submit('q', ['p'], { deadline: Date.now() - 1 })).rejects.toBeInstanceOf(DeadlineExceededError);
     expect(exec.batches.length).toBe(0);
     expect(await batcher.submit('q', [])).toEqual(new Float64Array(0));
+    // Far deadlines (beyond Node's 2^31 ms timer range) must not fire early (runs take ~20 ms here).
+    const slow = new DynamicBatcher(new FakeExecutor({ msPerToken: 5 }), BASE);
+    expectLogits('q', ['p'], await slow.submit('q', ['p'], { deadline: Number.POSITIVE_INFINITY }));
+    expectLogits('q', ['p2'], await slow.submit('q', ['p2'], { deadline: Date.now() + 40 * 86_400_000 }));
   });
 
   it('an expired request rejects at its deadline, its pairs are not run, others are unaffected', async () => {

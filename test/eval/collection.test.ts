@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,6 @@ function makeCollection(files: Record<string, string>): string {
     'qrels.tsv': 'query-id\tcorpus-id\tscore\n1\td1\t2\n2\td3\t1\n2\td2\t0\n',
   };
   const merged = { ...base, ...files };
-  const { mkdirSync } = require('node:fs') as typeof import('node:fs');
   mkdirSync(dir);
   for (const [name, content] of Object.entries(merged)) if (content !== '<absent>') writeFileSync(join(dir, name), content);
   return dir;

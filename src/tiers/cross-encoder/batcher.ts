@@ -106,6 +106,7 @@ export interface BatcherStats {
 }
 
 const EWMA_ALPHA = 0.1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 class RequestState {
   readonly logits: Float64Array;
@@ -268,7 +269,8 @@ export class DynamicBatcher {
         req.abortListener = () => this.fail(req, abortError(signal));
         signal.addEventListener('abort', req.abortListener, { once: true });
       }
-      if (deadline !== undefined) {
+      // Timers above 2^31-1 ms fire at once in Node; such far deadlines are only checked when batching.
+      if (deadline !== undefined && deadline - Date.now() <= MAX_TIMER_MS) {
         req.timer = setTimeout(() => this.fail(req, new DeadlineExceededError()), Math.max(0, deadline - Date.now()));
       }
       const started = performance.now();

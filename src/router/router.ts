@@ -605,7 +605,18 @@ class RouterImpl implements Router {
     const refill = this.refill as BackgroundFillQueue;
     const best = this.ranked[0];
     if (this.refillRunning || best.model.outstanding > 0 || (best.spec.pendingPairs?.() ?? 0) > 0) return;
-    const work = refill.take();
+    let work: { query: string; passages: Passage[] } | undefined;
+    // Skip pairs that reached the cache meanwhile (scored by a later request or an earlier batch).
+    for (let tries = 0; tries < 4; tries++) {
+      const next = refill.take();
+      if (next === undefined) return;
+      const hits = (this.cache as RouterCache).lookup({ scorerId: best.spec.scorer.id, query: next.query, passages: next.passages });
+      const missing = next.passages.filter((_, j) => hits[j] === undefined);
+      if (missing.length > 0) {
+        work = { query: next.query, passages: missing };
+        break;
+      }
+    }
     if (work === undefined) return;
     this.refillRunning = true;
     const c = this.counters;

@@ -347,13 +347,16 @@ describe('background fill', () => {
     expect(first.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
     await router.score('rare', passages(2, 'r'), { deadline: Date.now() + 100 });
     await router.score('popular', ps, { deadline: Date.now() + 100 });
-    await sleep(20); // background batches: 4 + 2 pairs of 'popular' (shed twice), then 'rare'
-    expect(slow.calls.slice(0, 2)).toEqual([['p0', 'p1', 'p2', 'p3'], ['p4', 'p5']]);
+    await sleep(20);
+    // The idle tier got the shed pairs in batches of at most 4, each pair once.
+    expect(slow.calls[0]).toEqual(['p0', 'p1', 'p2', 'p3']);
+    expect(slow.calls.every((c) => c.length <= 4)).toBe(true);
+    expect([...slow.executed].sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'r0', 'r1']);
     const later = await router.score('popular', ps, { deadline: Date.now() + 100 });
     expect(later.map((r) => [routed(r).tier, routed(r).sourceTier])).toEqual(Array(6).fill(['cache', 'crossEncoder']));
     const stats = router.stats();
     expect(stats.backgroundPairs).toBe(8);
-    expect(stats.backgroundSubmissions).toBe(3);
+    expect(stats.backgroundSubmissions).toBe(slow.calls.length);
   });
 
   it('is never enabled without a cache', async () => {

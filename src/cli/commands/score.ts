@@ -100,10 +100,14 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   if (request.source && options.request === undefined) lines.push(`example: ${request.source}`);
   lines.push(`model: ${scorer.id} (threshold ${threshold}${scorer.recommendedThreshold === threshold ? ', recommended' : ''}; stats: ${scorer.statsSource})`);
   lines.push('');
-  lines.push('route      relevance  id          passage');
-  for (const item of [...result.included, ...result.conflicting, ...result.excluded]) {
+  // The embedded example carries qrels judgments in metadata.judged; show them so the demo can be checked.
+  const all = [...result.included, ...result.conflicting, ...result.excluded];
+  const showJudged = all.some((item) => typeof item.passage.metadata?.judged === 'number');
+  lines.push(`route      relevance  ${showJudged ? 'judged  ' : ''}id          passage`);
+  for (const item of all) {
     const rel = item.relevance !== null && Number.isFinite(item.relevance) ? item.relevance.toFixed(3) : '   -  ';
-    lines.push(`${item.route.padEnd(10)} ${rel.padStart(9)}  ${item.id.padEnd(10).slice(0, 10)}  ${snippet(item.passage, 70)}`);
+    const judged = showJudged ? `${String(item.passage.metadata?.judged ?? '-').padStart(6)}  ` : '';
+    lines.push(`${item.route.padEnd(10)} ${rel.padStart(9)}  ${judged}${item.id.padEnd(10).slice(0, 10)}  ${snippet(item.passage, 64)}`);
   }
   const s = result.stats;
   lines.push('');

@@ -35,6 +35,9 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** Where each request list's cursor is, so successive cells walk the whole list, not its head. */
+const cursors = new WeakMap<Request[], number>();
+
 /** Closed loop: `concurrency` callers, each sending the next request as soon as its last returns. */
 export async function closedLoop(
   requests: Request[],
@@ -46,7 +49,7 @@ export async function closedLoop(
   const run = async (ms: number) => {
     const latencies: number[] = [];
     let pairs = 0;
-    let next = 0;
+    let next = cursors.get(requests) ?? 0;
     const end = performance.now() + ms;
     const eld = monitorEventLoopDelay({ resolution: 5 });
     eld.enable();
@@ -65,6 +68,7 @@ export async function closedLoop(
       }),
     );
     const elapsed = performance.now() - started;
+    cursors.set(requests, next);
     const cpu = cpuMs(cpu0);
     eld.disable();
     const elu = performance.eventLoopUtilization(elu0);
@@ -122,15 +126,34 @@ export async function createMachineLimit(
     // onnxruntime's default (spinning on) is its best straight-loop throughput; off to measure CPU/pair.
     ...(spinning ? {} : { extra: { 'session.intra_op.allow_spinning': '0' } as unknown as ort.InferenceSession.SessionOptions['extra'] }),
   });
+  // Batches are length-sorted (minimal padding) but visited in a seeded random order, with a
+  // cursor that persists across calls: every run sees the same length mix as the tier does
+  // (starting each run at the shortest batches would inflate (a)).
+  const plans = new Map<number, { batches: Array<typeof items>; cursor: number }>();
+  const plan = (batchSize: number) => {
+    let p = plans.get(batchSize);
+    if (!p) {
+      const batches: Array<typeof items> = [];
+      for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
+      let seed = 42;
+      const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+      for (let i = batches.length - 1; i > 0; i--) {
+        const j = Math.floor(rand() * (i + 1));
+        [batches[i], batches[j]] = [batches[j], batches[i]];
+      }
+      p = { batches, cursor: 0 };
+      plans.set(batchSize, p);
+    }
+    return p;
+  };
   const run = async (batchSize: number, ms: number) => {
-    const batches: Array<typeof items> = [];
-    for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
+    const p = plan(batchSize);
     let done = 0;
     const times: number[] = [];
     const cpu0 = process.cpuUsage();
     const start = performance.now();
-    for (let k = 0; performance.now() - start < ms; k++) {
-      const batch = batches[k % batches.length];
+    while (performance.now() - start < ms) {
+      const batch = p.batches[p.cursor++ % p.batches.length];
       const seq = Math.max(...batch.map((x) => x.ids.length));
       const t1 = performance.now();
       const feeds: Record<string, ort.Tensor> = {

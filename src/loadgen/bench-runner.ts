@@ -46,6 +46,8 @@ export interface BenchOptions {
   readonly distinct?: number;
   readonly cache: boolean;
   readonly cacheMb: number;
+  /** Idle-time refinement of shed pairs through the cache (router backgroundFill). */
+  readonly backgroundFill?: boolean;
   /** Cache fast-path scores too (default true). */
   readonly cacheTrees?: boolean;
   readonly workers?: number;
@@ -194,6 +196,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           defaultBudgetMs: options.budgetMs,
           headroom: options.headroom,
           returnMarginMs: options.returnMarginMs,
+          backgroundFill: options.backgroundFill === true,
         });
         const gate = createGate({ scorer: router, policy: { threshold } });
         const ceBefore = { run: 0, dropped: 0 };
@@ -246,6 +249,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           errorPairs: rs.errorPairs,
           cancelledPairs: rs.cancelledPairs,
           lateCalls: rs.lateCalls,
+          backgroundPairs: rs.backgroundPairs,
           scheduleLagMs: phase.scheduleLagMs,
           eventLoopDelayMs: phase.eventLoopDelayMs,
           generatorUsPerRequest: phase.generatorUsPerRequest,
@@ -268,6 +272,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             `errors ${point.errors}, CE ${(point.tierShare.crossEncoder * 100).toFixed(1)}% cache ${(point.tierShare.cache * 100).toFixed(1)}% trees ${(point.tierShare.trees * 100).toFixed(1)}%, degraded ${point.degradedPairs}`,
         );
         if (phase.firstErrors.length > 0) log(`  first errors: ${phase.firstErrors.join(' | ')}`);
+        router.close();
         await cache?.close();
         // Let the pool drain before the next point so it starts from an idle tier.
         for (let i = 0; i < 600; i++) {
@@ -295,6 +300,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         returnMarginMs: options.returnMarginMs,
         maxQueuedPairs: options.maxQueuedPairs,
         fixedDeadline: options.fixedDeadline,
+        backgroundFill: options.backgroundFill === true,
         seed: options.seed,
         workerNice: options.workerNice ?? null,
       },

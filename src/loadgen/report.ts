@@ -33,6 +33,8 @@ export interface BenchPoint {
   readonly errorPairs: number;
   readonly cancelledPairs: number;
   readonly lateCalls: number;
+  /** Pairs the router sent to the cross-encoder in the background (idle-time refinement). */
+  readonly backgroundPairs: number;
   readonly scheduleLagMs: LatencySummary;
   readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
   readonly generatorUsPerRequest: number;

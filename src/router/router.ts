@@ -136,6 +136,7 @@ class RouterImpl implements Router {
   private counters = newCounters();
   private readonly refill: BackgroundFillQueue | undefined;
   private refillRunning = false;
+  private closed = false;
 
   constructor(config: RouterConfig) {
     if (typeof config !== 'object' || config === null) throw new InvalidArgumentError('createRouter needs a config object { tiers, routing?, cache? }');
@@ -602,6 +603,16 @@ class RouterImpl implements Router {
    * remembered shed pairs through the cache. One submission at a time; re-pumped on completion.
    */
   private pumpRefill(): void {
+    if (this.closed) return;
+    try {
+      this.pumpRefillUnsafe();
+    } catch {
+      // Background work is best effort: it never fails a caller or the process.
+      this.refillRunning = false;
+    }
+  }
+
+  private pumpRefillUnsafe(): void {
     const refill = this.refill as BackgroundFillQueue;
     const best = this.ranked[0];
     if (this.refillRunning || best.model.outstanding > 0 || (best.spec.pendingPairs?.() ?? 0) > 0) return;
@@ -635,6 +646,10 @@ class RouterImpl implements Router {
         this.refillRunning = false;
       },
     );
+  }
+
+  close(): void {
+    this.closed = true;
   }
 
   resetStats(): void {

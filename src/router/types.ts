@@ -169,4 +169,6 @@ export interface Router extends Scorer {
   stats(): RouterStats;
   /** Zeroes the counters (not the cost models). */
   resetStats(): void;
+  /** Stops background work (call before closing the cache or the tiers). Scoring still works. */
+  close(): void;
 }

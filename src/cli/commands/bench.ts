@@ -25,6 +25,7 @@ interface BenchCliOptions {
   cache: boolean;
   cacheMb: string;
   cacheTrees: boolean;
+  backgroundFill: boolean;
   workers?: string;
   maxBatchTokens?: string;
   maxQueueDelayMs?: string;
@@ -73,6 +74,7 @@ export function register(program: Command): void {
     .option('--plot <file.svg>', 'write the latency-vs-offered-QPS plot here')
     .option('--no-cache', 'run without the score cache')
     .option('--cache-mb <mb>', 'score cache size', '256')
+    .option('--background-fill', 'router: send shed pairs to the idle cross-encoder in the background, through the cache', false)
     .option('--no-cache-trees', 'do not cache fast-path scores (cross-encoder scores only)')
     .option('--workers <n>', 'cross-encoder worker threads (default: the tier default)')
     .option('--max-batch-tokens <n>', 'cross-encoder batch token budget')
@@ -124,6 +126,7 @@ export function register(program: Command): void {
         distinct: num('distinct', opts.distinct, positiveInt, 'a positive integer'),
         cache: opts.cache,
         cacheTrees: opts.cacheTrees,
+        backgroundFill: opts.backgroundFill,
         cacheMb: num('cache-mb', opts.cacheMb, positive, 'a positive number') as number,
         workers: num('workers', opts.workers, positiveInt, 'a positive integer'),
         maxBatchTokens: num('max-batch-tokens', opts.maxBatchTokens, positiveInt, 'a positive integer'),

@@ -9,7 +9,7 @@ import { FeatureSchemaMismatchError } from './errors.js';
 
 export const FEATURE_SCHEMA_VERSION = 'lexical-v1';
 /** Version of the tokenisation rules (folding, splitting, stop list, stemmer); stored in corpus statistics. */
-export const TOKENIZER_VERSION = 'rg-tok-1';
+export const TOKENIZER_VERSION = 'rg-tok-2';
 /** BM25 parameters used by every BM25 feature (Robertson/Lucene classic defaults). */
 export const BM25_PARAMETERS = { k1: 1.2, b: 0.75 } as const;
 

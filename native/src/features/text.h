@@ -13,7 +13,7 @@ namespace rg::features {
 
 // Bumped whenever a change to tokenisation can change a term (folding, splitting, stop list,
 // stemmer). Stored in corpus statistics and in the feature schema.
-inline constexpr const char* kTokenizerVersion = "rg-tok-1";
+inline constexpr const char* kTokenizerVersion = "rg-tok-2";
 
 // Character classes for word splitting.
 enum CharClass : uint8_t {
@@ -252,7 +252,15 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
     if (scratch.empty()) return;
     size_t len = scratch.size();
     // English possessive: drop a final 's (john's -> john).
-    if (len >= 3 && scratch[len - 1] == 's' && scratch[len - 2] == '\'') len -= 2;
+    if (len >= 3 && scratch[len - 1] == 's' && scratch[len - 2] == '\'') {
+      len -= 2;
+      // The apostrophe cleared ascii_alpha; what is left may be a plain a-z word, which must be
+      // stemmed exactly like the same word written without the possessive.
+      if (!ascii_alpha) {
+        ascii_alpha = true;
+        for (size_t k = 0; k < len && ascii_alpha; ++k) ascii_alpha = scratch[k] >= 'a' && scratch[k] <= 'z';
+      }
+    }
     on_token(scratch.data(), len, ascii_alpha);
     scratch.clear();
     ascii_alpha = true;
@@ -363,7 +371,9 @@ class TermCache {
   static constexpr size_t kSlots = 1u << 14;
   // Returns the term hash of the raw token (0 when it is a stop word).
   uint64_t Resolve(const char* p, size_t n, bool ascii_alpha) {
-    const uint64_t raw = HashTerm(p, n);
+    // The stemming decision depends on ascii_alpha as well as the bytes, so both form the key:
+    // otherwise a term resolved once under one flag would be served for the other.
+    const uint64_t raw = HashTerm(p, n) ^ (ascii_alpha ? 0 : 0x9e3779b97f4a7c15ULL);
     Slot& slot = slots_[raw & (kSlots - 1)];
     if (slot.raw == raw) return slot.term;
     uint64_t term = 0;
@@ -374,7 +384,7 @@ class TermCache {
         const size_t m = PorterStem(tmp, n);
         term = HashTerm(tmp, m);
       } else {
-        term = raw;
+        term = HashTerm(p, n);
       }
     }
     slot.raw = raw;

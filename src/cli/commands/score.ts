@@ -122,7 +122,7 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
 export function register(program: Command): void {
   program
     .command('score')
-    .description('gate one request with the fast-path model (default: the embedded example) and print the decisions')
+    .description('Gate one request with the fast-path model (default: the embedded example) and print the decisions')
     .option('--model <dir>', 'fast-path model directory (default: models/fastpath-lexical)')
     .option('--request <file>', 'JSON { query, passages: [{ id, title?, text }] } (default: examples/request.json)')
     .option('--query <text>', 'override the request\'s query')

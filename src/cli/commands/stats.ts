@@ -43,7 +43,7 @@ async function runStats(options: StatsOptions): Promise<void> {
 export function register(program: Command): void {
   program
     .command('stats')
-    .description('build corpus statistics (document frequencies, lengths) for the lexical features from a docs.jsonl')
+    .description('Build corpus statistics (document frequencies, lengths) for the lexical features from a docs.jsonl')
     .requiredOption('--docs <file>', 'docs.jsonl: one {"id", "title", "text"} object per line')
     .requiredOption('--out <file>', 'output file (msgpack)')
     .action(async (options: StatsOptions) => {

@@ -70,12 +70,13 @@ async function init(config: WorkerConfig): Promise<WorkerState> {
   const contract = discoverContract(session.inputMetadata, session.outputMetadata);
   const state: WorkerState = { session, tokenizer, contract, signals: signalCount(contract) };
   // Probe: a model whose metadata fits may still fail to run or return unexpected shapes.
-  const probeIds = new Int32Array([101, 102, 102, 101, 102]);
+  // Two real pairs of different lengths (so padding is exercised), ids from this tokenizer.
+  const probeTokens = await tokenizer.encodePairs('probe query', ['a probe passage of a few words', 'x']);
   const probe = await infer(state, {
     kind: 'infer',
-    ids: probeIds,
-    typeIds: contract.tokenTypeIds === null ? null : new Int32Array(probeIds.length),
-    lengths: new Int32Array([3, 2]),
+    ids: probeTokens.ids,
+    typeIds: contract.tokenTypeIds === null ? null : probeTokens.typeIds,
+    lengths: probeTokens.lengths,
   });
   if (probe.logits.length !== 2 * state.signals || probe.logits.some((v) => !Number.isFinite(v))) {
     throw new ModelContractError(`probe run returned ${probe.logits.length} values for 2 pairs × ${state.signals} signals`);

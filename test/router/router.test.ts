@@ -77,7 +77,7 @@ describe('cancellation', () => {
     const router = createRouter({ tiers: [trees(fastTier(() => 0.4)), ce(ceScorer, { estimateMs: () => 1 })], routing: { mode: 'budget' } });
     const now = Date.now();
     const first = router.score('qa', passages(4, 'a'), { deadline: now + 5000 });
-    await sleep(20); // A's batch is on the (blocked) worker
+    for (let i = 0; i < 200 && exec.pendingManual === 0; i++) await sleep(5); // A's batch reaches the (blocked) worker
     expect(exec.pendingManual).toBe(1);
     const second = await router.score('qb', passages(6, 'b'), { deadline: Date.now() + 50 });
     expect(second.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'deadline')).toBe(true);
@@ -317,14 +317,14 @@ describe('probing backoff', () => {
     const router = createRouter({
       tiers: [trees(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 5000 })],
       routing: { mode: 'budget' },
-      probeIntervalMs: 100,
+      probeIntervalMs: 200,
     });
     await router.score('q', passages(2, 'a'), { deadline: Date.now() + 30 }); // probe, cancelled at ~28 ms
     expect(slow.calls).toHaveLength(1);
-    await sleep(130); // past the base interval, not past the doubled one
+    await sleep(260); // past the base interval, not past the doubled one (400 ms)
     await router.score('q', passages(2, 'b'), { deadline: Date.now() + 30 });
     expect(slow.calls).toHaveLength(1);
-    await sleep(150); // past the doubled interval
+    await sleep(300); // past the doubled interval
     await router.score('q', passages(2, 'c'), { deadline: Date.now() + 30 });
     expect(slow.calls).toHaveLength(2);
     expect(router.stats().tiers.find((t) => t.name === 'crossEncoder')?.probes).toBe(2);

@@ -11,6 +11,7 @@
  *   (default 60/20/20; rounding: test and validation get round(share × n), train the rest).
  */
 import { InvalidArgumentError } from '../errors.js';
+import { fnv1a, mulberry32 as seededRandom } from '../util/seeded-random.js';
 import { type Collection, compareIds, judgedQueryIds } from './collection.js';
 
 export interface QuerySplit {
@@ -29,27 +30,8 @@ export interface SplitOptions {
 
 export type SplitName = keyof QuerySplit;
 
-/** FNV-1a 32-bit hash of a string's UTF-16 code units (seeds and deterministic coin flips). */
-export function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
-
-/** mulberry32: a small, well-known 32-bit PRNG; deterministic across platforms (integer ops only). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeds and the PRNG live in src/util/seeded-random.ts; re-exported for existing callers. */
+export { fnv1a, seededRandom };
 
 /** Fisher–Yates shuffle of a copy, driven by `random`. */
 export function shuffled<T>(items: readonly T[], random: () => number): T[] {

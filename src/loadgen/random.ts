@@ -5,16 +5,7 @@
 import { InvalidArgumentError } from '../errors.js';
 
 /** Uniform [0, 1) from a 32-bit seed (mulberry32: tiny, fast, good enough for workload draws). */
-export function createRng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 as createRng } from '../util/seeded-random.js';
 
 /** Exponential inter-arrival gap in ms for a Poisson process of `ratePerSec`. */
 export function exponentialGapMs(rng: () => number, ratePerSec: number): number {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { AbortedError, DeadlineExceededError, DisposedError, InvalidArgumentError, OverloadedError } from '../../src/errors.js';
 import { DynamicBatcher, type BatcherOptions } from '../../src/tiers/cross-encoder/batcher.js';
 import { expectedLogit, fakeLength, FakeExecutor, pairKey } from './fake-executor.js';
+import { mulberry32 as rng } from '../../src/util/seeded-random.js';
 
 const BASE: BatcherOptions = {
   workers: 2,
@@ -17,17 +18,6 @@ const BASE: BatcherOptions = {
   useTypeIds: true,
 };
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function words(rand: () => number, n: number): string {
   return Array.from({ length: n }, () => `w${Math.floor(rand() * 5000)}`).join(' ');

@@ -11,18 +11,8 @@ import { RelevanceGateError } from '../../src/errors.js';
 import { loadTreeModel } from '../../src/index.js';
 import { decodeUbjson, type UbjsonValue } from '../../src/tiers/trees/loaders/ubjson.js';
 import { fixtureBytes } from './loader-fixtures.js';
+import { mulberry32 as prng } from '../../src/util/seeded-random.js';
 
-/** mulberry32: small, seedable, good enough to pick mutations. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Rand = () => number;
 const int = (rand: Rand, n: number): number => Math.floor(rand() * n);

@@ -177,6 +177,7 @@ StopTable BuildStopTable() {
     const uint64_t h = StopTable::Mix(lo, hi, n);
     const size_t bit = static_cast<size_t>(h >> 52);
     t.filter[bit >> 6] |= 1ull << (bit & 63);
+    t.prefix_lengths[StopTable::PrefixKey(w, n)] |= static_cast<uint16_t>(1u << n);
     size_t i = static_cast<size_t>(h >> 54);
     while (t.slots[i].len != 0) i = (i + 1) & (StopTable::kSlots - 1);
     t.slots[i] = {lo, hi, static_cast<uint32_t>(n)};

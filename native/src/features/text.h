@@ -156,8 +156,17 @@ struct StopTable {
     return h ^ (h >> 29) * 0xBF58476D1CE4E5B9ull;
   }
   uint64_t filter[64] = {};  // 4096-bit filter on the top 12 hash bits
+  // Lengths (bit n) of the stop words whose first two bytes share the key, so most non-stop
+  // tokens are rejected with one table load before packing and hashing. Exact superset test.
+  uint16_t prefix_lengths[1024] = {};
+  static size_t PrefixKey(const char* p, size_t n) {
+    const auto c0 = static_cast<unsigned char>(p[0]);
+    const unsigned c1 = n >= 2 ? static_cast<unsigned char>(p[1]) : 0u;
+    return ((c0 & 31u) << 5) | (c1 & 31u);
+  }
   bool Contains(const char* p, size_t n) const {
     if (n == 0 || n > kMaxLen) return false;
+    if (((prefix_lengths[PrefixKey(p, n)] >> n) & 1u) == 0) return false;
     uint64_t lo, hi;
     Pack(p, n, &lo, &hi);
     const uint64_t h = Mix(lo, hi, n);
@@ -239,6 +248,51 @@ inline size_t ScanAsciiWord(const unsigned char* s, size_t i, size_t n, bool* di
   return i;
 }
 
+// End of the run of ASCII [A-Za-z0-9] bytes starting at s[i]; sets *digits / *upper when the
+// run has a digit / an upper-case letter. Same scheme as ScanAsciiWord.
+inline size_t ScanAsciiAlnum(const unsigned char* s, size_t i, size_t n, bool* digits, bool* upper) {
+#if defined(__SSE2__)
+  const __m128i a1 = _mm_set1_epi8('a' - 1), z1 = _mm_set1_epi8('z' + 1);
+  const __m128i A1 = _mm_set1_epi8('A' - 1), Z1 = _mm_set1_epi8('Z' + 1);
+  const __m128i d0 = _mm_set1_epi8('0' - 1), d9 = _mm_set1_epi8('9' + 1);
+  while (i + 16 <= n) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i lower = _mm_and_si128(_mm_cmpgt_epi8(v, a1), _mm_cmplt_epi8(v, z1));
+    const __m128i up = _mm_and_si128(_mm_cmpgt_epi8(v, A1), _mm_cmplt_epi8(v, Z1));
+    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, d0), _mm_cmplt_epi8(v, d9));
+    const unsigned word = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(lower, up), digit)));
+    const unsigned dig = static_cast<unsigned>(_mm_movemask_epi8(digit));
+    const unsigned upp = static_cast<unsigned>(_mm_movemask_epi8(up));
+    if (word != 0xFFFFu) {
+      const unsigned len = static_cast<unsigned>(__builtin_ctz(~word));
+      const unsigned in = (1u << len) - 1u;
+      if ((dig & in) != 0) *digits = true;
+      if ((upp & in) != 0) *upper = true;
+      return i + len;
+    }
+    if (dig != 0) *digits = true;
+    if (upp != 0) *upper = true;
+    i += 16;
+  }
+#endif
+  while (i < n) {
+    const uint8_t cls = kAsciiClass[s[i]];
+    if (cls == kAsciiLower) {
+    } else if (cls == kAsciiUpper) {
+      *upper = true;
+    } else if (cls == kAsciiDigit) {
+      *digits = true;
+    } else {
+      break;
+    }
+    ++i;
+  }
+  return i;
+}
+
+// Longest token the ASCII fast path folds into a stack buffer (longer ones take the general path).
+inline constexpr size_t kAsciiFoldMax = 64;
+
 // Calls on_token(const char* folded, size_t len, bool ascii_alpha) for every raw token of
 // s[0..n) in order (before stop-word removal and stemming). `scratch` is reused between
 // tokens (no allocation once it has grown). Rules: see docs/features.md.
@@ -272,21 +326,38 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
       ++i;
       continue;
     }
-    if (scratch.empty() && (ascii_cls == kAsciiLower || ascii_cls == kAsciiDigit)) {
-      // Fast path: a run of lower-case ASCII letters/digits ended by an ASCII separator is its
-      // own folded form; hand it over in place without copying.
+    if (scratch.empty() && ascii_cls >= kAsciiLower && ascii_cls <= kAsciiDigit) {
+      // Fast path: a run of ASCII letters/digits ended by an ASCII separator (or the end) is a
+      // whole token. Lower-case letters and digits are their own folded form and are handed over
+      // in place; a run with capitals is folded (| 0x20 maps A-Z to a-z and keeps a-z, 0-9) into a
+      // stack buffer. The separator ends the token exactly as the general path would (a flush), so
+      // it is consumed here too.
       bool digits = false;
-      const size_t j = ScanAsciiWord(s, i, n, &digits);
+      bool upper = false;
+      const size_t j = ScanAsciiAlnum(s, i, n, &digits, &upper);
       if (j == n || kAsciiClass[s[j]] == kAsciiSeparator) {
-        on_token(text + i, j - i, !digits);
+        const size_t len = j - i;
+        if (!upper) {
+          on_token(text + i, len, !digits);
+          i = j + (j < n);
+          continue;
+        }
+        if (len <= kAsciiFoldMax) {
+          char folded[kAsciiFoldMax];
+          for (size_t k = 0; k < len; ++k) folded[k] = static_cast<char>(s[i + k] | 0x20);
+          on_token(folded, len, !digits);
+          i = j + (j < n);
+          continue;
+        }
+      }
+      if (!upper) {
+        // Continues with an apostrophe or non-ASCII: take the general path.
+        scratch.append(text + i, j - i);
+        ascii_alpha = !digits;
         i = j;
         continue;
       }
-      // Continues with upper case, an apostrophe or non-ASCII: take the general path.
-      scratch.append(text + i, j - i);
-      ascii_alpha = !digits;
-      i = j;
-      continue;
+      // Capitals in a token the fast path cannot finish: the general path below, byte by byte.
     }
     if (c < 0x80) {
       if (ascii_cls == kAsciiLower || ascii_cls == kAsciiDigit) {

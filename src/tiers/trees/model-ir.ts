@@ -10,16 +10,20 @@
  * children in range, splitIndex in [0, numFeatures), no NaN thresholds, finite leaves and weights.
  */
 
-export type TreeObjective =
-  | 'binary:logistic'
-  | 'binary:logitraw'
-  | 'reg:logistic'
-  | 'reg:squarederror'
-  | 'rank:pairwise'
-  | 'rank:ndcg'
-  | 'rank:map'
-  | 'multi:softprob'
-  | 'multi:softmax';
+/** Every objective the evaluator supports, in the order of the native enum (native/src/trees/tree_eval.h). */
+export const TREE_OBJECTIVES = [
+  'binary:logistic',
+  'binary:logitraw',
+  'reg:logistic',
+  'reg:squarederror',
+  'rank:pairwise',
+  'rank:ndcg',
+  'rank:map',
+  'multi:softprob',
+  'multi:softmax',
+] as const;
+
+export type TreeObjective = (typeof TREE_OBJECTIVES)[number];
 
 export interface TreeIR {
   /** Output (class) this tree adds to: XGBoost's tree_info. */

@@ -11,7 +11,7 @@ import {
   UnsupportedModelError,
 } from '../../errors.js';
 import { loadAddon } from '../../native/addon.js';
-import type { TreeEnsembleIR } from './model-ir.js';
+import { TREE_OBJECTIVES, type TreeEnsembleIR } from './model-ir.js';
 
 /** Arguments of `treesCompile`: the IR's trees concatenated; tree t owns nodes [nodeOffsets[t], nodeOffsets[t+1]). */
 export interface NativeTreeSpec {
@@ -57,17 +57,7 @@ export interface TreesAddon {
 }
 
 /** Objective names in the order of the native enum (tree_eval.h). */
-export const NATIVE_OBJECTIVES = [
-  'binary:logistic',
-  'binary:logitraw',
-  'reg:logistic',
-  'reg:squarederror',
-  'rank:pairwise',
-  'rank:ndcg',
-  'rank:map',
-  'multi:softprob',
-  'multi:softmax',
-] as const;
+export const NATIVE_OBJECTIVES = TREE_OBJECTIVES;
 
 export function treesAddon(): TreesAddon {
   return loadAddon() as TreesAddon;

@@ -10,19 +10,9 @@
  * All arithmetic is float32, as XGBoost does it, so the margin matches bit for bit.
  */
 import { ModelFormatError, UnsupportedModelError } from '../../../errors.js';
-import type { TreeObjective } from '../model-ir.js';
+import { TREE_OBJECTIVES, type TreeObjective } from '../model-ir.js';
 
-const SUPPORTED: ReadonlySet<string> = new Set<TreeObjective>([
-  'binary:logistic',
-  'binary:logitraw',
-  'reg:logistic',
-  'reg:squarederror',
-  'rank:pairwise',
-  'rank:ndcg',
-  'rank:map',
-  'multi:softprob',
-  'multi:softmax',
-]);
+const SUPPORTED: ReadonlySet<string> = new Set<TreeObjective>(TREE_OBJECTIVES);
 
 /** Older XGBoost spellings that mean exactly a supported objective. */
 const ALIASES: Readonly<Record<string, TreeObjective>> = {

@@ -55,8 +55,9 @@ export interface L2Counters {
 
 const TIMED_OUT = Symbol('timed out');
 
-export class RedisL2 {
-  readonly counters: L2Counters = {
+/** All L2 counters at zero (also what stats() reports when no Redis is configured). */
+export function zeroL2Counters(): L2Counters {
+  return {
     l2Errors: 0,
     l2Timeouts: 0,
     l2Skipped: 0,
@@ -66,6 +67,10 @@ export class RedisL2 {
     l2Invalid: 0,
     l2ConnectionErrors: 0,
   };
+}
+
+export class RedisL2 {
+  readonly counters: L2Counters = zeroL2Counters();
   readonly timeoutMs: number;
   private readonly client: Redis;
   private readonly prefix: string;

@@ -11,7 +11,7 @@ import { estimateEntryBytes, toCacheableResult, type CacheableResult, type Cache
 import { ScoreMissesContractError, SnapshotError } from './errors.js';
 import { KEY_SCHEMA_VERSION, pairKey, scopeHash } from './keys.js';
 import { compileQueryNormalizer, type CompiledNormalizer, type QueryNormalization } from './normalize-query.js';
-import { RedisL2, type L2Counters, type RedisL2Options } from './redis-l2.js';
+import { RedisL2, zeroL2Counters, type L2Counters, type RedisL2Options } from './redis-l2.js';
 import { SingleFlight, type Flight, type FlightOutcome } from './single-flight.js';
 import { decodeSnapshot, encodeSnapshot, readSnapshotFile, readSnapshotFileSync, writeSnapshotFile, type SnapshotEntry } from './snapshot.js';
 
@@ -444,16 +444,7 @@ class ScoreCacheImpl implements ScoreCache {
     const l2 = this.l2;
     return {
       ...this.counters,
-      ...(l2?.counters ?? {
-        l2Errors: 0,
-        l2Timeouts: 0,
-        l2Skipped: 0,
-        l2Reads: 0,
-        l2Writes: 0,
-        l2WritesDropped: 0,
-        l2Invalid: 0,
-        l2ConnectionErrors: 0,
-      }),
+      ...(l2?.counters ?? zeroL2Counters()),
       bytes: this.lru.calculatedSize,
       maxBytes: this.maxBytes,
       entries: this.lru.size,

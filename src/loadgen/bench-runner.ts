@@ -21,7 +21,7 @@ import { loadFastPathScorer, type FastPathScorer } from '../tiers/trees/fast-pat
 import { measureCapacity, type CapacityResult } from './capacity.js';
 import { runOpenLoopPhase, type LiveFigures, type PhaseResult } from './open-loop.js';
 import type { BenchPoint } from './report.js';
-import { buildWorkload, type Workload } from './workload.js';
+import { buildWorkload } from './workload.js';
 
 /** A QPS value: absolute requests/s, or a multiple of the measured cross-encoder capacity ('2x'). */
 export type QpsSpec = { readonly kind: 'absolute'; readonly qps: number } | { readonly kind: 'capacity'; readonly factor: number };
@@ -321,4 +321,3 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   }
 }
 
-export type { Workload };

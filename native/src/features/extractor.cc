@@ -71,12 +71,26 @@ void ScanField(const QueryPlan& q, const char* text, size_t len, uint32_t* tf, u
                ScanState& st, ExtractScratch& sc) {
   const auto& terms = q.terms();
   TermCache& cache = TermCache::ForThisThread();
-  ForEachRawToken(text, len, sc.token, [&](const char* p, size_t n, bool ascii_alpha) {
-    if (IsStopWord(p, n)) return;
-    const uint32_t pos = st.pos++;
-    ++*field_len;
+  // Kept in locals (not through the references) so the per-token path stays in registers.
+  const uint32_t start = st.pos;
+  uint32_t next_pos = start;
+  const bool any_terms = q.num_terms() > 0;
+  ForEachRawToken(text, len, sc.token, [&](const char* p, size_t n, bool ascii_alpha, bool readable16) {
+    // No branch on the stop test (it is unpredictable): stop words take no position and are
+    // masked out of the match test below.
+    bool stop, candidate;
+    if (readable16) {
+      stop = kPaddedStopTable.Contains(p, n);
+      candidate = q.MayMatchPadded(p, n);
+    } else {
+      stop = IsStopWord(p, n);
+      candidate = q.MayMatch(p, n);
+    }
+    const uint32_t pos = next_pos;
+    next_pos += static_cast<uint32_t>(!stop);
     // Most tokens cannot be query terms: skip stemming/cache lookup for them.
-    if (q.num_terms() == 0 || !q.MayMatch(p, n)) return;
+    const unsigned go = static_cast<unsigned>(candidate) & static_cast<unsigned>(!stop) & static_cast<unsigned>(any_terms);
+    if (go == 0) return;
     const int qi = q.Find(cache.Resolve(p, n, ascii_alpha));
     if (qi < 0) return;
     ++tf[qi];
@@ -98,6 +112,8 @@ void ScanField(const QueryPlan& q, const char* text, size_t len, uint32_t* tf, u
     st.has_last = true;
     st.last_match_pos = pos;
   });
+  st.pos = next_pos;
+  *field_len += next_pos - start;  // one position per indexed (non-stop) token
 }
 
 double Bm25(double idf, uint32_t tf, double len, double avg) {

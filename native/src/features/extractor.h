@@ -88,6 +88,16 @@ class QueryPlan {
     return (pair_bits_[key >> 6] >> (key & 63)) & 1u;
   }
 
+  // MayMatch without branches, for a token with at least 2 readable bytes at p (p[1] is read
+  // even when n == 1, and then ignored).
+  bool MayMatchPadded(const char* p, size_t n) const {
+    const auto c0 = static_cast<unsigned char>(p[0]);
+    const unsigned key = PairKey(c0, static_cast<unsigned char>(p[1]));
+    const unsigned first = static_cast<unsigned>((first_char_[c0 >> 6] >> (c0 & 63)) & 1u);
+    const unsigned pair = static_cast<unsigned>((pair_bits_[key >> 6] >> (key & 63)) & 1u);
+    return (first | (pair & static_cast<unsigned>(n >= 2))) != 0;
+  }
+
   int num_terms() const { return static_cast<int>(terms_.size()); }
   int num_positions() const { return num_positions_; }
   uint32_t length() const { return length_; }

@@ -2,6 +2,8 @@
 #include "features/text.h"
 
 #include <array>
+#include <cstring>
+#include <iterator>
 #include <memory>
 
 namespace rg::features {
@@ -440,6 +442,41 @@ class Porter {
 }  // namespace
 
 const StopTable kStopTable = BuildStopTable();
+
+namespace {
+PaddedStopTable BuildPaddedStopTable() {
+  PaddedStopTable t;
+  static_assert(std::size(kStopWords) < 256, "entry 0 is the empty word");
+  // Deterministic search for a multiplier that puts every stop word in its own slot (174 words in
+  // 4096 slots: a few dozen tries).
+  for (uint64_t k = 1;; ++k) {
+    const uint64_t seed = (0x9E3779B97F4A7C15ull * k) | 1u;
+    uint8_t index[sizeof(t.index)] = {};
+    bool ok = true;
+    uint8_t next = 1;
+    for (const char* w : kStopWords) {
+      const size_t n = std::strlen(w);
+      uint64_t lo, hi;
+      StopTable::Pack(w, n, &lo, &hi);
+      const size_t slot = PaddedStopTable::Slot(lo, seed);
+      if (index[slot] != 0) {
+        ok = false;
+        break;
+      }
+      index[slot] = next;
+      t.words[next] = {lo, hi, n};
+      ++next;
+    }
+    if (ok) {
+      t.seed = seed;
+      std::memcpy(t.index, index, sizeof(index));
+      return t;
+    }
+  }
+}
+}  // namespace
+
+const PaddedStopTable kPaddedStopTable = BuildPaddedStopTable();
 
 size_t PorterStem(char* buf, size_t n) {
   // Words longer than kMaxStemmedWord are left alone: no English word is that long, and it bounds

@@ -183,6 +183,48 @@ struct StopTable {
 };
 extern const StopTable kStopTable;
 
+// The same stop list as a collision-free direct-mapped table, for tokens followed by at least
+// 16 readable bytes: the word is packed with two fixed 8-byte loads and masks, and the answer is
+// computed without branches (whether a token is a stop word is unpredictable, and a mispredicted
+// branch per token costs more than the whole lookup). Same answers as StopTable::Contains.
+struct PaddedStopTable {
+  static constexpr size_t kSlotBits = 12;
+  struct Word {
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    uint64_t len = 0;  // 0 in entry 0 (no word), which a non-empty token never matches
+  };
+  uint64_t seed = 0;
+  uint8_t index[size_t{1} << kSlotBits] = {};
+  Word words[256];
+  // Bytes [0, k) of a little-endian word, k = 0..8.
+  static constexpr uint64_t kByteMask[9] = {0,
+                                            0xFFull,
+                                            0xFFFFull,
+                                            0xFFFFFFull,
+                                            0xFFFFFFFFull,
+                                            0xFFFFFFFFFFull,
+                                            0xFFFFFFFFFFFFull,
+                                            0xFFFFFFFFFFFFFFull,
+                                            ~0ull};
+  // Of the first k <= 16 bytes, how many fall in bytes 0-7 and in bytes 8-15.
+  static constexpr uint8_t kLoBytes[17] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+  static constexpr uint8_t kHiBytes[17] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+  // The first 8 bytes place a word (no two stop words share them); the lookup still compares
+  // all 16 bytes and the length.
+  static size_t Slot(uint64_t lo, uint64_t seed) { return static_cast<size_t>((lo * seed) >> (64 - kSlotBits)); }
+  // p[0..16) must be readable (only p[0..n) affects the answer).
+  bool Contains(const char* p, size_t n) const {
+    const auto* u = reinterpret_cast<const unsigned char*>(p);
+    const size_t k = n < 16 ? n : 16;  // table lookups instead of (mispredicted) branches on n
+    const uint64_t lo = StopTable::Load(u, 8) & kByteMask[kLoBytes[k]];
+    const uint64_t hi = StopTable::Load(u + 8, 8) & kByteMask[kHiBytes[k]];
+    const Word& w = words[index[Slot(lo, seed)]];
+    return (w.lo == lo) & (w.hi == hi) & (w.len == n);
+  }
+};
+extern const PaddedStopTable kPaddedStopTable;
+
 // True when the folded token is on the stop list (Snowball English stop list).
 inline bool IsStopWord(const char* p, size_t n) { return kStopTable.Contains(p, n); }
 
@@ -293,9 +335,11 @@ inline size_t ScanAsciiAlnum(const unsigned char* s, size_t i, size_t n, bool* d
 // Longest token the ASCII fast path folds into a stack buffer (longer ones take the general path).
 inline constexpr size_t kAsciiFoldMax = 64;
 
-// Calls on_token(const char* folded, size_t len, bool ascii_alpha) for every raw token of
-// s[0..n) in order (before stop-word removal and stemming). `scratch` is reused between
-// tokens (no allocation once it has grown). Rules: see docs/features.md.
+// Calls on_token(const char* folded, size_t len, bool ascii_alpha, bool readable16) for every raw
+// token of s[0..n) in order (before stop-word removal and stemming); readable16: the 16 bytes
+// from `folded` may be read (the token lies inside the text with 16 bytes to spare, or in a
+// padded buffer). `scratch` is reused between tokens (no allocation once it has grown). Rules:
+// see docs/features.md.
 template <typename OnToken>
 void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&& on_token) {
   const auto* s = reinterpret_cast<const unsigned char*>(text);
@@ -315,7 +359,7 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
         for (size_t k = 0; k < len && ascii_alpha; ++k) ascii_alpha = scratch[k] >= 'a' && scratch[k] <= 'z';
       }
     }
-    on_token(scratch.data(), len, ascii_alpha);
+    on_token(scratch.data(), len, ascii_alpha, false);
     scratch.clear();
     ascii_alpha = true;
   };
@@ -337,15 +381,37 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
       const size_t j = ScanAsciiAlnum(s, i, n, &digits, &upper);
       if (j == n || kAsciiClass[s[j]] == kAsciiSeparator) {
         const size_t len = j - i;
+#if defined(__SSE2__)
+        if (len <= 16 && i + 16 <= n) {
+          // Short token inside the text: fold 16 bytes at once whether or not it has capitals
+          // (no branch on that; bytes past the token are never read), then the separator.
+          alignas(16) char folded16[16];
+          const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+          _mm_store_si128(reinterpret_cast<__m128i*>(folded16), _mm_or_si128(v, _mm_set1_epi8(0x20)));
+          on_token(folded16, len, !digits, true);
+          i = j + (j < n);
+          continue;
+        }
+#endif
         if (!upper) {
-          on_token(text + i, len, !digits);
+          on_token(text + i, len, !digits, n - i >= 16);
           i = j + (j < n);
           continue;
         }
         if (len <= kAsciiFoldMax) {
-          char folded[kAsciiFoldMax];
-          for (size_t k = 0; k < len; ++k) folded[k] = static_cast<char>(s[i + k] | 0x20);
-          on_token(folded, len, !digits);
+          char folded[kAsciiFoldMax + 16];
+          size_t k = 0;
+#if defined(__SSE2__)
+          // 16 bytes at a time while they lie inside the text (bytes past the token are folded
+          // too but never read).
+          const __m128i bit5 = _mm_set1_epi8(0x20);
+          for (; k < len && i + k + 16 <= n; k += 16) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + k));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(folded + k), _mm_or_si128(v, bit5));
+          }
+#endif
+          for (; k < len; ++k) folded[k] = static_cast<char>(s[i + k] | 0x20);
+          on_token(folded, len, !digits, true);  // len <= kAsciiFoldMax: 16 bytes to spare
           i = j + (j < n);
           continue;
         }
@@ -476,7 +542,7 @@ class TermCache {
 template <typename OnTerm>
 void ForEachTermHash(const char* text, size_t n, std::string& scratch, OnTerm&& on_term) {
   TermCache& cache = TermCache::ForThisThread();
-  ForEachRawToken(text, n, scratch, [&](const char* p, size_t len, bool ascii_alpha) {
+  ForEachRawToken(text, n, scratch, [&](const char* p, size_t len, bool ascii_alpha, bool) {
     const uint64_t h = cache.Resolve(p, len, ascii_alpha);
     if (h != 0) on_term(h);
   });
@@ -486,7 +552,7 @@ void ForEachTermHash(const char* text, size_t n, std::string& scratch, OnTerm&& 
 // and the debugging tokenize()).
 template <typename OnTerm>
 void ForEachTerm(const char* text, size_t n, std::string& scratch, std::string& term_buf, OnTerm&& on_term) {
-  ForEachRawToken(text, n, scratch, [&](const char* p, size_t len, bool ascii_alpha) {
+  ForEachRawToken(text, n, scratch, [&](const char* p, size_t len, bool ascii_alpha, bool) {
     term_buf.assign(p, len);
     size_t m = len;
     if (!NormalizeTerm(term_buf.data(), &m, ascii_alpha)) return;

@@ -1,19 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createScoreCache, type ScoreCache } from '../../src/cache/score-cache.js';
+import { describe, expect, it } from 'vitest';
 import { estimateEntryBytes } from '../../src/cache/entry.js';
 import type { Passage } from '../../src/types.js';
-import { expectedScore, missScorer, newLog, passagesOf, relevanceOf } from './helpers.js';
+import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, useCaches } from './helpers.js';
 
-let caches: ScoreCache[] = [];
-function cache(options: Parameters<typeof createScoreCache>[0]): ScoreCache {
-  const c = createScoreCache(options);
-  caches.push(c);
-  return c;
-}
-afterEach(async () => {
-  await Promise.all(caches.map((c) => c.close()));
-  caches = [];
-});
+const cache = useCaches();
 
 /** Small deterministic PRNG so failures reproduce. */
 function prng(seed: number): () => number {

@@ -1,7 +1,7 @@
 /** The score cache behind the real gate, imported from the package root as users would. */
-import { afterEach, describe, expect, it } from 'vitest';
-import { createGate, createScoreCache, type Passage, type ScoreCache, type Scorer, type ScoreOptions } from '../../src/index.js';
-import { expectedScore, passagesOf } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { createGate, type Passage, type Scorer, type ScoreOptions } from '../../src/index.js';
+import { expectedScore, passagesOf, useCaches } from './helpers.js';
 
 interface CountingScorer extends Scorer {
   readonly calls: string[][];
@@ -22,16 +22,7 @@ function scorer(id: string, delayMs = 0, fail = false): CountingScorer {
   };
 }
 
-let caches: ScoreCache[] = [];
-function cache(): ScoreCache {
-  const c = createScoreCache({ maxBytes: 1 << 20 });
-  caches.push(c);
-  return c;
-}
-afterEach(async () => {
-  await Promise.all(caches.map((c) => c.close()));
-  caches = [];
-});
+const cache = useCaches();
 
 function allItems(r: { included: readonly { id: string; cached: boolean; relevance: number | null }[]; conflicting: readonly { id: string; cached: boolean; relevance: number | null }[]; excluded: readonly { id: string; cached: boolean; relevance: number | null }[] }) {
   return [...r.included, ...r.conflicting, ...r.excluded].sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));

@@ -1,5 +1,7 @@
 /** Shared fixtures for the score-cache tests: a deterministic, call-counting scoreMisses. */
+import { afterEach } from 'vitest';
 import type { ScoreMisses } from '../../src/cache/cache-port.js';
+import { createScoreCache, type ScoreCache } from '../../src/cache/score-cache.js';
 import type { Passage, ScoreOptions, ScorerPairResult } from '../../src/types.js';
 
 /** A probability that depends on exactly (query, title, text), so a wrong pair is visible. */
@@ -68,4 +70,23 @@ export function relevanceOf(result: ScorerPairResult): number | undefined {
   if (result === null) return undefined;
   const probabilities = (result as { probabilities?: Record<string, number> }).probabilities ?? (result as Record<string, number>);
   return probabilities.relevance;
+}
+
+type CacheOptions = Parameters<typeof createScoreCache>[0];
+
+/**
+ * Returns a cache factory whose caches are all closed after each test (call it at module level,
+ * where vitest hooks may be registered).
+ */
+export function useCaches(defaults: CacheOptions = { maxBytes: 1 << 20 }): (options?: CacheOptions) => ScoreCache {
+  let caches: ScoreCache[] = [];
+  afterEach(async () => {
+    await Promise.all(caches.map((c) => c.close()));
+    caches = [];
+  });
+  return (options = defaults) => {
+    const c = createScoreCache(options);
+    caches.push(c);
+    return c;
+  };
 }

@@ -1,19 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createScoreCache, type ScoreCache } from '../../src/cache/score-cache.js';
 import type { Passage } from '../../src/types.js';
-import { expectedScore, missScorer, newLog, passagesOf, relevanceOf } from './helpers.js';
+import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, useCaches } from './helpers.js';
 
 const SCORER = 'minilm-l6@sha256:aaaa/maxlen=256';
-let caches: ScoreCache[] = [];
-function cache(options: Parameters<typeof createScoreCache>[0] = { maxBytes: 1 << 20 }): ScoreCache {
-  const c = createScoreCache(options);
-  caches.push(c);
-  return c;
-}
-afterEach(async () => {
-  await Promise.all(caches.map((c) => c.close()));
-  caches = [];
-});
+const cache = useCaches();
 
 async function run(c: ScoreCache, query: string, passages: readonly Passage[], scorerId = SCORER, salt?: string) {
   const log = newLog();

@@ -1,19 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AbortedError } from '../../src/errors.js';
-import { createScoreCache, type ScoreCache } from '../../src/cache/score-cache.js';
-import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, sleep } from './helpers.js';
+import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, sleep, useCaches } from './helpers.js';
 
 const SCORER = 'ce@v1';
-let caches: ScoreCache[] = [];
-function cache(): ScoreCache {
-  const c = createScoreCache({ maxBytes: 1 << 20 });
-  caches.push(c);
-  return c;
-}
-afterEach(async () => {
-  await Promise.all(caches.map((c) => c.close()));
-  caches = [];
-});
+const cache = useCaches();
 
 describe('single-flight', () => {
   it('scores a pair once when two calls miss it concurrently, and both get the same score', async () => {

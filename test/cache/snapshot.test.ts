@@ -1,23 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SnapshotError } from '../../src/cache/errors.js';
-import { createScoreCache, type ScoreCache } from '../../src/cache/score-cache.js';
-import { expectedScore, missScorer, newLog, passagesOf, relevanceOf } from './helpers.js';
+import { type ScoreCache } from '../../src/cache/score-cache.js';
+import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, useCaches } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rg-cache-snap-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let caches: ScoreCache[] = [];
-function cache(options: Parameters<typeof createScoreCache>[0] = { maxBytes: 1 << 20 }): ScoreCache {
-  const c = createScoreCache(options);
-  caches.push(c);
-  return c;
-}
-afterEach(async () => {
-  await Promise.all(caches.map((c) => c.close()));
-  caches = [];
-});
+const cache = useCaches();
 
 const passages = passagesOf(50);
 async function fill(c: ScoreCache, query = 'q'): Promise<void> {

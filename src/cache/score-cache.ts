@@ -117,19 +117,21 @@ interface PendingPair {
   readonly flight: Flight | undefined;
 }
 
-interface Counters {
-  hits: number;
-  misses: number;
-  l1Hits: number;
-  l2Hits: number;
-  inflightShared: number;
-  followerRescores: number;
-  evictions: number;
-  expired: number;
-  stores: number;
-  nullResults: number;
-  uncacheable: number;
-}
+/** The counters this module increments itself (the rest of ScoreCacheStats is derived or comes from L2). */
+type Counters = Pick<
+  ScoreCacheStats,
+  | 'hits'
+  | 'misses'
+  | 'l1Hits'
+  | 'l2Hits'
+  | 'inflightShared'
+  | 'followerRescores'
+  | 'evictions'
+  | 'expired'
+  | 'stores'
+  | 'nullResults'
+  | 'uncacheable'
+>;
 
 const MIN_MAX_BYTES = 4096;
 const SCOPE_MEMO_SIZE = 1024;

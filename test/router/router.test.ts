@@ -297,10 +297,11 @@ describe('probing', () => {
     const router = createRouter({
       tiers: [trees(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 1000 })],
       routing: { mode: 'cascade' },
-      probeIntervalMs: 1000,
+      // Generous interval and deadline: a loaded CI machine must not turn this into a second probe.
+      probeIntervalMs: 60_000,
     });
     // The model has just been created (lastActivity 0 → stale): one probe goes out...
-    const a = router.score('q', passages(2, 'a'), { deadline: Date.now() + 500 });
+    const a = router.score('q', passages(2, 'a'), { deadline: Date.now() + 2000 });
     // ...and while it is outstanding nothing else is sent.
     const b = await router.score('q', passages(2, 'b'), { deadline: Date.now() + 100 });
     expect(b.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);

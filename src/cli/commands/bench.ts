@@ -4,6 +4,7 @@
  * See docs/bench.md.
  */
 import type { Command } from 'commander';
+import { isPositive, isPositiveInt, optionalNumberOption } from '../number-option.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { RoutingSpec } from '../../loadgen/bench-runner.js';
 
@@ -41,15 +42,9 @@ interface BenchCliOptions {
   progress: boolean;
 }
 
-function num(name: string, text: string | undefined, ok: (n: number) => boolean, what: string): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || !ok(n)) throw new InvalidArgumentError(`--${name} must be ${what}, got "${text}"`);
-  return n;
-}
-
-const positive = (n: number): boolean => n > 0;
-const positiveInt = (n: number): boolean => Number.isInteger(n) && n > 0;
+const num = optionalNumberOption;
+const positive = isPositive;
+const positiveInt = isPositiveInt;
 
 export function register(program: Command): void {
   program

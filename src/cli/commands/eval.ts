@@ -4,6 +4,7 @@
  * the gate at the model's recommended threshold; optional JSON report and SVG plot.
  */
 import type { Command } from 'commander';
+import { isPositiveInt, numberOption } from '../number-option.js';
 import { InvalidArgumentError } from '../../errors.js';
 
 interface EvalCliOptions {
@@ -21,11 +22,6 @@ interface EvalCliOptions {
   retrievalRank: boolean;
 }
 
-function positiveInt(name: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`--${name} must be a positive integer, got "${text}"`);
-  return n;
-}
 
 export function register(program: Command): void {
   program
@@ -52,8 +48,8 @@ export function register(program: Command): void {
     .option('--no-progress', 'no progress display')
     .action(async (opts: EvalCliOptions) => {
       const { runEvalCommand } = await import('../../eval/eval-command.js');
-      const k = positiveInt('k', opts.k);
-      const gateK = positiveInt('gate-k', opts.gateK);
+      const k = numberOption('k', opts.k, isPositiveInt, 'a positive integer');
+      const gateK = numberOption('gate-k', opts.gateK, isPositiveInt, 'a positive integer');
       let targetPrecision: number | undefined;
       if (opts.targetPrecision !== undefined) {
         targetPrecision = Number(opts.targetPrecision);

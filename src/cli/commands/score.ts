@@ -5,6 +5,7 @@
  * one-command demonstration of the main job.
  */
 import type { Command } from 'commander';
+import { isNonNegative, isPositive, optionalNumberOption } from '../number-option.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { Passage } from '../../types.js';
 
@@ -34,12 +35,6 @@ function parseRequest(raw: unknown, where: string): RequestFile {
   return { query: r.query, passages: r.passages as Passage[], source: typeof r.source === 'string' ? r.source : undefined };
 }
 
-function optionalNumber(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw new InvalidArgumentError(`${flag} must be a number, got "${value}"`);
-  return n;
-}
 
 function snippet(p: Passage, width: number): string {
   const text = `${p.title ?? ''} ${p.text}`.replace(/\s+/g, ' ').trim();
@@ -66,9 +61,9 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const scorer = await loadFastPathScorer(options.model ?? join(root, 'models', 'fastpath-lexical'), {
     statsPath: options.stats,
   });
-  const threshold = optionalNumber(options.threshold, '--threshold') ?? scorer.recommendedThreshold ?? 0.5;
-  const minKept = optionalNumber(options.minKept, '--min-kept');
-  const maxKept = optionalNumber(options.maxKept, '--max-kept');
+  const threshold = optionalNumberOption('threshold', options.threshold, (n) => n >= 0 && n <= 1, 'a probability in [0, 1]') ?? scorer.recommendedThreshold ?? 0.5;
+  const minKept = optionalNumberOption('min-kept', options.minKept, isNonNegative, 'a number ≥ 0');
+  const maxKept = optionalNumberOption('max-kept', options.maxKept, isPositive, 'a positive number');
   const gate = createGate({
     scorer,
     policy: {

@@ -6,7 +6,7 @@
  * legacy binary. Both load with loadTreeModel / `predict --model`.
  */
 import type { Command } from 'commander';
-import { InvalidArgumentError } from '../../errors.js';
+import { isInteger, numberOption } from '../number-option.js';
 
 interface TrainCliOptions {
   data: string;
@@ -29,17 +29,8 @@ interface TrainCliOptions {
   progress: boolean;
 }
 
-function number(name: string, text: string): number {
-  const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`--${name} must be a number, got "${text}"`);
-  return n;
-}
-
-function integer(name: string, text: string): number {
-  const n = number(name, text);
-  if (!Number.isInteger(n)) throw new InvalidArgumentError(`--${name} must be an integer, got "${text}"`);
-  return n;
-}
+const number = (flag: string, text: string): number => numberOption(flag, text);
+const integer = (flag: string, text: string): number => numberOption(flag, text, isInteger, 'an integer');
 
 export function register(program: Command): void {
   program

@@ -71,3 +71,37 @@ describe.each(['cranfield', 'scifact', 'nfcorpus'])('extractor agrees with token
     expect(matchedRows).toBeGreaterThan(checked / 4);
   });
 });
+
+// The match pre-filter (native/src/features/extractor.h, QueryPlan::MayMatch) skips a token unless
+// it starts like a query term: with the term's first 3 bytes when the term has 4 or more, its first
+// 2 when it has 3, its first byte otherwise. That is only sound if Porter stemming never changes
+// those leading characters of a word; check it on every a-z word of two collections and every
+// a-z word of up to 4 letters.
+describe('Porter stems keep the leading characters the match pre-filter keys on', () => {
+  it('stem s of word w: w starts with s[0..3) if |s| >= 4, s[0..2) if |s| = 3, s[0] otherwise', () => {
+    const words = new Set<string>();
+    for (const name of ['scifact', 'nfcorpus']) {
+      for (const d of readJsonl<{ title: string; text: string }>(join(dataDir, name, 'docs.jsonl'))) {
+        for (const w of `${d.title} ${d.text}`.toLowerCase().match(/[a-z]+/g) ?? []) words.add(w);
+      }
+    }
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    let short = [''];
+    for (let len = 1; len <= 4; len++) {
+      short = short.flatMap((p) => [...letters].map((c) => p + c));
+      for (const w of short) words.add(w);
+    }
+    const violations: string[] = [];
+    let stemmed = 0;
+    for (const w of words) {
+      const terms = tokenize(w);
+      if (terms.length === 0) continue; // a stop word
+      const s = terms[0]!;
+      const keep = s.length >= 4 ? 3 : s.length === 3 ? 2 : 1;
+      if (w.slice(0, keep) !== s.slice(0, keep)) violations.push(`${w} -> ${s}`);
+      if (s !== w) stemmed++;
+    }
+    expect(violations).toEqual([]);
+    expect(stemmed).toBeGreaterThan(10_000); // the sample exercises the stemmer
+  });
+});

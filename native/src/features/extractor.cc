@@ -37,12 +37,13 @@ QueryPlan::QueryPlan(const CorpusStats& stats, const char* query, size_t len)
       terms_.push_back(Term{h, 0, Idf(stats.doc_count(), df.body), Idf(stats.doc_count(), df.title),
                             Idf(stats.doc_count(), df.any), 0});
       // The match pre-filter (see MayMatch).
-      const auto c0 = static_cast<unsigned char>(term[0]);
+      const auto byte = [term](size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(term[k])); };
       if (n <= 2) {
-        first_char_[c0 >> 6] |= 1ull << (c0 & 63);
+        for (unsigned c1 = 0; c1 < 256; ++c1) SetBit(prefix2_bits_, byte(0) | (c1 << 8));  // any second byte, or none
+      } else if (n == 3) {
+        SetBit(prefix2_bits_, byte(0) | (byte(1) << 8));
       } else {
-        const unsigned key = PairKey(c0, static_cast<unsigned char>(term[1]));
-        pair_bits_[key >> 6] |= 1ull << (key & 63);
+        SetBit(prefix3_bits_, Hash3(byte(0) | (byte(1) << 8) | (byte(2) << 16)));
       }
     }
     Term& t = terms_[static_cast<size_t>(qi)];
@@ -67,53 +68,80 @@ struct ScanState {
   uint32_t matched_tokens = 0;
 };
 
-void ScanField(const QueryPlan& q, const char* text, size_t len, uint32_t* tf, uint32_t* field_len,
-               ScanState& st, ExtractScratch& sc) {
-  const auto& terms = q.terms();
-  TermCache& cache = TermCache::ForThisThread();
-  // Kept in locals (not through the references) so the per-token path stays in registers.
-  const uint32_t start = st.pos;
-  uint32_t next_pos = start;
-  const bool any_terms = q.num_terms() > 0;
-  ForEachRawToken(text, len, sc.token, [&](const char* p, size_t n, bool ascii_alpha, bool readable16) {
+// The per-token work of ScanField. operator() runs for every raw token and is inlined into the
+// tokenizer loop (a call per token, with the scan state in memory, cost about as much as the
+// work itself); the rare tokens that may be query terms go to Match, out of line.
+class FieldScanner {
+ public:
+  FieldScanner(const QueryPlan& q, uint32_t* tf, uint32_t start, ScanState& st, ExtractScratch& sc)
+      : q_(q), tf_(tf), st_(st), sc_(sc), cache_(TermCache::ForThisThread()), next_pos_(start) {}
+
+  __attribute__((always_inline)) void operator()(const char* p, size_t n, bool ascii_alpha, bool readable16) {
     // No branch on the stop test (it is unpredictable): stop words take no position and are
     // masked out of the match test below.
     bool stop, candidate;
     if (readable16) {
       stop = kPaddedStopTable.Contains(p, n);
-      candidate = q.MayMatchPadded(p, n);
+      candidate = q_.MayMatchPadded(p, n);
     } else {
       stop = IsStopWord(p, n);
-      candidate = q.MayMatch(p, n);
+      candidate = q_.MayMatch(p, n);
     }
-    const uint32_t pos = next_pos;
-    next_pos += static_cast<uint32_t>(!stop);
-    // Most tokens cannot be query terms: skip stemming/cache lookup for them.
-    const unsigned go = static_cast<unsigned>(candidate) & static_cast<unsigned>(!stop) & static_cast<unsigned>(any_terms);
-    if (go == 0) return;
-    const int qi = q.Find(cache.Resolve(p, n, ascii_alpha));
+    const uint32_t pos = next_pos_;
+    next_pos_ += static_cast<uint32_t>(!stop);
+    // Most tokens cannot be query terms: skip stemming/cache lookup for them. (A query without
+    // terms sets no pre-filter bit, so no token is a candidate then.)
+    unsigned go = static_cast<unsigned>(candidate) & static_cast<unsigned>(!stop);
+#if defined(__GNUC__)
+    // One branch on the combined bit: left alone, the compiler may split this into a branch per
+    // operand, and a branch on `stop` alone is mispredicted for about one token in three.
+    __asm__("" : "+r"(go));
+#endif
+    if (go != 0) Match(p, n, ascii_alpha, pos);
+  }
+
+  uint32_t next_pos() const { return next_pos_; }
+
+ private:
+  __attribute__((noinline)) void Match(const char* p, size_t n, bool ascii_alpha, uint32_t pos) {
+    const int qi = q_.Find(cache_.Resolve(p, n, ascii_alpha));
     if (qi < 0) return;
-    ++tf[qi];
+    ScanState& st = st_;
+    ++tf_[qi];
     ++st.matched_tokens;
-    sc.matches.push_back({pos, static_cast<uint16_t>(qi)});
-    const uint64_t pm = terms[static_cast<size_t>(qi)].position_mask;
+    sc_.matches.push_back({pos, static_cast<uint16_t>(qi)});
+    const uint64_t pm = q_.terms()[static_cast<size_t>(qi)].position_mask;
     const uint64_t prev_active = (st.has_last && st.last_match_pos + 1 == pos) ? st.active : 0;
     uint64_t bits = pm;
     // High to low, so run[j - 1] is still the previous token's value when j reads it.
     while (bits != 0) {
       const int j = 63 - __builtin_clzll(bits);
       bits &= ~(1ull << j);
-      const uint32_t r = (j > 0 && ((prev_active >> (j - 1)) & 1u)) ? sc.run[j - 1] + 1 : 1;
-      sc.run[j] = r;
+      const uint32_t r = (j > 0 && ((prev_active >> (j - 1)) & 1u)) ? sc_.run[j - 1] + 1 : 1;
+      sc_.run[j] = r;
       if (r > st.longest) st.longest = r;
       if (r >= 2) st.bigrams |= 1ull << j;
     }
     st.active = pm;
     st.has_last = true;
     st.last_match_pos = pos;
-  });
-  st.pos = next_pos;
-  *field_len += next_pos - start;  // one position per indexed (non-stop) token
+  }
+
+  const QueryPlan& q_;
+  uint32_t* tf_;
+  ScanState& st_;
+  ExtractScratch& sc_;
+  TermCache& cache_;
+  uint32_t next_pos_;
+};
+
+void ScanField(const QueryPlan& q, const char* text, size_t len, uint32_t* tf, uint32_t* field_len,
+               ScanState& st, ExtractScratch& sc) {
+  const uint32_t start = st.pos;
+  FieldScanner scanner(q, tf, start, st, sc);
+  ForEachRawToken(text, len, sc.token, scanner);
+  st.pos = scanner.next_pos();
+  *field_len += st.pos - start;  // one position per indexed (non-stop) token
 }
 
 double Bm25(double idf, uint32_t tf, double len, double avg) {

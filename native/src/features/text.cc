@@ -464,7 +464,9 @@ PaddedStopTable BuildPaddedStopTable() {
         break;
       }
       index[slot] = next;
-      t.words[next] = {lo, hi, n};
+      PaddedStopTable::Word& e = t.words[next];
+      std::memcpy(e.bytes, w, n);  // n <= StopTable::kMaxLen < 16
+      e.len = n;
       ++next;
     }
     if (ok) {

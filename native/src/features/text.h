@@ -181,49 +181,62 @@ struct StopTable {
     return false;
   }
 };
-extern const StopTable kStopTable;
+extern const StopTable kStopTable __attribute__((visibility("hidden")));
+
+// kKeepBytes.v[k]: 0xFF in bytes [0, k), 0 in the others (k = 0..16), to mask a 16-byte load
+// to a token's length.
+struct KeepBytesTable {
+  alignas(16) unsigned char v[17][16];
+  constexpr KeepBytesTable() : v() {
+    for (int k = 0; k <= 16; ++k) {
+      for (int b = 0; b < 16; ++b) v[k][b] = b < k ? 0xFF : 0;
+    }
+  }
+};
+inline constexpr KeepBytesTable kKeepBytes{};
 
 // The same stop list as a collision-free direct-mapped table, for tokens followed by at least
-// 16 readable bytes: the word is packed with two fixed 8-byte loads and masks, and the answer is
-// computed without branches (whether a token is a stop word is unpredictable, and a mispredicted
-// branch per token costs more than the whole lookup). Same answers as StopTable::Contains.
+// 16 readable bytes: the word's first 16 bytes are loaded at once and masked to its length, and
+// the answer is computed without branches (whether a token is a stop word is unpredictable, and a
+// mispredicted branch per token costs more than the whole lookup). Same answers as
+// StopTable::Contains.
 struct PaddedStopTable {
   static constexpr size_t kSlotBits = 12;
-  struct Word {
-    uint64_t lo = 0;
-    uint64_t hi = 0;
-    uint64_t len = 0;  // 0 in entry 0 (no word), which a non-empty token never matches
+  struct alignas(16) Word {
+    unsigned char bytes[16] = {};  // the word, zero-padded (all zero in entry 0: no word)
+    uint64_t len = 0;              // 0 in entry 0, which a non-empty token never matches
   };
   uint64_t seed = 0;
   uint8_t index[size_t{1} << kSlotBits] = {};
   Word words[256];
-  // Bytes [0, k) of a little-endian word, k = 0..8.
-  static constexpr uint64_t kByteMask[9] = {0,
-                                            0xFFull,
-                                            0xFFFFull,
-                                            0xFFFFFFull,
-                                            0xFFFFFFFFull,
-                                            0xFFFFFFFFFFull,
-                                            0xFFFFFFFFFFFFull,
-                                            0xFFFFFFFFFFFFFFull,
-                                            ~0ull};
-  // Of the first k <= 16 bytes, how many fall in bytes 0-7 and in bytes 8-15.
-  static constexpr uint8_t kLoBytes[17] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8};
-  static constexpr uint8_t kHiBytes[17] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};
   // The first 8 bytes place a word (no two stop words share them); the lookup still compares
   // all 16 bytes and the length.
   static size_t Slot(uint64_t lo, uint64_t seed) { return static_cast<size_t>((lo * seed) >> (64 - kSlotBits)); }
+#if defined(__SSE2__)
   // p[0..16) must be readable (only p[0..n) affects the answer).
   bool Contains(const char* p, size_t n) const {
-    const auto* u = reinterpret_cast<const unsigned char*>(p);
-    const size_t k = n < 16 ? n : 16;  // table lookups instead of (mispredicted) branches on n
-    const uint64_t lo = StopTable::Load(u, 8) & kByteMask[kLoBytes[k]];
-    const uint64_t hi = StopTable::Load(u + 8, 8) & kByteMask[kHiBytes[k]];
+    const size_t k = n < 16 ? n : 16;  // a table lookup instead of (mispredicted) branches on n
+    const __m128i keep = _mm_load_si128(reinterpret_cast<const __m128i*>(kKeepBytes.v[k]));
+    const __m128i v = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), keep);
+    const uint64_t lo = static_cast<uint64_t>(_mm_cvtsi128_si64(v));  // x86: little-endian, as Pack
     const Word& w = words[index[Slot(lo, seed)]];
-    return (w.lo == lo) & (w.hi == hi) & (w.len == n);
+    const __m128i same = _mm_cmpeq_epi8(v, _mm_load_si128(reinterpret_cast<const __m128i*>(w.bytes)));
+    return (_mm_movemask_epi8(same) == 0xFFFF) & (w.len == n);
   }
+#else
+  bool Contains(const char* p, size_t n) const {
+    if (n == 0 || n > 16) return false;
+    const Word& w = words[index[Slot(Lo(p, n), seed)]];
+    return w.len == n && std::memcmp(w.bytes, p, n) == 0;
+  }
+  static uint64_t Lo(const char* p, size_t n) {
+    unsigned char b[8] = {};
+    std::memcpy(b, p, n < 8 ? n : 8);
+    return StopTable::Load(b, 8);
+  }
+#endif
 };
-extern const PaddedStopTable kPaddedStopTable;
+extern const PaddedStopTable kPaddedStopTable __attribute__((visibility("hidden")));
 
 // True when the folded token is on the stop list (Snowball English stop list).
 inline bool IsStopWord(const char* p, size_t n) { return kStopTable.Contains(p, n); }
@@ -337,13 +350,27 @@ inline constexpr size_t kAsciiFoldMax = 64;
 
 // Calls on_token(const char* folded, size_t len, bool ascii_alpha, bool readable16) for every raw
 // token of s[0..n) in order (before stop-word removal and stemming); readable16: the 16 bytes
-// from `folded` may be read (the token lies inside the text with 16 bytes to spare, or in a
-// padded buffer). `scratch` is reused between tokens (no allocation once it has grown). Rules:
-// see docs/features.md.
+// from `folded` may be read and are initialised (the token lies inside the text with 16 bytes to
+// spare, or in a padded buffer). `scratch` is reused between tokens (no allocation once it has
+// grown). Rules: see docs/features.md.
+//
+// Two tokenizers cooperate and give exactly the tokens of the first alone:
+//  - RunGeneralTokenizer: byte by byte, every rule (Unicode, apostrophes, possessives);
+//  - ScanTokenWindow (SSE2): classifies 64 bytes at once into bit masks and emits the plain
+//    ASCII words in them (a run of [A-Za-z0-9] between ASCII separators) without a branch per
+//    byte; anything else it hands to the general tokenizer.
+// The general tokenizer's whole state is its pending token (`scratch`; ascii_alpha is true
+// whenever scratch is empty), so at any position where nothing is pending ("resync point") either
+// tokenizer may continue and the token sequence is the same.
+namespace detail {
+
+// The general tokenizer from s[i] with nothing pending. Returns at the first resync point at or
+// after resync_at (SIZE_MAX: never; it then runs to the end and emits the last token); the
+// return value is that position, or n.
 template <typename OnToken>
-void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&& on_token) {
+size_t RunGeneralTokenizer(const char* text, size_t i, size_t n, std::string& scratch, OnToken& on_token,
+                           size_t resync_at) {
   const auto* s = reinterpret_cast<const unsigned char*>(text);
-  size_t i = 0;
   scratch.clear();
   bool ascii_alpha = true;
   auto flush = [&]() {
@@ -364,6 +391,8 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
     ascii_alpha = true;
   };
   while (i < n) {
+    // A resync point: nothing pending, so the window scanner may take over here.
+    if (i >= resync_at && scratch.empty()) return i;
     const unsigned char c = s[i];
     const uint8_t ascii_cls = kAsciiClass[c];
     if (ascii_cls == kAsciiSeparator && scratch.empty()) {  // spaces and punctuation between words
@@ -399,7 +428,9 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
           continue;
         }
         if (len <= kAsciiFoldMax) {
-          char folded[kAsciiFoldMax + 16];
+          // Zeroed: readers may load up to 16 bytes from the start (masking off what is past the
+          // token), and those bytes must not be indeterminate.
+          char folded[kAsciiFoldMax + 16] = {};
           size_t k = 0;
 #if defined(__SSE2__)
           // 16 bytes at a time while they lie inside the text (bytes past the token are folded
@@ -489,6 +520,140 @@ void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&&
     i += used;
   }
   flush();
+  return n;
+}
+
+#if defined(__SSE2__)
+// The window scanner runs while this many bytes are left: the 64 of the window, and 16 more so
+// that a word starting anywhere in it can be folded with whole 16-byte loads (< 64 + 16 bytes).
+inline constexpr size_t kWindowReadable = 80;
+
+// Byte classes of a 64-byte window as bit masks (bit k = byte k).
+struct WindowMasks {
+  uint64_t word;     // ASCII letters and digits
+  uint64_t digit;    // ASCII digits
+  uint64_t special;  // bytes >= 0x80 and '\'': only the general tokenizer handles them
+};
+
+inline WindowMasks ClassifyWindow(const unsigned char* p) {
+  const __m128i bit5 = _mm_set1_epi8(0x20);
+  const __m128i a1 = _mm_set1_epi8('a' - 1), z1 = _mm_set1_epi8('z' + 1);
+  const __m128i d0 = _mm_set1_epi8('0' - 1), d9 = _mm_set1_epi8('9' + 1);
+  const __m128i apostrophe = _mm_set1_epi8('\'');
+  WindowMasks m{0, 0, 0};
+  for (int k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    // Signed compares: bytes >= 0x80 are negative, so in neither range. v | 0x20 lies in a-z
+    // exactly for the bytes A-Z and a-z.
+    const __m128i f = _mm_or_si128(v, bit5);
+    const __m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(f, a1), _mm_cmplt_epi8(f, z1));
+    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, d0), _mm_cmplt_epi8(v, d9));
+    // High bit set: a byte >= 0x80, or an apostrophe (the compare gives 0xFF).
+    const __m128i special = _mm_or_si128(v, _mm_cmpeq_epi8(v, apostrophe));
+    const auto bits = [](__m128i x) { return static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(x))); };
+    m.word |= bits(_mm_or_si128(alpha, digit)) << (16 * k);
+    m.digit |= bits(digit) << (16 * k);
+    m.special |= bits(special) << (16 * k);
+  }
+  return m;
+}
+
+// Hands over the ASCII word p[0..len) (len < 64) folded to lower case (| 0x20 maps A-Z to a-z
+// and keeps a-z and 0-9). p[0..64) must be readable (bytes past the word are folded too, but never
+// read as part of it).
+template <typename OnToken>
+inline void EmitAsciiWord(const unsigned char* p, size_t len, bool ascii_alpha, OnToken& on_token) {
+  alignas(16) char folded[kAsciiFoldMax + 16];
+  const __m128i bit5 = _mm_set1_epi8(0x20);
+  size_t k = 0;
+  do {  // once for the common word of up to 16 bytes
+    _mm_store_si128(reinterpret_cast<__m128i*>(folded + k),
+                    _mm_or_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k)), bit5));
+    k += 16;
+  } while (k < len);
+  on_token(static_cast<const char*>(folded), len, ascii_alpha, true);
+}
+
+// ScanTokenWindow for a window with special bytes: a word that touches one (or a special byte
+// alone) is where the general tokenizer takes over, until past the window's last special byte (so
+// text in other scripts costs one window per 64 bytes, not one per word).
+template <typename OnToken>
+size_t ScanMixedWindow(const char* text, size_t i, size_t n, const WindowMasks& m, std::string& scratch,
+                       OnToken& on_token) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text);
+  uint64_t rest = m.word | m.special;  // every other byte is an ASCII separator: skipped
+  while (rest != 0) {
+    const unsigned a = static_cast<unsigned>(__builtin_ctzll(rest));
+    const uint64_t ends = ~m.word & (~0ull << a);
+    if (ends == 0) {
+      if (a > 0) return i + a;  // the word is finished in the next window
+      return RunGeneralTokenizer(text, i, n, scratch, on_token, i + 1);  // a word of 64+ bytes
+    }
+    // The token is [a, b); b == a when byte a is special.
+    const unsigned b = static_cast<unsigned>(__builtin_ctzll(ends));
+    if ((m.special >> b) & 1u) {
+      const unsigned last_special = 63u - static_cast<unsigned>(__builtin_clzll(m.special));
+      return RunGeneralTokenizer(text, i + a, n, scratch, on_token, i + last_special + 1);
+    }
+    // Byte b is an ASCII separator, which ends the word [a, b) (bits a..b-1 of the masks).
+    const uint64_t word_bits = (ends & (0 - ends)) - (rest & (0 - rest));
+    EmitAsciiWord(s + i + a, b - a, (m.digit & word_bits) == 0, on_token);
+    rest &= (~0ull << b) << 1;  // on after the separator
+  }
+  return i + 64;
+}
+
+// Emits the tokens of the window s[i..i+64) (i a resync point; s[i..i+kWindowReadable) readable
+// and initialised, past n too when s is a zero-padded copy) and returns the resync point to
+// continue from (> i). n is the end of the text, where the general tokenizer stops. A word
+// reaching the window's end is left to the next window.
+template <typename OnToken>
+size_t ScanTokenWindow(const char* text, size_t i, size_t n, std::string& scratch, OnToken& on_token) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text);
+  const WindowMasks m = ClassifyWindow(s + i);
+  if (m.special != 0) return ScanMixedWindow(text, i, n, m, scratch, on_token);
+  // Plain ASCII (the common case): every non-word byte is an ASCII separator, so the words are
+  // the runs of word bytes. The k-th run starts at the k-th bit of `starts` (bit 0 included: i is
+  // a resync point) and ends before the k-th bit of `ends` (the separator after it); only the
+  // last run can lack an end, when it reaches the window's end.
+  uint64_t starts = m.word & ~(m.word << 1);
+  uint64_t ends = ~m.word & (m.word << 1);
+  while (ends != 0) {
+    const unsigned a = static_cast<unsigned>(__builtin_ctzll(starts));
+    const unsigned b = static_cast<unsigned>(__builtin_ctzll(ends));
+    const uint64_t word_bits = (ends & (0 - ends)) - (starts & (0 - starts));  // bits a..b-1
+    EmitAsciiWord(s + i + a, b - a, (m.digit & word_bits) == 0, on_token);
+    starts &= starts - 1;
+    ends &= ends - 1;
+  }
+  if (starts == 0) return i + 64;
+  const unsigned a = static_cast<unsigned>(__builtin_ctzll(starts));
+  if (a > 0) return i + a;  // the word is finished in the next window
+  return RunGeneralTokenizer(text, i, n, scratch, on_token, i + 1);  // a word of 64+ bytes
+}
+#endif
+
+}  // namespace detail
+
+template <typename OnToken>
+void ForEachRawToken(const char* text, size_t n, std::string& scratch, OnToken&& on_token) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  while (n - i >= detail::kWindowReadable) i = detail::ScanTokenWindow(text, i, n, scratch, on_token);
+  // The last < kWindowReadable bytes (all of a short title or query): the window scanner on a
+  // zero-padded copy. A 0 byte is an ASCII separator, so a word ending at the end of the text
+  // ends there in the copy too; the general tokenizer, when needed, still stops at the real end
+  // (it gets the copy's real length).
+  const size_t rest = n - i;
+  // Room for a window (64 bytes, and 16 more to fold a word in it) starting at any of the first
+  // kWindowReadable bytes.
+  alignas(16) char tail[detail::kWindowReadable + 64 + 16] = {};
+  if (rest > 0) std::memcpy(tail, text + i, rest);
+  size_t j = 0;
+  while (j < rest) j = detail::ScanTokenWindow(tail, j, rest, scratch, on_token);
+#else
+  detail::RunGeneralTokenizer(text, i, n, scratch, on_token, SIZE_MAX);
+#endif
 }
 
 // Normalises a raw token into its indexed term: returns false for a stop word, otherwise

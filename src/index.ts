@@ -43,3 +43,5 @@ export { runEval, EvalScoringError, type EvalOptions, type EvalReport } from './
 export { runEvalCommand, type EvalCommandOptions, type EvalJsonReport } from './eval/eval-command.js';
 export { trainFastPath, type TrainFastPathOptions, type TrainFastPathResult } from './training/train-fastpath.js';
 export { runTrainCommand, ReproducibilityError, type TrainCommandOptions, type TrainCommandResult } from './training/train-command.js';
+export { trainLambdaMart, ensembleBytes, type LambdaMartParams, type LambdaMartResult } from './training/lambdamart.js';
+export { computeLambdas, type LambdaQuery, type LambdaOptions } from './training/lambdas.js';

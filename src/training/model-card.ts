@@ -38,10 +38,49 @@ function textOnlyWorse(tests: readonly TestResult[], k: number): string[] {
   const worse = tests
     .filter((t) => t.textOnly.ndcg10.reranked !== null && t.withRank.ndcg10.firstStage !== null && t.textOnly.ndcg10.reranked < t.withRank.ndcg10.firstStage)
     .map((t) => t.name);
-  if (worse.length === 0) return ['- Text only (no `retrieval_rank`), reranking still beat the BM25 order on every test collection, by less than with the rank.'];
+  if (worse.length === 0) return ['- Text only (no `retrieval_rank`), reranking was not worse than the BM25 order on any test collection (table above).'];
   return [
     `- Without \`retrieval_rank\` (text only) it reorders the BM25 top ${k} WORSE than BM25 itself on the test queries of`,
     `  ${worse.join(', ')} (table above): pass the retriever rank when reranking, or use it only to gate.`,
+  ];
+}
+
+/** Test queries split by how good BM25 already was: where reranking gains, where it loses. */
+function gainByDifficulty(tests: readonly TestResult[]): string[] {
+  const rows = tests.map((t) => {
+    const part = (hard: boolean): string => {
+      const deltas = t.withRank.perQuery
+        .filter((q) => q.ndcg10FirstStage !== null && q.ndcg10Reranked !== null && (q.ndcg10FirstStage < 0.5) === hard)
+        .map((q) => q.ndcg10Reranked! - q.ndcg10FirstStage!);
+      if (deltas.length === 0) return '0 | n/a';
+      return `${deltas.length} | ${signed(0, deltas.reduce((a, b) => a + b, 0) / deltas.length)}`;
+    };
+    const all = t.withRank.perQuery.filter((q) => q.ndcg10FirstStage !== null && q.ndcg10Reranked !== null);
+    const wins = all.filter((q) => q.ndcg10Reranked! > q.ndcg10FirstStage! + 1e-12).length;
+    const losses = all.filter((q) => q.ndcg10Reranked! < q.ndcg10FirstStage! - 1e-12).length;
+    return `| ${t.name} | ${part(true)} | ${part(false)} | ${wins} / ${losses} / ${all.length - wins - losses} |`;
+  });
+  return [
+    'Per test query (with rank), split by how good the BM25 order already was:',
+    '',
+    '| collection | queries with BM25 nDCG@10 < 0.5 | mean Δ | queries with BM25 nDCG@10 >= 0.5 | mean Δ | better / worse / same |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+  ];
+}
+
+/** Limit line naming the test collections where the reranking gain is within ±0.005. */
+function noMeasurableGain(tests: readonly TestResult[]): string[] {
+  const flat = tests.filter((t) => {
+    const b = t.withRank.ndcg10.firstStage;
+    const r = t.withRank.ndcg10.reranked;
+    return b !== null && r !== null && Math.abs(r - b) < 0.005;
+  });
+  if (flat.length === 0) return [];
+  return [
+    `- No measurable reranking gain on ${flat.map((t) => `${t.name} (${signed(t.withRank.ndcg10.firstStage, t.withRank.ndcg10.reranked)})`).join(', ')}: the model`,
+    '  helps queries where BM25 ranks poorly and costs a little where BM25 is already good (per-query table above); a',
+    '  test set of mostly well-served queries shows no net gain. Use it there for the gate, not for reordering.',
   ];
 }
 
@@ -52,6 +91,12 @@ function precisionGainRange(tests: readonly TestResult[]): string {
     .filter((r): r is number => r !== null);
   if (ratios.length === 0) return 'n/a';
   return `${Math.min(...ratios).toFixed(1)}x to ${Math.max(...ratios).toFixed(1)}x`;
+}
+
+/** Grid-table name of a point's method. */
+function methodOf(point: TrainFastPathResult['chosen']['point']): string {
+  const warm = point.lambdaMart?.warmStart;
+  return warm ? `lambdamart from best pointwise (leaves ×${warm.scale})` : point.objective;
 }
 
 export function renderModelCard(input: ModelCardInput): string {
@@ -69,7 +114,7 @@ export function renderModelCard(input: ModelCardInput): string {
     'Gradient-boosted trees over lexical (query, passage) features computed natively by relevance-gate, trained on',
     'real relevance judgments. It scores a pair in microseconds and returns `relevance`, a probability-like value in',
     `[0, 1]. Recommended gate threshold: **${th.threshold.toFixed(4)}**, chosen for precision >= ${options.targetPrecision} on the`,
-    `validation queries (see below). Files: \`model.json\` (XGBoost JSON, ${p.rounds} trees), \`meta.json\`, \`splits.json\`,`,
+    `validation queries (see below). Files: \`model.json\` (XGBoost JSON, ${training.chosen.trees} trees), \`meta.json\`, \`splits.json\`,`,
     `\`corpus-stats.msgpack\` (statistics of all ${options.names.length} training collections, ${input.statsTerms} terms; used only when the caller`,
     'gives none), `training-report.json` (every number below, machine-readable).',
     '',
@@ -114,23 +159,31 @@ export function renderModelCard(input: ModelCardInput): string {
     '## Training and model selection',
     '',
     `ml-xgboost 1.1.2 (WASM build of a pre-1.0 XGBoost), single thread, exact tree method, subsample 1, seed ${options.seed};`,
-    'converted to XGBoost JSON. Grid (`' + options.grid + '`), each point trained on the train queries and scored on the',
-    'validation queries (BM25 top 100 reranked, retrieval_rank given); selection = best nDCG@10 macro-averaged over collections:',
+    'written as XGBoost JSON. Grid (`' + options.grid + '`), each point trained on the train queries and scored on the',
+    `validation queries (BM25 top ${options.k} reranked, retrieval_rank given). Selection: the highest MEAN per-collection nDCG@10 gain`,
+    'over BM25 among the points whose WORST collection gain is >= 0 (when none is, the highest worst gain); LambdaMART picks',
+    'its number of trees by the same rule after every round (early stopping), then competes with the pointwise points:',
     '',
-    `| objective | depth | eta | rounds | ${options.names.join(' | ')} | macro |`,
-    `|---|---|---|---|${options.names.map(() => '---|').join('')}---|`,
+    `| objective | depth | eta | min child weight | trees | ${options.names.join(' | ')} | mean gain | worst gain |`,
+    `|---|---|---|---|---|${options.names.map(() => '---|').join('')}---|---|`,
     ...training.grid.map(
       (g) =>
-        `| ${g.point.objective} | ${g.point.maxDepth} | ${g.point.eta} | ${g.point.rounds} | ${options.names.map((n) => f4(g.ndcg10ByCollection[n])).join(' | ')} | ${f4(g.macroNdcg10)} |`,
+        `| ${methodOf(g.point)} | ${g.point.maxDepth} | ${g.point.eta} | ${g.point.minChildWeight} | ${g.trees}${g.point.objective === 'lambdamart' ? ` (${g.roundsTrained} rounds trained, max ${g.point.rounds})` : ''} | ` +
+        `${options.names.map((n) => f4(g.ndcg10ByCollection[n])).join(' | ')} | ${signed(0, g.selection.meanGain)} | ${signed(0, g.selection.worstGain)} (${g.selection.worstCollection}) |`,
     ),
-    `| *BM25 alone* | | | | ${options.names.map((n) => f4(training.collections.find((c) => c.name === n)?.validationNdcg10.firstStage)).join(' | ')} | |`,
+    `| *BM25 alone* | | | | | ${options.names.map((n) => f4(training.collections.find((c) => c.name === n)?.validationNdcg10.firstStage)).join(' | ')} | | |`,
     '',
-    `Chosen: **${p.objective}, depth ${p.maxDepth}, eta ${p.eta}, ${p.rounds} rounds** (min_child_weight ${p.minChildWeight}).`,
+    `Chosen: **${methodOf(p)}, depth ${p.maxDepth}, eta ${p.eta}, ${training.chosen.trees} trees** (min_child_weight ${p.minChildWeight}).`,
     'Objectives: `binary:logistic` with label = relevant; `reg:logistic` with label = grade / highest grade of the collection;',
-    '`reg:squarederror` with a QUERY-CENTRED label (grade / highest grade, minus its mean over the query\'s 100 candidates), so',
-    'only differences within a query are rewarded, not how many relevant candidates a query has (which differs tenfold between',
-    'collections). `rank:pairwise` was wanted but ml-xgboost cannot train it (no query-group API); the centred regression is',
-    'the pointwise stand-in and measured best on validation.',
+    '`reg:squarederror` with a QUERY-CENTRED label (grade / highest grade, minus its mean over the query\'s candidates), a',
+    'pointwise stand-in for ranking. `lambdamart`: LambdaMART for NDCG (Burges 2010) built on ml-xgboost, which has no',
+    'query groups or custom objectives: every round computes the LambdaRank gradients of each training query (RankNet pairs',
+    'weighted by the |ΔNDCG| of swapping them, linear gain = qrels grade) from the current scores, fits ONE least-squares',
+    'tree to them with ml-xgboost (its structure; min child weight = least rows per leaf), sets each leaf to the Newton step',
+    'eta × Σλ / (Σw + 0.001) of the rows reaching it, and adds the tree. The model still scores each (query, passage) pair',
+    'alone from its features; the model file\'s objective is `rank:ndcg` (margin = sum of the leaves, base_score 0).',
+    '"lambdamart from best pointwise": the same, boosting from the best pointwise model of the grid (its trees first, leaves',
+    'scaled as shown, then the LambdaMART trees; 0 new trees would keep that model). Trees = all trees in the model.',
     ...(input.training.calibration
       ? [
           '',
@@ -165,6 +218,8 @@ export function renderModelCard(input: ModelCardInput): string {
       return `| ${t.name} | ${t.withRank.queries} | ${f4(b)} | ${f4(t.withRank.ndcg10.reranked)} | ${signed(b, t.withRank.ndcg10.reranked)} | ${f4(t.textOnly.ndcg10.reranked)} | ${signed(b, t.textOnly.ndcg10.reranked)} |`;
     }),
     '',
+    ...gainByDifficulty(tests),
+    '',
     `Gate on the BM25 top ${options.gateK} at the recommended threshold ${th.threshold.toFixed(4)} (pooled over the test queries of each`,
     'collection; recall = share of the relevant passages among the top 20 that the gate keeps):',
     '',
@@ -185,9 +240,18 @@ export function renderModelCard(input: ModelCardInput): string {
     '  (unjudged = not relevant).',
     '- NFCorpus here is the authors\' PRE-PROCESSED text (lower-cased, stop words removed, numbers replaced); scores on',
     '  natural text from that domain may differ. SciFact is claims → abstracts with ~1 relevant document per query.',
-    '- A pointwise model (query-centred regression) over collections with very different score scales: it does not',
-    '  optimise the ranking within a query directly (no ranking objective in ml-xgboost). The gains over BM25 ordering',
-    `  are small (table above); its main use is the gate (precision of what is kept vs keeping all ${options.gateK}: ${precisionGainRange(tests)}).`,
+    ...(p.objective === 'lambdamart'
+      ? [
+          '- Trained on five small collections whose validation splits are tiny (MED 6 queries, CISI 15): the number of trees',
+          '  and the grid point were chosen on them, so the validation numbers above are optimistic; trust the test table. The',
+          `  gains over BM25 ordering are a few nDCG points; the gate (precision kept vs keeping all ${options.gateK}: ${precisionGainRange(tests)}) is its other use.`,
+        ]
+      : [
+          '- A pointwise model (query-centred regression) over collections with very different score scales: it does not',
+          '  optimise the ranking within a query directly. The gains over BM25 ordering',
+          `  are small (table above); its main use is the gate (precision of what is kept vs keeping all ${options.gateK}: ${precisionGainRange(tests)}).`,
+        ]),
+    ...noMeasurableGain(tests),
     ...textOnlyWorse(tests, options.k),
     '- The recommended threshold is one number pooled over five collections; precision at that threshold varies a lot',
     '  by collection (table above). Tune the threshold on your own labelled data (`relevance-gate eval`) when you can.',

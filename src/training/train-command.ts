@@ -18,7 +18,7 @@ import { loadCollection } from '../eval/collection.js';
 import type { EvalReport } from '../eval/run-eval.js';
 import { buildCorpusStats } from '../features/corpus-stats.js';
 import { LexicalFeaturizer } from '../features/featurizer.js';
-import type { GridPoint } from './grid-search.js';
+import { type GridPoint, type LambdaMartSettings, modelObjectiveOf } from './grid-search.js';
 import { renderModelCard, type TestResult } from './model-card.js';
 import { buildMeta, jsonText, modelBytesToXGBoostJson, stageModelDir } from './model-dir.js';
 import { type TrainFastPathOptions, type TrainFastPathResult, trainFastPath } from './train-fastpath.js';
@@ -32,6 +32,18 @@ export class ReproducibilityError extends RelevanceGateError {
 
 export type GridName = 'full' | 'quick' | 'tiny';
 
+/**
+ * LambdaMART settings of the grids: RankNet σ 1, every pair of differently graded candidates,
+ * early stopping after 80 rounds without a better validation selection score.
+ */
+export const LAMBDAMART_SETTINGS: LambdaMartSettings = {
+  sigma: 1,
+  truncation: Number.POSITIVE_INFINITY,
+  patience: 80,
+  epsilon: 1e-3,
+  queryWeighting: 'query',
+};
+
 /** Hyperparameter grids. `full` is what the shipped model was selected from. */
 export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
   full: [
@@ -42,6 +54,8 @@ export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
     { objective: 'reg:squarederror', maxDepth: 4, eta: 0.05, rounds: 300, minChildWeight: 1 },
     { objective: 'reg:squarederror', maxDepth: 3, eta: 0.05, rounds: 300, minChildWeight: 1 },
     { objective: 'reg:squarederror', maxDepth: 4, eta: 0.1, rounds: 150, minChildWeight: 1 },
+    { objective: 'lambdamart', maxDepth: 4, eta: 0.1, rounds: 250, minChildWeight: 100, lambdaMart: LAMBDAMART_SETTINGS },
+    { objective: 'lambdamart', maxDepth: 4, eta: 0.1, rounds: 200, minChildWeight: 100, lambdaMart: { ...LAMBDAMART_SETTINGS, warmStart: { scale: 5 } } },
   ],
   quick: [{ objective: 'binary:logistic', maxDepth: 4, eta: 0.1, rounds: 100, minChildWeight: 1 }],
   tiny: [{ objective: 'binary:logistic', maxDepth: 2, eta: 0.3, rounds: 8, minChildWeight: 1 }],
@@ -198,16 +212,38 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
   const statsBytes = stats.encode();
   const modelJson = await modelBytesToXGBoostJson(training.modelBytes);
   const p = training.chosen.point;
+  const lambdaMart = p.objective === 'lambdamart' ? p.lambdaMart : undefined;
   const meta = buildMeta({
-    objective: p.objective,
+    objective: modelObjectiveOf(p.objective),
     recommendedThreshold: training.threshold.threshold,
     targetPrecision: options.targetPrecision,
     trainedOn: names,
     ...(training.calibration ? { calibration: training.calibration } : {}),
     provenance: {
-      hyperparameters: { maxDepth: p.maxDepth, eta: p.eta, rounds: p.rounds, minChildWeight: p.minChildWeight, subsample: 1, colsampleBytree: 1 },
+      hyperparameters: {
+        ...(lambdaMart
+          ? {
+              method: 'lambdamart',
+              maxDepth: p.maxDepth,
+              learningRate: p.eta,
+              trees: training.chosen.trees,
+              maxRounds: p.rounds,
+              minChildWeight: p.minChildWeight,
+              sigma: lambdaMart.sigma,
+              truncation: Number.isFinite(lambdaMart.truncation) ? lambdaMart.truncation : 'all pairs',
+              patience: lambdaMart.patience,
+              epsilon: lambdaMart.epsilon,
+              queryWeighting: lambdaMart.queryWeighting,
+              ...(lambdaMart.warmStart ? { warmStart: { from: 'best pointwise grid point', leafScale: lambdaMart.warmStart.scale } } : {}),
+            }
+          : { method: p.objective, maxDepth: p.maxDepth, eta: p.eta, rounds: p.rounds, minChildWeight: p.minChildWeight }),
+        subsample: 1,
+        colsampleBytree: 1,
+      },
       seed: options.seed,
-      trainer: 'ml-xgboost 1.1.2 (WASM XGBoost 0.8x), converted to XGBoost JSON',
+      trainer: lambdaMart
+        ? 'LambdaMART (src/training/lambdamart.ts): tree structures fitted by ml-xgboost 1.1.2 (WASM XGBoost 0.8x), Newton leaf values, written as XGBoost JSON'
+        : 'ml-xgboost 1.1.2 (WASM XGBoost 0.8x), converted to XGBoost JSON',
       firstStage: { kind: 'bm25', library: 'minisearch', k1: 1.2, b: 0.75, candidates: k },
       retrievalRank: 'optional: pass passage.features.retrieval_rank (1 = best) when the retriever order is known',
       modelCard: 'MODEL_CARD.md',
@@ -236,8 +272,16 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
     const report = {
       seed: options.seed,
       collections: training.collections,
-      grid: training.grid.map((g) => ({ point: g.point, validationNdcg10: g.ndcg10ByCollection, macroNdcg10: g.macroNdcg10, modelBytes: g.modelBytes })),
-      chosen: training.chosen.point,
+      grid: training.grid.map((g) => ({
+        point: g.point.lambdaMart && !Number.isFinite(g.point.lambdaMart.truncation) ? { ...g.point, lambdaMart: { ...g.point.lambdaMart, truncation: 'all pairs' } } : g.point,
+        trees: g.trees,
+        roundsTrained: g.roundsTrained,
+        validationNdcg10: g.ndcg10ByCollection,
+        macroNdcg10: g.macroNdcg10,
+        selection: g.selection,
+        modelBytes: g.modelBytes,
+      })),
+      chosen: { objective: training.chosen.point.objective, maxDepth: p.maxDepth, eta: p.eta, minChildWeight: p.minChildWeight, trees: training.chosen.trees },
       threshold: training.threshold,
       trainRows: training.trainRows,
       validationRows: training.validationRows,

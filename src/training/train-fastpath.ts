@@ -19,7 +19,7 @@ import type { SplitsFile } from '../eval/query-set.js';
 import type { CandidateList } from '../eval/candidates.js';
 import { type QuerySplit, fnv1a, splitQueries } from '../eval/splits.js';
 import { type DatasetSource, type PairFeaturizer, type RankingDataset, buildRankingDataset } from './dataset.js';
-import { type GridPoint, type TrainingBackend, type ValidationResult, gridSearch, ndcgByCollection } from './grid-search.js';
+import { type GridPoint, type TrainingBackend, type ValidationResult, gridSearch, ndcgByCollection, outputsMargin } from './grid-search.js';
 
 export interface TrainFastPathOptions {
   /** Collection folders (each in the ../shared/data layout). */
@@ -78,7 +78,7 @@ export interface MarginCalibration {
 
 export interface TrainFastPathResult {
   readonly modelBytes: Uint8Array;
-  /** Present when the objective does not output probabilities (reg:squarederror); fitted on validation. */
+  /** Present when the objective does not output probabilities (reg:squarederror, lambdamart); fitted on validation. */
   readonly calibration: MarginCalibration | null;
   readonly chosen: ValidationResult;
   readonly grid: readonly ValidationResult[];
@@ -142,16 +142,31 @@ export function toProbabilities(margins: Float64Array, calibration: MarginCalibr
   return out;
 }
 
-export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFastPathDeps): Promise<TrainFastPathResult> {
+export interface LoadedCollection {
+  readonly collection: Collection;
+  readonly firstStage: FirstStage;
+  readonly featurizer: PairFeaturizer;
+  readonly split: QuerySplit;
+}
+
+export interface TrainingDatasets {
+  readonly loaded: readonly LoadedCollection[];
+  readonly train: RankingDataset;
+  readonly validation: RankingDataset;
+}
+
+/**
+ * Steps 1-3: collections, query splits, BM25 candidate lists and features of the TRAIN queries
+ * (with the repeats and retrieval_rank dropout of the options) and the VALIDATION queries.
+ */
+export async function buildTrainingDatasets(options: TrainFastPathOptions, deps: Pick<TrainFastPathDeps, 'featurizerFor'>): Promise<TrainingDatasets> {
   const log = options.log ?? (() => {});
   if (options.collectionDirs.length === 0) throw new InvalidArgumentError('no collections to train on');
   if (!(options.gateK >= 1 && options.gateK <= options.k)) throw new InvalidArgumentError(`gateK must be in [1, k]`);
   if (!(options.retrievalRankDropout >= 0 && options.retrievalRankDropout <= 1)) {
     throw new InvalidArgumentError(`retrievalRankDropout must be in [0, 1], got ${options.retrievalRankDropout}`);
   }
-  const t0 = performance.now();
-
-  const loaded: Array<{ collection: Collection; firstStage: FirstStage; featurizer: PairFeaturizer; split: QuerySplit }> = [];
+  const loaded: LoadedCollection[] = [];
   const names = new Set<string>();
   for (const dir of options.collectionDirs) {
     const collection = loadCollection(dir);
@@ -183,6 +198,13 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
   const validation = await buildRankingDataset(sources('validation'), options.k, (d, t) =>
     options.onDatasetProgress?.('validation', d, t),
   );
+  return { loaded, train, validation };
+}
+
+export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFastPathDeps): Promise<TrainFastPathResult> {
+  const log = options.log ?? (() => {});
+  const t0 = performance.now();
+  const { loaded, train, validation } = await buildTrainingDatasets(options, deps);
   const t1 = performance.now();
   log(
     `train-fastpath: datasets: train ${train.numRows} pairs (sha256 ${datasetDigest(train)}), validation ${validation.numRows} pairs ` +
@@ -191,8 +213,10 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
 
   const { best, bestModel, results } = await gridSearch(deps.backend, train, validation, options.grid, options.seed, (r, i) =>
     log(
-      `train-fastpath: grid ${i + 1}/${options.grid.length} ${r.point.objective} depth ${r.point.maxDepth} eta ${r.point.eta} rounds ${r.point.rounds} ` +
-        `mcw ${r.point.minChildWeight}: validation nDCG@10 macro ${r.macroNdcg10.toFixed(4)} (${Object.entries(r.ndcg10ByCollection)
+      `train-fastpath: grid ${i + 1}/${options.grid.length} ${r.point.objective}${r.point.lambdaMart?.warmStart ? ` (warm start from best pointwise ×${r.point.lambdaMart.warmStart.scale})` : ''} depth ${r.point.maxDepth} eta ${r.point.eta} trees ${r.trees}` +
+        `${r.point.objective === 'lambdamart' ? ` (early stopping; ${r.roundsTrained} rounds trained, at most ${r.point.rounds})` : ''} ` +
+        `mcw ${r.point.minChildWeight}: validation nDCG@10 gain mean ${r.selection.meanGain.toFixed(4)}, worst ${r.selection.worstGain.toFixed(4)} (${r.selection.worstCollection}), ` +
+        `macro ${r.macroNdcg10.toFixed(4)} (${Object.entries(r.ndcg10ByCollection)
           .map(([n, v]) => `${n} ${v === null ? 'n/a' : v.toFixed(3)}`)
           .join(', ')}) train ${r.trainMs} ms, ${r.modelBytes} bytes`,
     ),
@@ -200,7 +224,7 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
   const t2 = performance.now();
 
   const margins = await deps.backend.predictMargins(bestModel, validation.features, validation.numRows, validation.featureNames.length);
-  const calibration = best.point.objective === 'reg:squarederror' ? fitCalibration(gatePools(validation, margins, options.gateK).flat()) : null;
+  const calibration = outputsMargin(best.point.objective) ? fitCalibration(gatePools(validation, margins, options.gateK).flat()) : null;
   const validationScores = toProbabilities(margins, calibration);
   const pooled = gatePools(validation, validationScores, options.gateK).flat();
   const threshold = thresholdForPrecision(pooled, options.targetPrecision);

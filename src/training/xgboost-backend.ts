@@ -1,11 +1,12 @@
 /**
  * The production training back end: ml-xgboost (via the typed wrapper train-xgboost.ts) to train,
  * the native tree evaluator (loadTreeModel) to score validation rows, so model selection sees the
- * exact margins serving will produce.
+ * exact margins serving will produce. LambdaMART's single trees are fitted by ml-xgboost too.
  */
 import { loadTreeModel } from '../tiers/trees/load-tree-model.js';
 import { trainXGBoost } from '../tiers/trees/training/train-xgboost.js';
 import type { TrainingBackend, TrainRequest } from './grid-search.js';
+import { fitRegressionTreeWithXGBoost } from './regression-tree-fitter.js';
 
 export interface XGBoostBackendOptions {
   /** Progress of each training, in boosting rounds. */
@@ -14,6 +15,7 @@ export interface XGBoostBackendOptions {
 
 export function createXGBoostBackend(options: XGBoostBackendOptions = {}): TrainingBackend {
   return {
+    fitRegressionTree: fitRegressionTreeWithXGBoost,
     async train(req: TrainRequest): Promise<Uint8Array> {
       const { bytes } = await trainXGBoost(
         { features: req.features, labels: req.labels, numRows: req.numRows, numFeatures: req.numFeatures },

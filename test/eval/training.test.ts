@@ -1,14 +1,9 @@
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildCorpusStats } from '../../src/features/corpus-stats.js';
-import { LexicalFeaturizer } from '../../src/features/featurizer.js';
 import type { RankingDataset } from '../../src/training/dataset.js';
 import { labelsFor } from '../../src/training/grid-search.js';
-import { toProbabilities, trainFastPath } from '../../src/training/train-fastpath.js';
-import { createXGBoostBackend } from '../../src/training/xgboost-backend.js';
+import { toProbabilities } from '../../src/training/train-fastpath.js';
 import type { CandidateList } from '../../src/eval/candidates.js';
-
-const DATA = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');
+import { trainOnMedSubset } from '../training/med-subset.js';
 
 function fakeDataset(): RankingDataset {
   const list = (queryId: string, grades: number[], judgments: Array<[string, number]>): CandidateList => ({
@@ -52,24 +47,7 @@ describe('training labels', () => {
 
 describe('trainFastPath on a small real subset (med)', () => {
   it('is reproducible: two runs give byte-identical models, splits and thresholds', async () => {
-    const run = () =>
-      trainFastPath(
-        {
-          collectionDirs: [join(DATA, 'med')],
-          seed: 3,
-          k: 30,
-          gateK: 10,
-          targetPrecision: 0.5,
-          grid: [{ objective: 'reg:squarederror', maxDepth: 2, eta: 0.3, rounds: 6, minChildWeight: 1 }],
-          retrievalRankDropout: 0.5,
-          minQueriesPerCollection: 0,
-          maxQueriesPerSplit: 6,
-        },
-        {
-          featurizerFor: async (c) => new LexicalFeaturizer(await buildCorpusStats(c.docs)),
-          backend: createXGBoostBackend(),
-        },
-      );
+    const run = () => trainOnMedSubset(3, [{ objective: 'reg:squarederror', maxDepth: 2, eta: 0.3, rounds: 6, minChildWeight: 1 }]);
     const first = await run();
     const second = await run();
     expect(first.modelBytes.length).toBeGreaterThan(100);

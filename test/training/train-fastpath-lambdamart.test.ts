@@ -1,37 +1,15 @@
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildCorpusStats } from '../../src/features/corpus-stats.js';
-import { LexicalFeaturizer } from '../../src/features/featurizer.js';
 import { readTreeModelIR } from '../../src/tiers/trees/load-tree-model.js';
-import { trainFastPath } from '../../src/training/train-fastpath.js';
 import { LAMBDAMART_SETTINGS } from '../../src/training/train-command.js';
-import { createXGBoostBackend } from '../../src/training/xgboost-backend.js';
-
-const DATA = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');
+import { trainOnMedSubset } from './med-subset.js';
 
 describe('trainFastPath with a LambdaMART grid point (med subset)', () => {
   it('trains both kinds of point, reports both, and is reproducible', async () => {
     const run = () =>
-      trainFastPath(
-        {
-          collectionDirs: [join(DATA, 'med')],
-          seed: 5,
-          k: 30,
-          gateK: 10,
-          targetPrecision: 0.5,
-          grid: [
-            { objective: 'reg:squarederror', maxDepth: 2, eta: 0.3, rounds: 4, minChildWeight: 1 },
-            { objective: 'lambdamart', maxDepth: 2, eta: 0.3, rounds: 4, minChildWeight: 5, lambdaMart: { ...LAMBDAMART_SETTINGS, patience: 4 } },
-          ],
-          retrievalRankDropout: 0.5,
-          minQueriesPerCollection: 0,
-          maxQueriesPerSplit: 6,
-        },
-        {
-          featurizerFor: async (c) => new LexicalFeaturizer(await buildCorpusStats(c.docs)),
-          backend: createXGBoostBackend(),
-        },
-      );
+      trainOnMedSubset(5, [
+        { objective: 'reg:squarederror', maxDepth: 2, eta: 0.3, rounds: 4, minChildWeight: 1 },
+        { objective: 'lambdamart', maxDepth: 2, eta: 0.3, rounds: 4, minChildWeight: 5, lambdaMart: { ...LAMBDAMART_SETTINGS, patience: 4 } },
+      ]);
     const first = await run();
     expect(first.grid.map((g) => g.point.objective)).toEqual(['reg:squarederror', 'lambdamart']);
     const lm = first.grid[1]!;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import * as ort from 'onnxruntime-node';
 import { Tokenizer } from 'tokenizers';
+import { mulberry32 } from '../src/util/seeded-random.js';
 
 export type Request = { query: string; passages: string[] };
 
@@ -144,8 +145,7 @@ export async function createMachineLimit(
     if (!p) {
       const batches: Array<typeof items> = [];
       for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
-      let seed = 42;
-      const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+      const rand = mulberry32(42);
       for (let i = batches.length - 1; i > 0; i--) {
         const j = Math.floor(rand() * (i + 1));
         [batches[i], batches[j]] = [batches[j], batches[i]];

@@ -18,6 +18,7 @@ import { sigmoid } from '../../src/tiers/cross-encoder/model-contract.js';
 import { createCrossEncoderScorer } from '../../src/tiers/cross-encoder/scorer.js';
 import { isDetailedPairScore } from '../../src/types.js';
 import { loadCollection, realRequests } from './data.js';
+import { mulberry32 } from '../../src/util/seeded-random.js';
 
 let root: string;
 const dirs = new Map<CrossEncoderPresetName, string>();
@@ -111,8 +112,7 @@ describe('createCrossEncoder (tiny speed/shape model)', () => {
     const base = realRequests(12, 25).map((r) => ({ query: r.query, passages: r.passages.map((p) => p.slice(0, 300)) }));
     // Reference: every (query, passage) scored alone in one request per query.
     const refs = await Promise.all(base.map((r) => ce.score(r.query, r.passages)));
-    let seed = 12345;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rand = mulberry32(12345);
     const requests = Array.from({ length: 1000 }, () => {
       const b = Math.floor(rand() * base.length);
       const idx = Array.from({ length: 1 + Math.floor(rand() * 12) }, () => Math.floor(rand() * base[b].passages.length));

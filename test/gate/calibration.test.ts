@@ -12,11 +12,11 @@ import {
   thresholdForPrecision,
 } from '../../src/index.js';
 import { passages, tableScorer } from './helpers.js';
+import { mulberry32 } from '../../src/util/seeded-random.js';
 
 /** Deterministic labelled data drawn from a known sigmoid P(1|x) = 1 / (1 + exp(a·x + b)). */
 function synthetic(n: number, a: number, b: number): { raws: number[]; labels: number[] } {
-  let seed = 12345;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rand = mulberry32(12345);
   const raws: number[] = [];
   const labels: number[] = [];
   for (let i = 0; i < n; i++) {

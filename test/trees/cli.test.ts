@@ -14,6 +14,7 @@ import { loadTreeModel } from '../../src/index.js';
 import { runTrainCommand } from '../../src/tiers/trees/training/train-command.js';
 import { parseFeatureCsv } from '../../src/tiers/trees/training/feature-csv.js';
 import { fixturePath, readExpected, readMatrix, REPO_ROOT, withinTolerance } from './loader-fixtures.js';
+import { mulberry32 } from '../../src/util/seeded-random.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'rg-trees-cli-'));
@@ -34,8 +35,7 @@ function cli(...args: string[]): Promise<{ stdout: string; stderr: string; code:
 
 /** A learnable synthetic table: label depends on bm25 and overlap; `len` is noise. */
 function syntheticRows(n: number, seed: number): Array<{ bm25: number | null; overlap: number; len: number; label: number }> {
-  let s = seed;
-  const rand = (): number => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const rand = mulberry32(seed);
   return Array.from({ length: n }, () => {
     const bm25 = rand() * 10;
     const overlap = rand();

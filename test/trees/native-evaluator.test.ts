@@ -17,6 +17,7 @@ import { createTreeModel, treeKernelName, treeModelFromShared, type TreeModel } 
 import { fixturePath, manifest, readExpected, readMatrix, referenceMargins, withinTolerance } from './loader-fixtures.js';
 import { readFileSync } from 'node:fs';
 import { KERNELS, deepZeroTree, ensemble, stump, tree, type KernelModel, type NodeSpec } from './native-helpers.js';
+import { mulberry32 } from '../../src/util/seeded-random.js';
 
 const opened: TreeModel[] = [];
 function make(ir: TreeEnsembleIR, options?: Parameters<typeof createTreeModel>[1]): KernelModel {
@@ -77,18 +78,6 @@ describe('fixture margins on every kernel, layout and batch size', () => {
   });
 });
 
-/** Deterministic PRNG so a failure reproduces. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function randomTree(rand: () => number, maxDepth: number, numFeatures: number, group: number, weight: number): TreeIR {
   const nodes: NodeSpec[] = [];
   const grow = (depth: number): number => {
@@ -118,7 +107,7 @@ describe('random ensembles agree bit for bit with the float32 reference oracle',
     { seed: 5, depth: 0, groups: 1, trees: 5, dart: false }, // single-leaf trees
   ];
   it.each(cases)('seed $seed depth $depth groups $groups dart $dart', ({ seed, depth, groups, trees, dart }) => {
-    const rand = rng(seed);
+    const rand = mulberry32(seed); // seeded so a failure reproduces
     const numFeatures = 7;
     const ir = ensemble(
       Array.from({ length: trees }, (_, i) => randomTree(rand, depth, numFeatures, i % groups, dart ? Math.fround(0.3 + rand()) : 1)),

@@ -9,10 +9,10 @@ import { InvalidArgumentError } from '../../src/errors.js';
 import { loadTreeModel } from '../../src/index.js';
 import { parseTreeModelBytes } from '../../src/tiers/trees/loaders/parse-model.js';
 import { trainXGBoost, type XGBoostTrainData } from '../../src/tiers/trees/training/train-xgboost.js';
+import { mulberry32 } from '../../src/util/seeded-random.js';
 
 function dataset(rows: number, seed: number, missing = 0.1): XGBoostTrainData {
-  let s = seed;
-  const rand = (): number => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const rand = mulberry32(seed);
   const numFeatures = 5;
   const features = new Float32Array(rows * numFeatures);
   const labels = new Float32Array(rows);

@@ -7,6 +7,7 @@
  */
 import { InvalidArgumentError } from '../../../errors.js';
 import { parseFeatureValue } from './feature-csv.js';
+import { mulberry32 } from '../../../util/seeded-random.js';
 
 export interface LabelledTable {
   readonly featureNames: readonly string[];
@@ -163,13 +164,7 @@ export function splitRows(numRows: number, fraction: number, seed: number): { tr
   if (!(fraction >= 0 && fraction < 1)) throw new InvalidArgumentError(`validation fraction must be in [0, 1), got ${fraction}`);
   const order = new Uint32Array(numRows);
   for (let i = 0; i < numRows; i++) order[i] = i;
-  let s = (seed >>> 0) ^ 0x9e3779b9;
-  const rand = (): number => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), s | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rand = mulberry32((seed >>> 0) ^ 0x9e3779b9);
   for (let i = numRows - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
     const tmp = order[i] as number;

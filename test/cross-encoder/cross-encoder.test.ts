@@ -17,26 +17,17 @@ import { writeCrossEncoderModelDir, type CrossEncoderPresetName } from '../../sr
 import { sigmoid } from '../../src/tiers/cross-encoder/model-contract.js';
 import { createCrossEncoderScorer } from '../../src/tiers/cross-encoder/scorer.js';
 import { isDetailedPairScore } from '../../src/types.js';
-import { loadCollection, realRequests } from './data.js';
+import { TINY_PRESETS, loadCollection, realRequests } from './data.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
 
 let root: string;
 const dirs = new Map<CrossEncoderPresetName, string>();
 let ce: CrossEncoder;
 
-const PRESETS: CrossEncoderPresetName[] = [
-  'tiny',
-  'tiny-no-token-type',
-  'tiny-two-logits',
-  'tiny-multi-signal',
-  'tiny-three-logits',
-  'tiny-int32-input-ids',
-  'tiny-no-input-ids',
-];
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'rg-ce-'));
-  for (const preset of PRESETS) {
+  for (const preset of TINY_PRESETS) {
     const info = await writeCrossEncoderModelDir(join(root, preset), preset, { seed: 42 });
     dirs.set(preset, info.dir);
   }

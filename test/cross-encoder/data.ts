@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/util/package-root.js';
+import { BENCHMARK_PRESETS, CROSS_ENCODER_PRESETS, type CrossEncoderPresetName } from '../../src/tiers/cross-encoder/model-gen/index.js';
 
 export interface TextPair {
   readonly collection: string;
@@ -14,6 +15,10 @@ export interface TextPair {
 
 export const SHARED_DATA = join(packageRoot(), '..', 'shared', 'data');
 export const BERT_TOKENIZER_JSON = join(SHARED_DATA, 'bert-base-uncased', 'tokenizer.json');
+/** The tiny generated models the tests load: every preset except the benchmark-sized ones. */
+export const TINY_PRESETS: readonly CrossEncoderPresetName[] = (Object.keys(CROSS_ENCODER_PRESETS) as CrossEncoderPresetName[]).filter(
+  (name) => !BENCHMARK_PRESETS.includes(name),
+);
 export const COLLECTIONS = ['cranfield', 'cisi', 'med', 'scifact', 'nfcorpus'] as const;
 
 function readJsonl(path: string): Array<Record<string, string>> {

@@ -26,6 +26,7 @@ import {
   type CrossEncoderModelDirInfo,
   type CrossEncoderPresetName,
 } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { TINY_PRESETS } from './data.js';
 
 const SESSION_OPTIONS: ort.InferenceSession.SessionOptions = { intraOpNumThreads: 1, interOpNumThreads: 1 };
 
@@ -93,16 +94,7 @@ const PAIRS: [string, string][] = [
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'rg-model-gen-'));
-  const presets: CrossEncoderPresetName[] = [
-    'tiny',
-    'tiny-no-token-type',
-    'tiny-two-logits',
-    'tiny-multi-signal',
-    'tiny-three-logits',
-    'tiny-int32-input-ids',
-    'tiny-no-input-ids',
-    'tinybert-l2',
-  ];
+  const presets: CrossEncoderPresetName[] = [...TINY_PRESETS, 'tinybert-l2'];
   for (const preset of presets) dirs.set(preset, await writeCrossEncoderModelDir(join(root, preset), preset, { seed: 42 }));
   tokenizer = Tokenizer.fromFile(join(dirs.get('tiny')!.dir, 'tokenizer.json'));
 }, 30_000);

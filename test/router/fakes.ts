@@ -16,8 +16,8 @@ export interface CountingScorer extends Scorer {
   readonly executed: string[];
 }
 
-/** An inline fast tier: relevance from `relevance(passage index in its id)`, answered at once. */
-export function fastTier(relevance: (id: string) => number, id = 'fake-trees'): CountingScorer {
+/** A tier that answers at once with `relevance(passage id)`, counting the pairs it scored. */
+function answeringTier(id: string, tier: 'trees' | 'crossEncoder', raw: number, relevance: (id: string) => number): CountingScorer {
   const calls: string[][] = [];
   const executed: string[] = [];
   return {
@@ -27,9 +27,14 @@ export function fastTier(relevance: (id: string) => number, id = 'fake-trees'): 
     async score(_query, ps) {
       calls.push(ps.map((p) => p.id));
       executed.push(...ps.map((p) => p.id));
-      return ps.map((p) => ({ probabilities: { relevance: relevance(p.id) }, raw: { relevance: 0 }, tier: 'trees' }));
+      return ps.map((p) => ({ probabilities: { relevance: relevance(p.id) }, raw: { relevance: raw }, tier }));
     },
   };
+}
+
+/** An inline fast tier: relevance from `relevance(passage index in its id)`, answered at once. */
+export function fastTier(relevance: (id: string) => number, id = 'fake-trees'): CountingScorer {
+  return answeringTier(id, 'trees', 0, relevance);
 }
 
 export interface SlowTierOptions {
@@ -104,18 +109,7 @@ export function slowTier(options: SlowTierOptions): CountingScorer {
 
 /** A tier that answers at once (a fast "slow tier"), counting pairs. */
 export function instantTier(id = 'fake-ce', relevance: (id: string) => number = () => 0.9): CountingScorer {
-  const calls: string[][] = [];
-  const executed: string[] = [];
-  return {
-    id,
-    calls,
-    executed,
-    async score(_query, ps) {
-      calls.push(ps.map((p) => p.id));
-      executed.push(...ps.map((p) => p.id));
-      return ps.map((p) => ({ probabilities: { relevance: relevance(p.id) }, raw: { relevance: 1 }, tier: 'crossEncoder' }));
-    },
-  };
+  return answeringTier(id, 'crossEncoder', 1, relevance);
 }
 
 export function sleep(ms: number): Promise<void> {

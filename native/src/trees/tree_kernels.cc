@@ -120,6 +120,22 @@ void ScalarPerfect(const Model& m, const float* xt, float* acc, uint32_t nb) {
 #if defined(__x86_64__) || defined(__i386__)
 #define RG_HAVE_X86_KERNELS 1
 
+// Path bits of up to 32 rows through levels 0-3 of a tree, from each of the 15 top nodes' "goes
+// right" row masks c[n] (breadth-first order): bit r of b[l] is row r's decision at level l, picked
+// with branch-free mask logic. Shared by the AVX2 and AVX-512 top-level kernels.
+struct PathBits {
+  uint32_t b0, b1, b2, b3;
+};
+__attribute__((always_inline)) inline PathBits TopPathBits(const uint32_t (&c)[15]) {
+  auto mux = [](uint32_t sel, uint32_t a, uint32_t b) { return (sel & b) | (~sel & a); };
+  const uint32_t b0 = c[0];
+  const uint32_t b1 = mux(b0, c[1], c[2]);
+  const uint32_t b2 = mux(b0, mux(b1, c[3], c[4]), mux(b1, c[5], c[6]));
+  const uint32_t b3 = mux(b0, mux(b1, mux(b2, c[7], c[8]), mux(b2, c[9], c[10])),
+                          mux(b1, mux(b2, c[11], c[12]), mux(b2, c[13], c[14])));
+  return {b0, b1, b2, b3};
+}
+
 // AVX2 version of Avx512Top (levels 0-3 by column compares + mask logic), for 2 x 8 lanes:
 // movemask gives the lane bits; the 4 path bits are expanded back to lanes at the end.
 __attribute__((target("avx2"), always_inline)) inline void Avx2Top(const float* thr, const int* slot, const float* xt,
@@ -132,12 +148,7 @@ __attribute__((target("avx2"), always_inline)) inline void Avx2Top(const float* 
     const auto hi = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(col + 8), t, _CMP_NLT_UQ)));
     c[n] = lo | (hi << 8);
   }
-  auto mux = [](uint32_t sel, uint32_t a, uint32_t b) { return (sel & b) | (~sel & a); };
-  const uint32_t b0 = c[0];
-  const uint32_t b1 = mux(b0, c[1], c[2]);
-  const uint32_t b2 = mux(b0, mux(b1, c[3], c[4]), mux(b1, c[5], c[6]));
-  const uint32_t b3 = mux(b0, mux(b1, mux(b2, c[7], c[8]), mux(b2, c[9], c[10])),
-                          mux(b1, mux(b2, c[11], c[12]), mux(b2, c[13], c[14])));
+  const auto [b0, b1, b2, b3] = TopPathBits(c);
   // Lane r of half h gets 8*b0[r] + 4*b1[r] + 2*b2[r] + b3[r] (bit index 8h + r).
   const __m256i bitsLo = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   const __m256i bitsHi = _mm256_slli_epi32(bitsLo, 8);
@@ -303,12 +314,7 @@ __attribute__((target("avx512f"), always_inline)) inline __m512i Avx512Top(const
     const __m512 x = _mm512_loadu_ps(xt + size_t{static_cast<uint32_t>(slot[n]) & smask} * kLanes);
     c[n] = static_cast<uint32_t>(_mm512_cmp_ps_mask(x, _mm512_set1_ps(thr[n]), _CMP_NLT_UQ));
   }
-  auto mux = [](uint32_t sel, uint32_t a, uint32_t b) { return (sel & b) | (~sel & a); };
-  const uint32_t b0 = c[0];
-  const uint32_t b1 = mux(b0, c[1], c[2]);
-  const uint32_t b2 = mux(b0, mux(b1, c[3], c[4]), mux(b1, c[5], c[6]));
-  const uint32_t b3 = mux(b0, mux(b1, mux(b2, c[7], c[8]), mux(b2, c[9], c[10])),
-                          mux(b1, mux(b2, c[11], c[12]), mux(b2, c[13], c[14])));
+  const auto [b0, b1, b2, b3] = TopPathBits(c);
   __m512i p = _mm512_maskz_mov_epi32(static_cast<__mmask16>(b0), _mm512_set1_epi32(8));
   p = _mm512_mask_add_epi32(p, static_cast<__mmask16>(b1), p, _mm512_set1_epi32(4));
   p = _mm512_mask_add_epi32(p, static_cast<__mmask16>(b2), p, _mm512_set1_epi32(2));

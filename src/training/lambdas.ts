@@ -65,6 +65,7 @@ export function computeLambdas(
   if (lambdas.length !== weights.length) throw new InvalidArgumentError('lambdas and weights must have the same length');
   lambdas.fill(0);
   weights.fill(0);
+  const discounts: number[] = [];
   for (const q of queries) {
     if (q.offset < 0 || q.count < 0 || q.offset + q.count > lambdas.length) {
       throw new InvalidArgumentError(`query rows [${q.offset}, ${q.offset + q.count}) are outside the ${lambdas.length} rows`);
@@ -76,6 +77,8 @@ export function computeLambdas(
     order.sort((a, b) => scores[q.offset + b]! - scores[q.offset + a]! || a - b);
     const scale = q.weight / ideal;
     const limit = Math.min(truncation, q.count);
+    // The inner loop runs count² / 2 times per query and round: look discounts up, not log2 them.
+    while (discounts.length < q.count) discounts.push(discount(discounts.length));
     for (let pi = 0; pi < limit; pi++) {
       const i = q.offset + order[pi]!;
       const gi = grades[i]!;
@@ -85,7 +88,7 @@ export function computeLambdas(
         if (gi === gj) continue;
         // hi = the more relevant of the two.
         const [hi, lo] = gi > gj ? [i, j] : [j, i];
-        const deltaZ = Math.abs((gi - gj) * (discount(pi) - discount(pj))) * scale;
+        const deltaZ = Math.abs((gi - gj) * (discounts[pi]! - discounts[pj]!)) * scale;
         const rho = 1 / (1 + Math.exp(sigma * (scores[hi]! - scores[lo]!)));
         const lambda = sigma * deltaZ * rho;
         const w = sigma * sigma * deltaZ * rho * (1 - rho);

@@ -142,14 +142,14 @@ export function toProbabilities(margins: Float64Array, calibration: MarginCalibr
   return out;
 }
 
-export interface LoadedCollection {
+interface LoadedCollection {
   readonly collection: Collection;
   readonly firstStage: FirstStage;
   readonly featurizer: PairFeaturizer;
   readonly split: QuerySplit;
 }
 
-export interface TrainingDatasets {
+interface TrainingDatasets {
   readonly loaded: readonly LoadedCollection[];
   readonly train: RankingDataset;
   readonly validation: RankingDataset;
@@ -159,7 +159,7 @@ export interface TrainingDatasets {
  * Steps 1-3: collections, query splits, BM25 candidate lists and features of the TRAIN queries
  * (with the repeats and retrieval_rank dropout of the options) and the VALIDATION queries.
  */
-export async function buildTrainingDatasets(options: TrainFastPathOptions, deps: Pick<TrainFastPathDeps, 'featurizerFor'>): Promise<TrainingDatasets> {
+async function buildTrainingDatasets(options: TrainFastPathOptions, deps: Pick<TrainFastPathDeps, 'featurizerFor'>): Promise<TrainingDatasets> {
   const log = options.log ?? (() => {});
   if (options.collectionDirs.length === 0) throw new InvalidArgumentError('no collections to train on');
   if (!(options.gateK >= 1 && options.gateK <= options.k)) throw new InvalidArgumentError(`gateK must be in [1, k]`);

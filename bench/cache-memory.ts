@@ -17,8 +17,18 @@ const N = Number(process.env.ENTRIES ?? 100_000);
 const BATCH = 50;
 const shapes: Array<[string, (i: number) => ScorerPairResult]> = [
   ['plain {relevance}', (i) => ({ relevance: (i % 997) / 997 })],
-  ['detailed {probabilities, raw, tier}', (i) => ({ probabilities: { relevance: (i % 997) / 997 }, raw: { relevance: i / 7 }, tier: 'crossEncoder' })],
-  ['detailed, 3 signals', (i) => ({ probabilities: { relevance: (i % 997) / 997, answer: 0.25 + i / 1e9, conflict: 0.125 + i / 1e9 }, raw: { relevance: i / 7, answer: i / 9, conflict: i / 11 }, tier: 'trees' })],
+  [
+    'detailed {probabilities, raw, tier}',
+    (i) => ({ probabilities: { relevance: (i % 997) / 997 }, raw: { relevance: i / 7 }, tier: 'crossEncoder' }),
+  ],
+  [
+    'detailed, 3 signals',
+    (i) => ({
+      probabilities: { relevance: (i % 997) / 997, answer: 0.25 + i / 1e9, conflict: 0.125 + i / 1e9 },
+      raw: { relevance: i / 7, answer: i / 9, conflict: i / 11 },
+      tier: 'trees',
+    }),
+  ],
 ];
 
 // One shape per process (SHAPE=index) keeps earlier caches' garbage out of the measurement.
@@ -26,7 +36,10 @@ const only = process.env.SHAPE;
 if (only === undefined) {
   const { spawnSync } = await import('node:child_process');
   for (let i = 0; i < shapes.length; i++) {
-    const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { env: { ...process.env, SHAPE: String(i) }, stdio: 'inherit' });
+    const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+      env: { ...process.env, SHAPE: String(i) },
+      stdio: 'inherit',
+    });
     if (child.status !== 0) process.exit(child.status ?? 1);
   }
   process.exit(0);
@@ -38,13 +51,17 @@ for (const [name, makeResult] of [shapes[Number(only)]]) {
   for (let start = 0; start < N; start += BATCH) {
     const passages: Passage[] = [];
     for (let i = start; i < start + BATCH; i++) passages.push({ id: `doc-${i}`, text: `text ${i}` });
-    await cache.resolve({ scorerId: 'model@v1', query: `query ${start % 1000}`, passages }, async (missing) => missing.map((j) => makeResult(start + j)));
+    await cache.resolve({ scorerId: 'model@v1', query: `query ${start % 1000}`, passages }, async (missing) =>
+      missing.map((j) => makeResult(start + j)),
+    );
   }
   gc();
   gc();
   const measured = (process.memoryUsage().heapUsed - before) / N;
   const stats = cache.stats();
   const estimated = stats.bytes / stats.entries;
-  console.log(`${name.padEnd(38)} entries=${stats.entries} measured ${measured.toFixed(0)} B/entry, estimated ${estimated.toFixed(0)} B/entry (estimate/measured ${(estimated / measured).toFixed(2)})`);
+  console.log(
+    `${name.padEnd(38)} entries=${stats.entries} measured ${measured.toFixed(0)} B/entry, estimated ${estimated.toFixed(0)} B/entry (estimate/measured ${(estimated / measured).toFixed(2)})`,
+  );
   await cache.close();
 }

@@ -21,7 +21,21 @@ import { freePort, RedisServer, redisServerAvailable } from '../test/cache/redis
 
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 700);
 const K = 20;
-const WORDS = ['relevance', 'gate', 'passage', 'retrieval', 'model', 'score', 'the', 'of', 'neural', 'ranking', 'query', 'answer', 'context'];
+const WORDS = [
+  'relevance',
+  'gate',
+  'passage',
+  'retrieval',
+  'model',
+  'score',
+  'the',
+  'of',
+  'neural',
+  'ranking',
+  'query',
+  'answer',
+  'context',
+];
 
 function text(chars: number, seed: number): string {
   let s = '';
@@ -34,12 +48,17 @@ function text(chars: number, seed: number): string {
 }
 
 function makePassages(k: number, chars: number, prefix: string): Passage[] {
-  return Array.from({ length: k }, (_, i) => ({ id: `${prefix}-doc-${i}`, title: `Title ${i}`, text: text(chars, i + 1) }));
+  return Array.from({ length: k }, (_, i) => ({
+    id: `${prefix}-doc-${i}`,
+    title: `Title ${i}`,
+    text: text(chars, i + 1),
+  }));
 }
 
 const instantScorer: Scorer = {
   id: 'bench-model@v1/maxlen=256',
-  score: async (_query, passages) => passages.map((_, i) => ({ probabilities: { relevance: (i % 10) / 10 }, raw: { relevance: i - 5 }, tier: 'bench' })),
+  score: async (_query, passages) =>
+    passages.map((_, i) => ({ probabilities: { relevance: (i % 10) / 10 }, raw: { relevance: i - 5 }, tier: 'bench' })),
 };
 
 function median(bench: Bench, name: string): number {
@@ -131,7 +150,9 @@ async function gateAndLookups(): Promise<void> {
   const gateMedian = median(bench, 'gate.filter all-hit k=20 (600-char passages)');
   const resolveMedian = median(bench, 'cache.resolve all-hit k=20 (600-char)');
   const plainMedian = median(bench, 'gate.filter k=20, no cache, instant scorer (peer)');
-  console.log(`all-hit gate call k=20: median ${gateMedian.toFixed(2)} µs (target ≤ 20 µs: ${gateMedian <= 20 ? 'MET' : 'NOT MET'}); resolve() alone ${resolveMedian.toFixed(2)} µs; gate without cache (instant scorer) ${plainMedian.toFixed(2)} µs`);
+  console.log(
+    `all-hit gate call k=20: median ${gateMedian.toFixed(2)} µs (target ≤ 20 µs: ${gateMedian <= 20 ? 'MET' : 'NOT MET'}); resolve() alone ${resolveMedian.toFixed(2)} µs; gate without cache (instant scorer) ${plainMedian.toFixed(2)} µs`,
+  );
   // Two rates: from the median call (what one uncontended core sustains; robust to preemption on a
   // shared machine) and from the mean call (includes every stall the run suffered).
   for (const chars of [80, 600, 3000]) {
@@ -142,7 +163,9 @@ async function gateAndLookups(): Promise<void> {
       `L1 pair lookups/s, ${chars}-char passages (hash + key + LRU get, one core): ${Math.round(atMedian).toLocaleString('en-US')} at the median call, ${Math.round(atMean).toLocaleString('en-US')} at the mean (target ≥ 1,000,000: ${atMedian >= 1e6 ? 'MET' : 'NOT MET'} at the median)`,
     );
   }
-  console.log(`peers: lru-cache get ${Math.round(opsPerSecond(bench, 'lru-cache get x20, keys precomputed (peer)') * K).toLocaleString('en-US')} gets/s, Map get ${Math.round(opsPerSecond(bench, 'Map get x20, keys precomputed (peer)') * K).toLocaleString('en-US')} gets/s`);
+  console.log(
+    `peers: lru-cache get ${Math.round(opsPerSecond(bench, 'lru-cache get x20, keys precomputed (peer)') * K).toLocaleString('en-US')} gets/s, Map get ${Math.round(opsPerSecond(bench, 'Map get x20, keys precomputed (peer)') * K).toLocaleString('en-US')} gets/s`,
+  );
   if (sink === -1) console.log(sink);
   await cache.close();
 }
@@ -168,7 +191,9 @@ async function hashes(): Promise<void> {
       })
       .add(`node:crypto sha256, ${chars} chars`, () => {
         const p = next();
-        sink += createHash('sha256').update(`${p.title ?? ''}\u0000${p.text}`).digest('hex').length;
+        sink += createHash('sha256')
+          .update(`${p.title ?? ''}\u0000${p.text}`)
+          .digest('hex').length;
       });
   }
   await bench.run();
@@ -207,7 +232,10 @@ async function l2(): Promise<void> {
     const raw = new Redis(server.url);
     const rawKeys = (await raw.keys('rg:score:*')).slice(0, K);
     if (rawKeys.length !== K) throw new Error(`expected ${K} keys in Redis, found ${rawKeys.length}`);
-    const value = encodeEntry({ result: { probabilities: { relevance: 0.5 }, raw: { relevance: 0 }, tier: 'bench' }, scoredAt: Date.now() });
+    const value = encodeEntry({
+      result: { probabilities: { relevance: 0.5 }, raw: { relevance: 0 }, tier: 'bench' },
+      scoredAt: Date.now(),
+    });
     const bench = new Bench({ time: TIME_MS, warmupTime: 200 });
     let sink = 0;
     bench
@@ -228,8 +256,13 @@ async function l2(): Promise<void> {
     console.log('\nL2 (redis-server on loopback):');
     printTable(bench);
     const s = reader.stats();
-    if (s.l2Errors > 0 || fallbackPairs > 0) console.log(`WARNING: ${s.l2Errors} L2 errors (timeouts ${s.l2Timeouts}), ${fallbackPairs} pairs fell back to scoring; figures include them`);
-    console.log(`L2 round trip per 20-pair batch: resolve() median ${median(bench, 'resolve k=20 served from L2 (L1 cleared each run)').toFixed(1)} µs, raw MGET median ${median(bench, 'raw ioredis MGET of 20 keys (peer)').toFixed(1)} µs; reader l2Hits=${s.l2Hits}`);
+    if (s.l2Errors > 0 || fallbackPairs > 0)
+      console.log(
+        `WARNING: ${s.l2Errors} L2 errors (timeouts ${s.l2Timeouts}), ${fallbackPairs} pairs fell back to scoring; figures include them`,
+      );
+    console.log(
+      `L2 round trip per 20-pair batch: resolve() median ${median(bench, 'resolve k=20 served from L2 (L1 cleared each run)').toFixed(1)} µs, raw MGET median ${median(bench, 'raw ioredis MGET of 20 keys (peer)').toFixed(1)} µs; reader l2Hits=${s.l2Hits}`,
+    );
     if (sink === -1) console.log(sink);
     await raw.quit();
     await Promise.all([writer.close(), reader.close()]);
@@ -239,7 +272,11 @@ async function l2(): Promise<void> {
 }
 
 const { loadavg, cpus } = await import('node:os');
-console.log(`node ${process.version}, ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}, BENCH_TIME_MS=${TIME_MS}`);
+console.log(
+  `node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}, BENCH_TIME_MS=${TIME_MS}`,
+);
 await gateAndLookups();
 await hashes();
 await l2();

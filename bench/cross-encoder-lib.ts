@@ -134,7 +134,11 @@ export async function createMachineLimit(
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
     // onnxruntime's default (spinning on) is its best straight-loop throughput; off to measure CPU/pair.
-    ...(spinning ? {} : { extra: { 'session.intra_op.allow_spinning': '0' } as unknown as ort.InferenceSession.SessionOptions['extra'] }),
+    ...(spinning
+      ? {}
+      : {
+          extra: { 'session.intra_op.allow_spinning': '0' } as unknown as ort.InferenceSession.SessionOptions['extra'],
+        }),
   });
   // Batches are length-sorted (minimal padding) but visited in a seeded random order, with a
   // cursor that persists across calls: every run sees the same length mix as the tier does
@@ -171,15 +175,30 @@ export async function createMachineLimit(
       const sorted = p.batches[p.cursor++ % p.batches.length];
       const t1 = performance.now();
       const batch = tokenize
-        ? (await Promise.all(sorted.map((x) => tok.encode(x.pair[0], x.pair[1])))).map((e) => ({ ids: e.getIds(), types: e.getTypeIds() }))
+        ? (await Promise.all(sorted.map((x) => tok.encode(x.pair[0], x.pair[1])))).map((e) => ({
+            ids: e.getIds(),
+            types: e.getTypeIds(),
+          }))
         : sorted;
       const seq = Math.max(...batch.map((x) => x.ids.length));
       const feeds: Record<string, ort.Tensor> = {
-        input_ids: int64Batch(batch.map((x) => x.ids), seq, (row, t) => row[t]),
-        attention_mask: int64Batch(batch.map((x) => x.ids), seq, () => 1),
+        input_ids: int64Batch(
+          batch.map((x) => x.ids),
+          seq,
+          (row, t) => row[t],
+        ),
+        attention_mask: int64Batch(
+          batch.map((x) => x.ids),
+          seq,
+          () => 1,
+        ),
       };
       if (session.inputNames.includes('token_type_ids')) {
-        feeds.token_type_ids = int64Batch(batch.map((x) => x.types), seq, (row, t) => row[t]);
+        feeds.token_type_ids = int64Batch(
+          batch.map((x) => x.types),
+          seq,
+          (row, t) => row[t],
+        );
       }
       await session.run(feeds);
       times.push(performance.now() - t1);
@@ -188,7 +207,12 @@ export async function createMachineLimit(
     const elapsed = performance.now() - start;
     const cpu = cpuMs(cpu0);
     times.sort((a, b) => a - b);
-    return { pairsPerSec: (done / elapsed) * 1000, p50: percentile(times, 50), p99: percentile(times, 99), cpuMsPerPair: cpu / done };
+    return {
+      pairsPerSec: (done / elapsed) * 1000,
+      p50: percentile(times, 50),
+      p99: percentile(times, 99),
+      cpuMsPerPair: cpu / done,
+    };
   };
   return {
     run,

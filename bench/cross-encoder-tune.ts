@@ -13,7 +13,11 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createCrossEncoder, type CrossEncoder } from '../src/tiers/cross-encoder/cross-encoder.js';
-import { SPEED_SHAPE_NOTICE, writeCrossEncoderModelDir, type CrossEncoderPresetName } from '../src/tiers/cross-encoder/model-gen/index.js';
+import {
+  SPEED_SHAPE_NOTICE,
+  writeCrossEncoderModelDir,
+  type CrossEncoderPresetName,
+} from '../src/tiers/cross-encoder/model-gen/index.js';
 import { packageRoot } from '../src/util/package-root.js';
 import { realRequests } from '../test/cross-encoder/data.js';
 import { closedLoop, createMachineLimit } from './cross-encoder-lib.js';
@@ -35,8 +39,13 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main(): Promise<void> {
   const model = args.model!;
   const dir = join(packageRoot(), 'models', 'generated', model);
-  if (!existsSync(join(dir, 'onnx', 'model.onnx'))) await writeCrossEncoderModelDir(dir, model as CrossEncoderPresetName, { seed: 42 });
-  console.log(`tuning on ${model} (${SPEED_SHAPE_NOTICE}), load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  if (!existsSync(join(dir, 'onnx', 'model.onnx')))
+    await writeCrossEncoderModelDir(dir, model as CrossEncoderPresetName, { seed: 42 });
+  console.log(
+    `tuning on ${model} (${SPEED_SHAPE_NOTICE}), load ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   const requests = realRequests(120, 20, args.collections!.split(','));
   const concurrency = Number(args.concurrency);
   const ms = Number(args.duration) * 1000;
@@ -53,12 +62,22 @@ async function main(): Promise<void> {
   for (const c of configs) {
     encoders.set(
       c.label,
-      await createCrossEncoder({ modelDir: dir, workers: c.workers, intraOpThreads: c.intra, maxBatchTokens: c.budget, maxPendingPairs: 100_000 }),
+      await createCrossEncoder({
+        modelDir: dir,
+        workers: c.workers,
+        intraOpThreads: c.intra,
+        maxBatchTokens: c.budget,
+        maxPendingPairs: 100_000,
+      }),
     );
   }
   const ratios = new Map<string, number[]>(configs.map((c) => [c.label, []]));
   const rates = new Map<string, number[]>([['a', []], ...configs.map((c) => [c.label, []] as [string, number[]])]);
-  const cpu = new Map<string, number[]>([['a', []], ['a-nospin', []], ...configs.map((c) => [c.label, []] as [string, number[]])]);
+  const cpu = new Map<string, number[]>([
+    ['a', []],
+    ['a-nospin', []],
+    ...configs.map((c) => [c.label, []] as [string, number[]]),
+  ]);
   try {
     for (let round = 0; round < Number(args.rounds); round++) {
       await limit.run(aBatch, 300);
@@ -68,7 +87,9 @@ async function main(): Promise<void> {
       cpu.get('a')!.push(ar.cpuMsPerPair);
       const ns = await limitNoSpin.run(aBatch, ms / 2);
       cpu.get('a-nospin')!.push(ns.cpuMsPerPair);
-      const line = [`round ${round + 1}: (a) batch ${aBatch} ${a.toFixed(1)} cpu ${ar.cpuMsPerPair.toFixed(2)} ms/pair (no spin ${ns.cpuMsPerPair.toFixed(2)})`];
+      const line = [
+        `round ${round + 1}: (a) batch ${aBatch} ${a.toFixed(1)} cpu ${ar.cpuMsPerPair.toFixed(2)} ms/pair (no spin ${ns.cpuMsPerPair.toFixed(2)})`,
+      ];
       for (const c of configs) {
         const ce = encoders.get(c.label)!;
         const r = await closedLoop(requests, concurrency, (q) => ce.score(q.query, q.passages), ms, 500);

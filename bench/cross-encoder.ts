@@ -58,7 +58,11 @@ const { values: args } = parseArgs({
   },
 });
 
-const list = (s: string) => s.split(',').map((x) => x.trim()).filter(Boolean);
+const list = (s: string) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
 const DURATION_MS = Number(args.duration) * 1000;
 const WARMUP_MS = Number(args.warmup) * 1000;
@@ -127,26 +131,44 @@ async function transformersJs(model: string, dir: string, requests: Request[]): 
   env.allowRemoteModels = false;
   env.allowLocalModels = true;
   const tokenizer = await AutoTokenizer.from_pretrained(dir, { local_files_only: true });
-  const hf = await AutoModelForSequenceClassification.from_pretrained(dir, { local_files_only: true, dtype: 'fp32', device: 'cpu' });
+  const hf = await AutoModelForSequenceClassification.from_pretrained(dir, {
+    local_files_only: true,
+    dtype: 'fp32',
+    device: 'cpu',
+  });
   const rows: Row[] = [];
   try {
     // One request warms it up (a closed-loop warmup at high concurrency takes minutes: every call
     // blocks the main thread).
     const w = requests[0];
-    await hf(tokenizer(new Array(w.passages.length).fill(w.query), { text_pair: w.passages, padding: true, truncation: true, max_length: MAX_LENGTH }));
+    await hf(
+      tokenizer(new Array(w.passages.length).fill(w.query), {
+        text_pair: w.passages,
+        padding: true,
+        truncation: true,
+        max_length: MAX_LENGTH,
+      }),
+    );
     for (const c of CONCURRENCY) {
       const r = await closedLoop(
         requests,
         c,
         async (req) => {
-        const inputs = tokenizer(new Array(req.passages.length).fill(req.query), { text_pair: req.passages, padding: true, truncation: true, max_length: MAX_LENGTH });
-        await hf(inputs);
+          const inputs = tokenizer(new Array(req.passages.length).fill(req.query), {
+            text_pair: req.passages,
+            padding: true,
+            truncation: true,
+            max_length: MAX_LENGTH,
+          });
+          await hf(inputs);
         },
         DURATION_MS,
         0,
       );
       rows.push({ model, mode: '(b) transformers.js', concurrency: c, ...r });
-      console.log(`  (b) c=${c}: ${r.pairsPerSec.toFixed(1)} pairs/s p50 ${r.p50Ms.toFixed(1)} p99 ${r.p99Ms.toFixed(1)} eld99 ${r.eventLoopP99Ms.toFixed(1)}`);
+      console.log(
+        `  (b) c=${c}: ${r.pairsPerSec.toFixed(1)} pairs/s p50 ${r.p50Ms.toFixed(1)} p99 ${r.p99Ms.toFixed(1)} eld99 ${r.eventLoopP99Ms.toFixed(1)}`,
+      );
     }
   } finally {
     await hf.dispose();
@@ -184,11 +206,16 @@ async function thisTier(model: string, dir: string, requests: Request[]): Promis
 }
 
 function printTable(rows: Row[]): void {
-  const f = (x: number | null | undefined, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? "-" : x.toFixed(d));
-  console.log('\n| model | mode | conc. | pairs/s | p50 ms | p99 ms | event-loop p99 ms | main busy | CPU ms/pair | note |');
+  const f = (x: number | null | undefined, d = 1) =>
+    x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d);
+  console.log(
+    '\n| model | mode | conc. | pairs/s | p50 ms | p99 ms | event-loop p99 ms | main busy | CPU ms/pair | note |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| ${r.model} | ${r.mode} | ${r.concurrency ?? '-'} | ${f(r.pairsPerSec)} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.eventLoopP99Ms)} | ${r.mainThreadBusy === undefined ? '-' : (r.mainThreadBusy * 100).toFixed(1) + '%'} | ${f(r.cpuMsPerPair, 2)} | ${r.note ?? ''} |`);
+    console.log(
+      `| ${r.model} | ${r.mode} | ${r.concurrency ?? '-'} | ${f(r.pairsPerSec)} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.eventLoopP99Ms)} | ${r.mainThreadBusy === undefined ? '-' : `${(r.mainThreadBusy * 100).toFixed(1)}%`} | ${f(r.cpuMsPerPair, 2)} | ${r.note ?? ''} |`,
+    );
   }
   for (const model of new Set(rows.map((r) => r.model))) {
     // Mean of the runs before and after (b)/(c): halves the bias of load drift.
@@ -198,13 +225,13 @@ function printTable(rows: Row[]): void {
     };
     const a = mean('(a) ');
     const aPrime = mean("(a') ");
-    const pct = (t: number, ref: number | undefined) => (ref === undefined ? '-' : ((t / ref) * 100).toFixed(1) + '%');
+    const pct = (t: number, ref: number | undefined) => (ref === undefined ? '-' : `${((t / ref) * 100).toFixed(1)}%`);
     for (const c of CONCURRENCY) {
       const b = rows.find((r) => r.model === model && r.mode.startsWith('(b)') && r.concurrency === c);
       const t = rows.find((r) => r.model === model && r.mode.startsWith('(c)') && r.concurrency === c);
       if (!t) continue;
       const parts = [`${model} c=${c}: (c)/(a) = ${pct(t.pairsPerSec, a)}, (c)/(a') = ${pct(t.pairsPerSec, aPrime)}`];
-      parts.push(`(c)/(b) = ${b ? (t.pairsPerSec / b.pairsPerSec).toFixed(2) + '×' : '-'}`);
+      parts.push(`(c)/(b) = ${b ? `${(t.pairsPerSec / b.pairsPerSec).toFixed(2)}×` : '-'}`);
       parts.push(`event-loop p99 ${f(t.eventLoopP99Ms)} ms`);
       console.log(parts.join(', '));
     }
@@ -213,7 +240,11 @@ function printTable(rows: Row[]): void {
 
 async function main(): Promise<void> {
   console.log(`cross-encoder bench: ${SPEED_SHAPE_NOTICE}`);
-  console.log(`cores ${availableParallelism()}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}, duration ${DURATION_MS / 1000}s/cell, warmup ${WARMUP_MS / 1000}s`);
+  console.log(
+    `cores ${availableParallelism()}, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}, duration ${DURATION_MS / 1000}s/cell, warmup ${WARMUP_MS / 1000}s`,
+  );
   // Event-loop delay of this process doing nothing: the OS scheduling noise floor of the machine.
   const idle = monitorEventLoopDelay({ resolution: 5 });
   idle.enable();
@@ -241,7 +272,11 @@ async function main(): Promise<void> {
     }
   }
   printTable(rows);
-  console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average after: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   if (args.json) await writeFile(args.json, JSON.stringify(rows, null, 2));
 }
 

@@ -13,7 +13,10 @@ const K = Number(process.env.GATE_BENCH_K ?? 20);
 const BATCH = 200;
 const TIME_MS = Number(process.env.GATE_BENCH_MS ?? 1000);
 
-const passages: Passage[] = Array.from({ length: K }, (_, i) => ({ id: `doc-${i}`, text: `passage text number ${i} about something` }));
+const passages: Passage[] = Array.from({ length: K }, (_, i) => ({
+  id: `doc-${i}`,
+  text: `passage text number ${i} about something`,
+}));
 const single: ScorerPairResult[] = passages.map((_, i) => ({ relevance: ((i * 37) % 100) / 100 }));
 const multi: ScorerPairResult[] = passages.map((_, i) => ({
   relevant: ((i * 37) % 100) / 100,
@@ -27,7 +30,10 @@ const multiScorer = instant('instant-multi', multi);
 
 const query = 'what is the boiling point of water at altitude';
 const threshold = createGate({ scorer, policy: { threshold: 0.5 } });
-const thresholdCapped = createGate({ scorer, policy: { threshold: 0.5, minKept: 3, maxKept: 10, insufficientBelow: 0.6 } });
+const thresholdCapped = createGate({
+  scorer,
+  policy: { threshold: 0.5, minKept: 3, maxKept: 10, insufficientBelow: 0.6 },
+});
 const rules = createGate({ scorer: multiScorer, policy: { rules: DEFAULT_ROUTING_RULES } });
 
 const OVERRIDE = { threshold: 0.4, maxKept: 5 };
@@ -47,7 +53,8 @@ bench
     for (let i = 0; i < BATCH; i++) sink += (await rules.filter(query, passages)).stats.returned;
   })
   .add('gate.filter threshold + per-call override', async () => {
-    for (let i = 0; i < BATCH; i++) sink += (await threshold.filter(query, passages, { policy: OVERRIDE })).stats.returned;
+    for (let i = 0; i < BATCH; i++)
+      sink += (await threshold.filter(query, passages, { policy: OVERRIDE })).stats.returned;
   })
   .add('gate.filter threshold + budgetMs 100', async () => {
     for (let i = 0; i < BATCH; i++) sink += (await threshold.filter(query, passages, { budgetMs: 100 })).stats.returned;
@@ -58,7 +65,8 @@ await bench.run();
 const perCall = (name: string): { mean: number; p50: number } => {
   const task = bench.tasks.find((t) => t.name === name);
   const result = task?.result;
-  if (result === undefined || !('latency' in result)) throw new Error(`task ${name} did not complete: ${result?.state}`);
+  if (result === undefined || !('latency' in result))
+    throw new Error(`task ${name} did not complete: ${result?.state}`);
   return { mean: (result.latency.mean * 1000) / BATCH, p50: (result.latency.p50 * 1000) / BATCH };
 };
 const base = perCall('direct scorer.score');
@@ -66,7 +74,10 @@ console.log(`k = ${K}, ${BATCH} calls per sample, ${TIME_MS} ms per task, node $
 console.log('task                                      mean µs/call  p50 µs/call  overhead µs (mean / p50)');
 for (const task of bench.tasks) {
   const r = perCall(task.name);
-  const overhead = task.name === 'direct scorer.score' ? '(baseline)' : `${(r.mean - base.mean).toFixed(2)} / ${(r.p50 - base.p50).toFixed(2)}`;
+  const overhead =
+    task.name === 'direct scorer.score'
+      ? '(baseline)'
+      : `${(r.mean - base.mean).toFixed(2)} / ${(r.p50 - base.p50).toFixed(2)}`;
   console.log(`${task.name.padEnd(42)}${r.mean.toFixed(2).padStart(12)}${r.p50.toFixed(2).padStart(13)}  ${overhead}`);
 }
 if (sink === -1) console.log(sink);

@@ -39,7 +39,15 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { model: 'logistic_t500_d6', sizes: [1, 20, 1000], seconds: 1, rounds: 3, ml: true, kernel: 0, json: undefined };
+  const args: Args = {
+    model: 'logistic_t500_d6',
+    sizes: [1, 20, 1000],
+    seconds: 1,
+    rounds: 3,
+    ml: true,
+    kernel: 0,
+    json: undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = (): string => {
@@ -142,7 +150,15 @@ interface CResult {
   value: number[];
 }
 
-function runCPredictor(helper: string, model: string, rowsFile: string, nf: number, sizes: number[], seconds: number, saveLegacy?: string): CResult[] {
+function runCPredictor(
+  helper: string,
+  model: string,
+  rowsFile: string,
+  nf: number,
+  sizes: number[],
+  seconds: number,
+  saveLegacy?: string,
+): CResult[] {
   const argv = [model, rowsFile, String(nf), sizes.join(','), String(seconds)];
   if (saveLegacy) argv.push('--save-legacy', saveLegacy);
   const out = execFileSync(helper, argv, { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -171,7 +187,12 @@ async function main(): Promise<void> {
   const fixtures = join(root, '..', 'shared', 'fixtures', 'xgboost');
   const modelPath = join(fixtures, `${args.model}.json`);
   const model = (await loadTreeModel(modelPath)) as TreeModel & {
-    predictWithKernel(r: Float32Array, n: number, o: { output: 'margin' | 'value' }, k: NativeKernel): Float32Array | Float64Array;
+    predictWithKernel(
+      r: Float32Array,
+      n: number,
+      o: { output: 'margin' | 'value' },
+      k: NativeKernel,
+    ): Float32Array | Float64Array;
     layout: string;
   };
   const nf = model.numFeatures;
@@ -203,7 +224,9 @@ async function main(): Promise<void> {
       const v = model.predictWithKernel(rows, c.rows, { output: 'value' }, args.kernel);
       const dm = maxDiff(m, c.margin);
       const dv = maxDiff(v, c.value);
-      console.log(`check ours vs xgboost-c @${c.rows} rows: max |diff| margin ${dm.toExponential(2)}, value ${dv.toExponential(2)}`);
+      console.log(
+        `check ours vs xgboost-c @${c.rows} rows: max |diff| margin ${dm.toExponential(2)}, value ${dv.toExponential(2)}`,
+      );
       if (!(dm <= tolerance && dv <= tolerance)) {
         throw new Error(`ours differs from XGBoost's C predictor by more than ${tolerance} at ${c.rows} rows`);
       }
@@ -217,7 +240,10 @@ async function main(): Promise<void> {
       const silence = console.warn;
       console.warn = () => {};
       const XGBoost = (await (require('ml-xgboost') as Promise<unknown>)) as {
-        load(m: { name: string; model: number[]; options: Record<string, string> }): { predict(x: number[][]): number[]; free(): void };
+        load(m: { name: string; model: number[]; options: Record<string, string> }): {
+          predict(x: number[][]): number[];
+          free(): void;
+        };
       };
       console.warn = silence;
       const legacy = toMlXgboostLegacy(new Uint8Array(readFileSync(legacyPath)), nf, ng);
@@ -236,7 +262,9 @@ async function main(): Promise<void> {
         `(rows with a genuine -1.0 excluded: ml-xgboost reads -1 as missing): max |diff| ${dml.toExponential(2)}`;
       console.log(mlNote);
       if (!(dml <= 1e-5)) {
-        console.log('ml-xgboost outputs do not match XGBoost; its timings are still shown but it computes something else');
+        console.log(
+          'ml-xgboost outputs do not match XGBoost; its timings are still shown but it computes something else',
+        );
       }
       mlPredict = (n: number) => ml.predict(asArrays.slice(0, n));
     }
@@ -249,7 +277,9 @@ async function main(): Promise<void> {
       for (const c of cRes) table.get(c.rows)!.c.push(c);
       for (const n of args.sizes) {
         const rows = matrix.subarray(0, n * nf);
-        table.get(n)!.ours.push(timeCalls(() => model.predictWithKernel(rows, n, { output: 'value' }, args.kernel), args.seconds));
+        table
+          .get(n)!
+          .ours.push(timeCalls(() => model.predictWithKernel(rows, n, { output: 'value' }, args.kernel), args.seconds));
         if (mlPredict) table.get(n)!.ml.push(timeCalls(() => mlPredict!(n), args.seconds));
       }
       process.stderr.write(`round ${round + 1}/${args.rounds} done\n`);
@@ -259,7 +289,9 @@ async function main(): Promise<void> {
       `\nmodel ${args.model}: ${model.numTrees} trees, ${nf} features, layout ${model.layout}, kernel ${args.kernel === 0 ? treeKernelName() : ['auto', 'scalar', 'avx2', 'avx512'][args.kernel]}; ` +
         `${args.rounds} rounds x ${args.seconds}s per size per evaluator; µs per call (median of round medians; p99 median of round p99s)`,
     );
-    console.log('rows | ours med | ours p99 | xgb-c med | xgb-c p99 | ml-xgb med | ml-xgb p99 | xgb-c/ours | ml-xgb/ours | per-round xgb-c/ours');
+    console.log(
+      'rows | ours med | ours p99 | xgb-c med | xgb-c p99 | ml-xgb med | ml-xgb p99 | xgb-c/ours | ml-xgb/ours | per-round xgb-c/ours',
+    );
     const summary: unknown[] = [];
     for (const [n, row] of table) {
       const om = median(row.ours.map((t) => t.medianUs));
@@ -271,12 +303,19 @@ async function main(): Promise<void> {
       const perRound = row.ours.map((t, i) => (row.c[i]!.medianUs / t.medianUs).toFixed(1)).join(' ');
       console.log(
         `${n} | ${fmt(om)} | ${fmt(op)} | ${fmt(cm)} | ${fmt(cp)} | ${row.ml.length ? fmt(mm) : '-'} | ${row.ml.length ? fmt(mp) : '-'} | ` +
-          `${(cm / om).toFixed(1)}x | ${row.ml.length ? (mm / om).toFixed(0) + 'x' : '-'} | ${perRound}`,
+          `${(cm / om).toFixed(1)}x | ${row.ml.length ? `${(mm / om).toFixed(0)}x` : '-'} | ${perRound}`,
       );
-      summary.push({ rows: n, ours: { medianUs: om, p99Us: op }, xgboostC: { medianUs: cm, p99Us: cp }, mlXgboost: { medianUs: mm, p99Us: mp }, speedupVsC: cm / om });
+      summary.push({
+        rows: n,
+        ours: { medianUs: om, p99Us: op },
+        xgboostC: { medianUs: cm, p99Us: cp },
+        mlXgboost: { medianUs: mm, p99Us: mp },
+        speedupVsC: cm / om,
+      });
     }
     console.log(mlNote);
-    if (args.json) writeFileSync(args.json, JSON.stringify({ model: args.model, kernel: treeKernelName(), summary }, null, 2));
+    if (args.json)
+      writeFileSync(args.json, JSON.stringify({ model: args.model, kernel: treeKernelName(), summary }, null, 2));
   } finally {
     rmSync(tmp, { recursive: true, force: true });
     model.dispose();
@@ -284,6 +323,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.stack ?? err.message : err);
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
   process.exitCode = 1;
 });

@@ -11,7 +11,9 @@ import { discoverCollections } from '../src/training/train-command.js';
 
 const at = process.argv.indexOf('--data');
 const dataDir = resolve(at > 0 ? process.argv[at + 1]! : '../shared/data');
-process.stdout.write('| collection | queries | MAP@1000 | nDCG@10 | index ms | search ms |\n|---|---|---|---|---|---|\n');
+process.stdout.write(
+  '| collection | queries | MAP@1000 | nDCG@10 | index ms | search ms |\n|---|---|---|---|---|---|\n',
+);
 for (const name of discoverCollections(dataDir)) {
   const c = loadCollection(join(dataDir, name));
   const t0 = performance.now();

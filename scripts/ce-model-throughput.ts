@@ -30,11 +30,17 @@ const session = await ort.InferenceSession.create(join(dir, 'onnx', 'model.onnx'
   graphOptimizationLevel: 'all',
 });
 const n = batch * seq;
-const ids = BigInt64Array.from({ length: n }, (_, i) => BigInt(i % seq === 0 ? 101 : i % seq === seq - 1 ? 102 : 1000 + ((i * 7919) % 28000)));
+const ids = BigInt64Array.from({ length: n }, (_, i) =>
+  BigInt(i % seq === 0 ? 101 : i % seq === seq - 1 ? 102 : 1000 + ((i * 7919) % 28000)),
+);
 const feeds: Record<string, ort.Tensor> = {
   input_ids: new ort.Tensor('int64', ids, [batch, seq]),
   attention_mask: new ort.Tensor('int64', new BigInt64Array(n).fill(1n), [batch, seq]),
-  token_type_ids: new ort.Tensor('int64', BigInt64Array.from({ length: n }, (_, i) => (i % seq >= seq / 2 ? 1n : 0n)), [batch, seq]),
+  token_type_ids: new ort.Tensor(
+    'int64',
+    BigInt64Array.from({ length: n }, (_, i) => (i % seq >= seq / 2 ? 1n : 0n)),
+    [batch, seq],
+  ),
 };
 const run = async (): Promise<void> => {
   await session.run(Object.fromEntries(session.inputNames.map((name) => [name, feeds[name]!])));

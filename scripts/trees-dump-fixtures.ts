@@ -39,7 +39,12 @@ for (const { name } of manifest.models) {
   const u32 = (...v: number[]) => parts.push(new Uint8Array(Uint32Array.from(v).buffer));
   const f32 = (a: ArrayLike<number>) => parts.push(new Uint8Array(Float32Array.from(a).buffer));
   const i32 = (a: ArrayLike<number>) => parts.push(new Uint8Array(Int32Array.from(a).buffer));
-  u32(0x44544752, spec.numFeatures, spec.numGroups, NATIVE_OBJECTIVES.indexOf(spec.objective as (typeof NATIVE_OBJECTIVES)[number]));
+  u32(
+    0x44544752,
+    spec.numFeatures,
+    spec.numGroups,
+    NATIVE_OBJECTIVES.indexOf(spec.objective as (typeof NATIVE_OBJECTIVES)[number]),
+  );
   f32([spec.baseMargin]);
   u32(T, N, X.length);
   i32(spec.nodeOffsets);

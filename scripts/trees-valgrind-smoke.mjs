@@ -7,7 +7,17 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const addon = require('../build/Release/relevance_gate.node');
-const objectives = ['binary:logistic', 'binary:logitraw', 'reg:logistic', 'reg:squarederror', 'rank:pairwise', 'rank:ndcg', 'rank:map', 'multi:softprob', 'multi:softmax'];
+const objectives = [
+  'binary:logistic',
+  'binary:logitraw',
+  'reg:logistic',
+  'reg:squarederror',
+  'rank:pairwise',
+  'rank:ndcg',
+  'rank:map',
+  'multi:softprob',
+  'multi:softmax',
+];
 
 function readDump(path) {
   const b = readFileSync(path);

@@ -21,7 +21,10 @@ export interface CacheResolution {
 }
 
 /** Scores the passages at `missIndices` (indices into the request's passages); results in that order. */
-export type ScoreMisses = (missIndices: readonly number[], options: ScoreOptions) => Promise<ReadonlyArray<ScorerPairResult>>;
+export type ScoreMisses = (
+  missIndices: readonly number[],
+  options: ScoreOptions,
+) => Promise<ReadonlyArray<ScorerPairResult>>;
 
 export interface PairScoreCache {
   /**

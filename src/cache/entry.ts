@@ -30,7 +30,9 @@ export function toCacheableResult(value: unknown): CacheableResult | undefined {
       if (raw === undefined) return undefined;
     }
     if (detailed.tier !== undefined && typeof detailed.tier !== 'string') return undefined;
-    const out: { probabilities: SignalProbabilities; raw?: Readonly<Record<string, number>>; tier?: string } = { probabilities };
+    const out: { probabilities: SignalProbabilities; raw?: Readonly<Record<string, number>>; tier?: string } = {
+      probabilities,
+    };
     if (raw !== undefined) out.raw = raw;
     if (detailed.tier !== undefined) out.tier = detailed.tier as string;
     return Object.freeze(out) as DetailedPairScore;
@@ -39,7 +41,8 @@ export function toCacheableResult(value: unknown): CacheableResult | undefined {
 }
 
 function numberRecord(value: unknown): Readonly<Record<string, number>> | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || ArrayBuffer.isView(value)) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || ArrayBuffer.isView(value))
+    return undefined;
   const out: Record<string, number> = {};
   let count = 0;
   for (const name of Object.keys(value)) {

@@ -15,7 +15,11 @@ export class SnapshotError extends RelevanceGateError {
   readonly reason: SnapshotFailure;
   readonly path: string;
   constructor(reason: SnapshotFailure, path: string, message: string, options?: { cause?: unknown }) {
-    super('ERR_CACHE_SNAPSHOT', `score-cache snapshot ${JSON.stringify(path)} refused (${reason}): ${message}`, options);
+    super(
+      'ERR_CACHE_SNAPSHOT',
+      `score-cache snapshot ${JSON.stringify(path)} refused (${reason}): ${message}`,
+      options,
+    );
     this.reason = reason;
     this.path = path;
   }

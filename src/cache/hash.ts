@@ -62,13 +62,22 @@ export function contentHash(passage: HashablePassageContent): string {
       ? xxhash.h64ToString(text, SEED_TEXT_ONLY)
       : xxhash.h64ToString(`${title.length}:${title}\u0000${text}`, SEED_TITLE_TEXT);
   }
-  const base = title === undefined ? xxhash.h64(text, SEED_TEXT_ONLY) : xxhash.h64(`${title.length}:${title}\u0000${text}`, SEED_TITLE_TEXT);
+  const base =
+    title === undefined
+      ? xxhash.h64(text, SEED_TEXT_ONLY)
+      : xxhash.h64(`${title.length}:${title}\u0000${text}`, SEED_TITLE_TEXT);
   return featuresHash(features, base).toString(16).padStart(16, '0');
 }
 
-function featuresHash(features: Readonly<Record<string, number>> | Float32Array | readonly number[], base: bigint): bigint {
+function featuresHash(
+  features: Readonly<Record<string, number>> | Float32Array | readonly number[],
+  base: bigint,
+): bigint {
   if (features instanceof Float32Array) {
-    return xxhash.h64Raw(new Uint8Array(features.buffer, features.byteOffset, features.byteLength), (base ^ SEED_FEATURES_F32) & MASK_64);
+    return xxhash.h64Raw(
+      new Uint8Array(features.buffer, features.byteOffset, features.byteLength),
+      (base ^ SEED_FEATURES_F32) & MASK_64,
+    );
   }
   if (Array.isArray(features)) {
     const f64 = Float64Array.from(features as readonly number[]);

@@ -45,7 +45,9 @@ export function compileQueryNormalizer(spec: QueryNormalization | undefined): Co
   const options = (spec ?? {}) as QueryNormalizationOptions;
   const form = options.unicodeForm ?? 'NFC';
   if (form !== 'NFC' && form !== 'NFKC' && form !== 'none') {
-    throw new InvalidArgumentError(`normalizeQuery.unicodeForm must be 'NFC', 'NFKC' or 'none', got ${JSON.stringify(form)}`);
+    throw new InvalidArgumentError(
+      `normalizeQuery.unicodeForm must be 'NFC', 'NFKC' or 'none', got ${JSON.stringify(form)}`,
+    );
   }
   const trim = options.trim ?? true;
   const collapse = options.collapseWhitespace ?? true;

@@ -82,7 +82,8 @@ export class RedisL2 {
   private closed = false;
 
   constructor(options: RedisL2Options, defaultTtlMs: number | undefined) {
-    if (typeof options.url !== 'string' || options.url.length === 0) throw new InvalidArgumentError('redis.url must be a non-empty string');
+    if (typeof options.url !== 'string' || options.url.length === 0)
+      throw new InvalidArgumentError('redis.url must be a non-empty string');
     this.prefix = options.prefix ?? 'rg:score:';
     this.ttlMs = positiveInt('redis.ttlMs', options.ttlMs ?? defaultTtlMs ?? 24 * 3600 * 1000);
     this.timeoutMs = positiveInt('redis.timeoutMs', options.timeoutMs ?? 5);
@@ -242,7 +243,10 @@ export class RedisL2 {
     this.closed = true;
     if (this.client.status === 'ready') {
       const quit = this.client.quit().catch(() => undefined);
-      const gaveUp = await Promise.race([quit.then(() => false), new Promise<boolean>((r) => setTimeout(r, 500, true).unref())]);
+      const gaveUp = await Promise.race([
+        quit.then(() => false),
+        new Promise<boolean>((r) => setTimeout(r, 500, true).unref()),
+      ]);
       if (!gaveUp) return;
     }
     this.client.disconnect();

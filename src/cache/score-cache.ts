@@ -13,7 +13,14 @@ import { KEY_SCHEMA_VERSION, pairKey, scopeHash } from './keys.js';
 import { compileQueryNormalizer, type CompiledNormalizer, type QueryNormalization } from './normalize-query.js';
 import { RedisL2, zeroL2Counters, type L2Counters, type RedisL2Options } from './redis-l2.js';
 import { SingleFlight, type Flight, type FlightOutcome } from './single-flight.js';
-import { decodeSnapshot, encodeSnapshot, readSnapshotFile, readSnapshotFileSync, writeSnapshotFile, type SnapshotEntry } from './snapshot.js';
+import {
+  decodeSnapshot,
+  encodeSnapshot,
+  readSnapshotFile,
+  readSnapshotFileSync,
+  writeSnapshotFile,
+  type SnapshotEntry,
+} from './snapshot.js';
 
 export interface ScoreCacheOptions {
   /** Upper bound of the L1's estimated heap bytes (keys, values and LRU bookkeeping); ≥ 4096. */
@@ -169,7 +176,8 @@ class ScoreCacheImpl implements ScoreCache {
   private closed = false;
 
   constructor(options: ScoreCacheOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('createScoreCache needs an options object');
+    if (options === null || typeof options !== 'object')
+      throw new InvalidArgumentError('createScoreCache needs an options object');
     const { maxBytes, ttlMs } = options;
     if (typeof maxBytes !== 'number' || !Number.isFinite(maxBytes) || maxBytes < MIN_MAX_BYTES) {
       throw new InvalidArgumentError(`maxBytes must be a finite number ≥ ${MIN_MAX_BYTES}, got ${String(maxBytes)}`);
@@ -177,7 +185,8 @@ class ScoreCacheImpl implements ScoreCache {
     if (ttlMs !== undefined && (typeof ttlMs !== 'number' || !(ttlMs > 0))) {
       throw new InvalidArgumentError(`ttlMs must be a positive number of milliseconds, got ${String(ttlMs)}`);
     }
-    if (options.clock !== undefined && typeof options.clock !== 'function') throw new InvalidArgumentError('clock must be a function');
+    if (options.clock !== undefined && typeof options.clock !== 'function')
+      throw new InvalidArgumentError('clock must be a function');
     this.maxBytes = Math.floor(maxBytes);
     this.ttlMs = ttlMs;
     this.clock = options.clock ?? Date.now;
@@ -193,7 +202,10 @@ class ScoreCacheImpl implements ScoreCache {
     this.l2 = options.redis === undefined ? undefined : new RedisL2(options.redis, ttlMs);
     if (options.fromSnapshot !== undefined) {
       try {
-        this.warmStartResult = this.load(decodeSnapshot(readSnapshotFileSync(options.fromSnapshot), options.fromSnapshot), options.fromSnapshot);
+        this.warmStartResult = this.load(
+          decodeSnapshot(readSnapshotFileSync(options.fromSnapshot), options.fromSnapshot),
+          options.fromSnapshot,
+        );
       } catch (error) {
         if (!(error instanceof SnapshotError)) throw error;
         this.warmStartResult = error;
@@ -289,7 +301,13 @@ class ScoreCacheImpl implements ScoreCache {
    * what scored, and settles the pairs' flights. On any error every flight still open is
    * settled as failed (or aborted) before the error propagates, so followers never hang.
    */
-  private async scoreAsLeader(call: CallState, pairs: PendingPair[], scoreMisses: ScoreMisses, options: ScoreOptions, useL2: boolean): Promise<void> {
+  private async scoreAsLeader(
+    call: CallState,
+    pairs: PendingPair[],
+    scoreMisses: ScoreMisses,
+    options: ScoreOptions,
+    useL2: boolean,
+  ): Promise<void> {
     let pending = pairs;
     try {
       if (useL2 && this.l2 !== undefined) pending = await this.readL2(call, pairs, options);
@@ -367,13 +385,18 @@ class ScoreCacheImpl implements ScoreCache {
    * not finished by this call's deadline are scored by this call (one more scoreMisses call),
    * under this call's own signal and deadline. This call's abort rejects at once.
    */
-  private async awaitLeaders(call: CallState, pairs: PendingPair[], scoreMisses: ScoreMisses, options: ScoreOptions): Promise<void> {
+  private async awaitLeaders(
+    call: CallState,
+    pairs: PendingPair[],
+    scoreMisses: ScoreMisses,
+    options: ScoreOptions,
+  ): Promise<void> {
     await waitForFlights(pairs, options);
     const retry: PendingPair[] = [];
     const now = this.clock();
     for (const pair of pairs) {
       const outcome = (pair.flight as Flight).outcome;
-      if (outcome !== undefined && outcome.ok) {
+      if (outcome?.ok) {
         call.results[pair.index] = outcome.entry.result;
         call.cached[pair.index] = true;
         this.counters.inflightShared++;
@@ -408,7 +431,8 @@ class ScoreCacheImpl implements ScoreCache {
    */
   private scopeOf(scorerId: string, query: string): string {
     // Long queries are not memoised: the memo must stay small (≤ SCOPE_MEMO_SIZE × ~1 KB).
-    if (query.length + scorerId.length > SCOPE_MEMO_MAX_CHARS) return scopeHash(scorerId, this.normalizer.normalize(query), this.scopeTag);
+    if (query.length + scorerId.length > SCOPE_MEMO_MAX_CHARS)
+      return scopeHash(scorerId, this.normalizer.normalize(query), this.scopeTag);
     const memoKey = `${scorerId.length}:${scorerId}\u0000${query}`; // length prefix: unambiguous
     let scope = this.scopes.get(memoKey);
     if (scope === undefined) {
@@ -458,7 +482,8 @@ class ScoreCacheImpl implements ScoreCache {
   }
 
   async snapshot(path: string): Promise<SnapshotReport> {
-    if (typeof path !== 'string' || path.length === 0) throw new InvalidArgumentError('snapshot path must be a non-empty string');
+    if (typeof path !== 'string' || path.length === 0)
+      throw new InvalidArgumentError('snapshot path must be a non-empty string');
     const now = this.clock();
     const entries: SnapshotEntry[] = [];
     // rentries() is typed loosely ((K | V)[]); rkeys() + peek() keep the types and the LRU order.
@@ -473,7 +498,8 @@ class ScoreCacheImpl implements ScoreCache {
 
   async warmStart(path: string): Promise<WarmStartReport> {
     if (this.closed) throw new DisposedError('score cache');
-    if (typeof path !== 'string' || path.length === 0) throw new InvalidArgumentError('snapshot path must be a non-empty string');
+    if (typeof path !== 'string' || path.length === 0)
+      throw new InvalidArgumentError('snapshot path must be a non-empty string');
     return this.load(decodeSnapshot(await readSnapshotFile(path), path), path);
   }
 
@@ -505,7 +531,14 @@ class ScoreCacheImpl implements ScoreCache {
       selected.push(item);
     }
     for (let i = selected.length - 1; i >= 0; i--) this.l1Set(selected[i].key, selected[i].entry);
-    return { path, createdAt: snapshot.createdAt, loaded: selected.length, skippedExpired, skippedOverBudget, skippedNewer };
+    return {
+      path,
+      createdAt: snapshot.createdAt,
+      loaded: selected.length,
+      skippedExpired,
+      skippedOverBudget,
+      skippedNewer,
+    };
   }
 
   ready(timeoutMs = 2000): Promise<boolean> {
@@ -576,12 +609,16 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 }
 
 function abortedError(signal: AbortSignal): AbortedError {
-  return signal.reason instanceof AbortedError ? signal.reason : new AbortedError('the operation was aborted', { cause: signal.reason });
+  return signal.reason instanceof AbortedError
+    ? signal.reason
+    : new AbortedError('the operation was aborted', { cause: signal.reason });
 }
 
 function validateRequest(request: CacheRequest, scoreMisses: ScoreMisses): void {
-  if (request === null || typeof request !== 'object') throw new InvalidArgumentError('resolve() needs a request object');
-  if (typeof request.scorerId !== 'string' || request.scorerId.length === 0) throw new InvalidArgumentError('request.scorerId must be a non-empty string');
+  if (request === null || typeof request !== 'object')
+    throw new InvalidArgumentError('resolve() needs a request object');
+  if (typeof request.scorerId !== 'string' || request.scorerId.length === 0)
+    throw new InvalidArgumentError('request.scorerId must be a non-empty string');
   if (typeof request.query !== 'string') throw new InvalidArgumentError('request.query must be a string');
   if (!Array.isArray(request.passages)) throw new InvalidArgumentError('request.passages must be an array');
   if (typeof scoreMisses !== 'function') throw new InvalidArgumentError('scoreMisses must be a function');
@@ -591,6 +628,7 @@ function validateRequest(request: CacheRequest, scoreMisses: ScoreMisses): void 
     if (p === null || typeof p !== 'object' || typeof p.id !== 'string' || typeof p.text !== 'string') {
       throw new InvalidArgumentError(`passages[${i}] must be an object with string id and text`);
     }
-    if (p.title !== undefined && typeof p.title !== 'string') throw new InvalidArgumentError(`passages[${i}].title must be a string when given`);
+    if (p.title !== undefined && typeof p.title !== 'string')
+      throw new InvalidArgumentError(`passages[${i}].title must be a string when given`);
   }
 }

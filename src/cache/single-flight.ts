@@ -8,7 +8,9 @@ import type { CacheEntry } from './entry.js';
 
 export type FlightFailure = 'failed' | 'aborted' | 'null' | 'uncacheable';
 
-export type FlightOutcome = { readonly ok: true; readonly entry: CacheEntry } | { readonly ok: false; readonly reason: FlightFailure };
+export type FlightOutcome =
+  | { readonly ok: true; readonly entry: CacheEntry }
+  | { readonly ok: false; readonly reason: FlightFailure };
 
 export interface Flight {
   readonly promise: Promise<FlightOutcome>;

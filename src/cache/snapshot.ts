@@ -49,30 +49,46 @@ export function decodeSnapshot(bytes: Buffer, path: string): { createdAt: number
   if (bytes.length < MAGIC.length || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) {
     throw new SnapshotError('foreign', path, 'missing the RGSCACHE magic');
   }
-  if (bytes.length < HEADER_BYTES) throw new SnapshotError('truncated', path, `${bytes.length} bytes is shorter than the ${HEADER_BYTES}-byte header`);
+  if (bytes.length < HEADER_BYTES)
+    throw new SnapshotError('truncated', path, `${bytes.length} bytes is shorter than the ${HEADER_BYTES}-byte header`);
   const version = bytes.readUInt32LE(8);
   if (version !== SNAPSHOT_FORMAT_VERSION) {
-    throw new SnapshotError('unsupported-version', path, `format version ${version}; this build reads version ${SNAPSHOT_FORMAT_VERSION}`);
+    throw new SnapshotError(
+      'unsupported-version',
+      path,
+      `format version ${version}; this build reads version ${SNAPSHOT_FORMAT_VERSION}`,
+    );
   }
   const payloadLength = bytes.readBigUInt64LE(16);
   const actualLength = BigInt(bytes.length - HEADER_BYTES);
   if (payloadLength !== actualLength) {
-    throw new SnapshotError(payloadLength > actualLength ? 'truncated' : 'malformed', path, `header says ${payloadLength} payload bytes, file has ${actualLength}`);
+    throw new SnapshotError(
+      payloadLength > actualLength ? 'truncated' : 'malformed',
+      path,
+      `header says ${payloadLength} payload bytes, file has ${actualLength}`,
+    );
   }
   const payload = bytes.subarray(HEADER_BYTES);
-  if (hash64Bytes(payload) !== bytes.readBigUInt64LE(24)) throw new SnapshotError('checksum', path, 'payload checksum mismatch');
+  if (hash64Bytes(payload) !== bytes.readBigUInt64LE(24))
+    throw new SnapshotError('checksum', path, 'payload checksum mismatch');
   let decoded: unknown;
   try {
     decoded = packr.unpack(payload);
   } catch (cause) {
     throw new SnapshotError('malformed', path, 'payload is not valid msgpack', { cause });
   }
-  if (decoded === null || typeof decoded !== 'object') throw new SnapshotError('malformed', path, 'payload is not a map');
+  if (decoded === null || typeof decoded !== 'object')
+    throw new SnapshotError('malformed', path, 'payload is not a map');
   const { keySchema, createdAt, entries } = decoded as { keySchema?: unknown; createdAt?: unknown; entries?: unknown };
   if (keySchema !== KEY_SCHEMA_VERSION) {
-    throw new SnapshotError('malformed', path, `key schema ${String(keySchema)}; this build uses ${KEY_SCHEMA_VERSION} (keys would never match)`);
+    throw new SnapshotError(
+      'malformed',
+      path,
+      `key schema ${String(keySchema)}; this build uses ${KEY_SCHEMA_VERSION} (keys would never match)`,
+    );
   }
-  if (typeof createdAt !== 'number' || !Number.isFinite(createdAt)) throw new SnapshotError('malformed', path, 'createdAt is not a number');
+  if (typeof createdAt !== 'number' || !Number.isFinite(createdAt))
+    throw new SnapshotError('malformed', path, 'createdAt is not a number');
   if (!Array.isArray(entries)) throw new SnapshotError('malformed', path, 'entries is not an array');
   const out: SnapshotEntry[] = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) {

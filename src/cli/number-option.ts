@@ -10,7 +10,12 @@ export const isNonNegative = (n: number): boolean => n >= 0;
 export const isInteger = (n: number): boolean => Number.isInteger(n);
 
 /** Parses `--flag text` as a finite number that passes `ok`; `what` describes it in the error. */
-export function numberOption(flag: string, text: string, ok: (n: number) => boolean = () => true, what = 'a number'): number {
+export function numberOption(
+  flag: string,
+  text: string,
+  ok: (n: number) => boolean = () => true,
+  what = 'a number',
+): number {
   const n = Number(text);
   if (text.trim() === '' || !Number.isFinite(n) || !ok(n)) {
     throw new InvalidArgumentError(`--${flag} must be ${what}, got "${text}"`);

@@ -37,7 +37,7 @@ export function buildCandidateLists(
     const judgments = judgmentsOf(collection, queryId);
     const candidates = firstStage.search(query.text, topN).map((c) => {
       const g = judgments.get(c.docId) ?? 0;
-      return { docId: c.docId, bm25: c.score, rank: c.rank, grade: g > 0 ? g : 0 };
+      return { docId: c.docId, bm25: c.score, rank: c.rank, grade: Math.max(g, 0) };
     });
     return { queryId, queryText: query.text, candidates, judgments };
   });

@@ -119,11 +119,19 @@ function parseJsonLine(path: string, lineNo: number, line: string): Record<strin
   return value as Record<string, unknown>;
 }
 
-function stringField(path: string, lineNo: number, obj: Record<string, unknown>, key: string, required: boolean): string {
+function stringField(
+  path: string,
+  lineNo: number,
+  obj: Record<string, unknown>,
+  key: string,
+  required: boolean,
+): string {
   const v = obj[key];
   if (v === undefined && !required) return '';
   if (typeof v !== 'string') {
-    throw new CollectionFormatError(`${path}:${lineNo}: field "${key}" must be a string, got ${v === undefined ? 'nothing' : typeof v}`);
+    throw new CollectionFormatError(
+      `${path}:${lineNo}: field "${key}" must be a string, got ${v === undefined ? 'nothing' : typeof v}`,
+    );
   }
   return v;
 }
@@ -137,7 +145,11 @@ function parseDocs(path: string, text: string): CollectionDoc[] {
     if (id === '') throw new CollectionFormatError(`${path}:${lineNo}: empty document id`);
     if (seen.has(id)) throw new CollectionFormatError(`${path}:${lineNo}: duplicate document id "${id}"`);
     seen.add(id);
-    docs.push({ id, title: stringField(path, lineNo, obj, 'title', false), text: stringField(path, lineNo, obj, 'text', false) });
+    docs.push({
+      id,
+      title: stringField(path, lineNo, obj, 'title', false),
+      text: stringField(path, lineNo, obj, 'text', false),
+    });
   }
   if (docs.length === 0) throw new CollectionFormatError(`${path}: no documents`);
   return docs;
@@ -178,9 +190,11 @@ function parseQrels(
       }
       throw new CollectionFormatError(`${path}:${lineNo}: missing header "query-id<TAB>corpus-id<TAB>score"`);
     }
-    if (cols.length !== 3) throw new CollectionFormatError(`${path}:${lineNo}: expected 3 tab-separated columns, got ${cols.length}`);
+    if (cols.length !== 3)
+      throw new CollectionFormatError(`${path}:${lineNo}: expected 3 tab-separated columns, got ${cols.length}`);
     const [qid, did, scoreText] = cols as [string, string, string];
-    if (!/^-?\d+$/.test(scoreText)) throw new CollectionFormatError(`${path}:${lineNo}: score "${scoreText}" is not an integer`);
+    if (!/^-?\d+$/.test(scoreText))
+      throw new CollectionFormatError(`${path}:${lineNo}: score "${scoreText}" is not an integer`);
     if (!queryIds.has(qid)) throw new CollectionFormatError(`${path}:${lineNo}: unknown query id "${qid}"`);
     if (!docIds.has(did)) throw new CollectionFormatError(`${path}:${lineNo}: unknown document id "${did}"`);
     let judged = qrels.get(qid);
@@ -216,7 +230,8 @@ export function loadCollection(dir: string): Collection {
   const trainQrels = existsSync(trainQrelsPath)
     ? parseQrels(trainQrelsPath, readRequired(trainQrelsPath).toString('utf8'), queryIds, docIds)
     : null;
-  if (judgedQueryIds(qrels).length === 0) throw new CollectionFormatError(`${qrelsPath}: no query has a relevant (score > 0) judgment`);
+  if (judgedQueryIds(qrels).length === 0)
+    throw new CollectionFormatError(`${qrelsPath}: no query has a relevant (score > 0) judgment`);
 
   const fingerprint = createHash('sha256').update(docsBytes).update(queriesBytes).digest('hex');
   return { name: basename(root), dir: root, docs, docById, queries, queryById, qrels, trainQrels, fingerprint };

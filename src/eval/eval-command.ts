@@ -33,7 +33,12 @@ export interface EvalCommandOptions {
 /** The JSON the CLI writes: the evaluation plus what was evaluated with what. */
 export interface EvalJsonReport extends EvalReport {
   readonly tool: 'relevance-gate eval';
-  readonly tier: { readonly name: string; readonly model: string; readonly description: string; readonly relevanceModel: boolean };
+  readonly tier: {
+    readonly name: string;
+    readonly model: string;
+    readonly description: string;
+    readonly relevanceModel: boolean;
+  };
   readonly querySet: { readonly name: string; readonly reason: string };
   readonly loadMs: number;
 }
@@ -61,9 +66,14 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
   try {
     const loadMs = Math.round(performance.now() - t0);
     const querySet = resolveQuerySet(collection, options.queries as QuerySetName, tier.splits);
-    log(`eval: ${collection.name} (${collection.docs.length} docs), ${querySet.queryIds.length} queries: ${querySet.reason}`);
+    log(
+      `eval: ${collection.name} (${collection.docs.length} docs), ${querySet.queryIds.length} queries: ${querySet.reason}`,
+    );
     log(`eval: tier ${tier.name}: ${tier.description}`);
-    if (!tier.relevanceModel) log('eval: WARNING: this model is a speed/shape model with random weights; its relevance numbers are meaningless');
+    if (!tier.relevanceModel)
+      log(
+        'eval: WARNING: this model is a speed/shape model with random weights; its relevance numbers are meaningless',
+      );
     const targetPrecision = options.targetPrecision ?? tier.targetPrecision ?? 0.5;
     const progress = options.progress ? createProgress(`eval ${collection.name}`, querySet.queryIds.length) : null;
     const report = await runEval({
@@ -80,7 +90,12 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
     progress?.finish();
     const json: EvalJsonReport = {
       tool: 'relevance-gate eval',
-      tier: { name: tier.name, model: options.model, description: tier.description, relevanceModel: tier.relevanceModel },
+      tier: {
+        name: tier.name,
+        model: options.model,
+        description: tier.description,
+        relevanceModel: tier.relevanceModel,
+      },
       querySet: { name: querySet.name, reason: querySet.reason },
       loadMs,
       ...report,

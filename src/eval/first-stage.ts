@@ -107,7 +107,8 @@ export function createBm25FirstStage(
   return {
     params,
     search(query, topN) {
-      if (!Number.isInteger(topN) || topN < 1) throw new InvalidArgumentError(`topN must be a positive integer, got ${topN}`);
+      if (!Number.isInteger(topN) || topN < 1)
+        throw new InvalidArgumentError(`topN must be a positive integer, got ${topN}`);
       const results = index.search(query);
       const scored = results.map((r) => ({ docId: String(r.id), score: r.score / (r.queryTerms.length || 1) }));
       scored.sort((a, b) => b.score - a.score || compareIds(a.docId, b.docId));

@@ -90,7 +90,8 @@ export interface ThresholdRow {
 
 function validatePairs(pairs: readonly LabelledScore[]): void {
   for (let i = 0; i < pairs.length; i++) {
-    if (!Number.isFinite(pairs[i]!.score)) throw new InvalidArgumentError(`pair ${i}: score ${pairs[i]!.score} is not finite`);
+    if (!Number.isFinite(pairs[i]!.score))
+      throw new InvalidArgumentError(`pair ${i}: score ${pairs[i]!.score} is not finite`);
   }
 }
 
@@ -98,7 +99,11 @@ function row(threshold: number, kept: number, relevantKept: number, relevantTota
   const precision = kept === 0 ? null : relevantKept / kept;
   const recall = relevantTotal === 0 ? null : relevantKept / relevantTotal;
   const f1 =
-    precision === null || recall === null ? null : precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
+    precision === null || recall === null
+      ? null
+      : precision + recall === 0
+        ? 0
+        : (2 * precision * recall) / (precision + recall);
   return { threshold, precision, recall, f1, kept, relevantKept };
 }
 

@@ -54,7 +54,13 @@ export function parseSplitsFile(text: string, path: string): SplitsFile {
   }
   for (const [name, e] of Object.entries(v.collections)) {
     const entry = e as Partial<CollectionSplitEntry> | null;
-    if (!entry || typeof entry.fingerprint !== 'string' || !isStringArray(entry.train) || !isStringArray(entry.validation) || !isStringArray(entry.test)) {
+    if (
+      !entry ||
+      typeof entry.fingerprint !== 'string' ||
+      !isStringArray(entry.train) ||
+      !isStringArray(entry.validation) ||
+      !isStringArray(entry.test)
+    ) {
       throw new ModelFormatError(`${path}: collection "${name}" needs fingerprint and train/validation/test id lists`);
     }
   }
@@ -68,7 +74,10 @@ export function readSplitsFile(path: string): SplitsFile | null {
 }
 
 /** The split entry for this exact collection (matched by fingerprint), or null. */
-export function findSplitEntry(splits: SplitsFile | null, collection: Collection): { name: string; entry: CollectionSplitEntry } | null {
+export function findSplitEntry(
+  splits: SplitsFile | null,
+  collection: Collection,
+): { name: string; entry: CollectionSplitEntry } | null {
   if (!splits) return null;
   for (const [name, entry] of Object.entries(splits.collections)) {
     if (entry.fingerprint === collection.fingerprint) return { name, entry };
@@ -76,7 +85,11 @@ export function findSplitEntry(splits: SplitsFile | null, collection: Collection
   return null;
 }
 
-export function resolveQuerySet(collection: Collection, requested: QuerySetName, splits: SplitsFile | null): ResolvedQuerySet {
+export function resolveQuerySet(
+  collection: Collection,
+  requested: QuerySetName,
+  splits: SplitsFile | null,
+): ResolvedQuerySet {
   const match = findSplitEntry(splits, collection);
   const all = (): ResolvedQuerySet => ({
     name: 'all',
@@ -88,7 +101,11 @@ export function resolveQuerySet(collection: Collection, requested: QuerySetName,
   if (requested === 'all') return all();
   if (requested === 'default') {
     if (!match) return all();
-    return { name: 'test', queryIds: match.entry.test, reason: `test split of "${match.name}" from the model's ${SPLITS_FILE}` };
+    return {
+      name: 'test',
+      queryIds: match.entry.test,
+      reason: `test split of "${match.name}" from the model's ${SPLITS_FILE}`,
+    };
   }
   if (!match) {
     throw new InvalidArgumentError(
@@ -97,7 +114,12 @@ export function resolveQuerySet(collection: Collection, requested: QuerySetName,
   }
   const ids = match.entry[requested];
   for (const id of ids) {
-    if (!collection.queryById.has(id)) throw new ModelFormatError(`${SPLITS_FILE}: query "${id}" is not in collection ${collection.name}`);
+    if (!collection.queryById.has(id))
+      throw new ModelFormatError(`${SPLITS_FILE}: query "${id}" is not in collection ${collection.name}`);
   }
-  return { name: requested, queryIds: ids, reason: `${requested} split of "${match.name}" from the model's ${SPLITS_FILE}` };
+  return {
+    name: requested,
+    queryIds: ids,
+    reason: `${requested} split of "${match.name}" from the model's ${SPLITS_FILE}`,
+  };
 }

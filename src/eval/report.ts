@@ -13,7 +13,8 @@ export function renderPrecisionRecallSvg(report: EvalReport, title: string): str
   const pts = (key: 'precision' | 'recall' | 'f1'): Array<[number, number]> =>
     report.thresholds.filter((r) => r[key] !== null).map((r) => [r.threshold, r[key] as number]);
   const hLines = [{ y: report.targetPrecision, label: `target precision ${report.targetPrecision}` }];
-  if (report.gate.precisionAll !== null) hLines.push({ y: report.gate.precisionAll, label: `keep all ${report.gateK}: precision` });
+  if (report.gate.precisionAll !== null)
+    hLines.push({ y: report.gate.precisionAll, label: `keep all ${report.gateK}: precision` });
   return renderLineChart({
     title,
     xLabel: `threshold (keep score >= threshold), first-stage top ${report.gateK}`,

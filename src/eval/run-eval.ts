@@ -56,13 +56,23 @@ export interface EvalOptions {
 }
 
 export interface EvalReport {
-  readonly collection: { readonly name: string; readonly dir: string; readonly fingerprint: string; readonly docs: number };
+  readonly collection: {
+    readonly name: string;
+    readonly dir: string;
+    readonly fingerprint: string;
+    readonly docs: number;
+  };
   readonly queries: number;
   readonly k: number;
   /** Whether passages carried their first-stage rank as the retrieval_rank feature. */
   readonly retrievalRank: boolean;
   readonly gateK: number;
-  readonly firstStage: { readonly kind: 'bm25'; readonly library: 'minisearch'; readonly k1: number; readonly b: number };
+  readonly firstStage: {
+    readonly kind: 'bm25';
+    readonly library: 'minisearch';
+    readonly k1: number;
+    readonly b: number;
+  };
   readonly ndcg10: { readonly firstStage: number | null; readonly reranked: number | null };
   /** MAP over the top-k lists (relevant docs outside the top k count as missed). */
   readonly map: { readonly firstStage: number | null; readonly reranked: number | null };
@@ -74,7 +84,11 @@ export interface EvalReport {
   readonly gate: GateStats & { readonly thresholdSource: 'given' | 'tuned-on-these-queries' | 'none' };
   readonly timingsMs: { readonly firstStage: number; readonly scoring: number; readonly total: number };
   /** Per-query nDCG@10, for paired comparisons. */
-  readonly perQuery: ReadonlyArray<{ readonly queryId: string; readonly ndcg10FirstStage: number | null; readonly ndcg10Reranked: number | null }>;
+  readonly perQuery: ReadonlyArray<{
+    readonly queryId: string;
+    readonly ndcg10FirstStage: number | null;
+    readonly ndcg10Reranked: number | null;
+  }>;
 }
 
 /** The probability of `signal` in one scorer result, or null when the pair could not be scored. */
@@ -99,13 +113,17 @@ export async function scoreCandidateList(
   });
   const results = passages.length === 0 ? [] : await scorer.score(list.queryText, passages);
   if (results.length !== passages.length) {
-    throw new EvalScoringError(`scorer ${scorer.id} returned ${results.length} results for ${passages.length} passages`);
+    throw new EvalScoringError(
+      `scorer ${scorer.id} returned ${results.length} results for ${passages.length} passages`,
+    );
   }
   const scores = new Float64Array(passages.length);
   for (let i = 0; i < passages.length; i++) {
     const p = signalOf(results[i], signal);
     if (p === null) {
-      throw new EvalScoringError(`scorer ${scorer.id} did not score query ${list.queryId} / doc ${passages[i]!.id} (signal "${signal}")`);
+      throw new EvalScoringError(
+        `scorer ${scorer.id} did not score query ${list.queryId} / doc ${passages[i]!.id} (signal "${signal}")`,
+      );
     }
     scores[i] = p;
   }
@@ -126,7 +144,8 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const targetPrecision = options.targetPrecision ?? 0.5;
   const signal = options.signal ?? 'relevance';
   if (!Number.isInteger(k) || k < 1) throw new InvalidArgumentError(`k must be a positive integer, got ${k}`);
-  if (!Number.isInteger(gateK) || gateK < 1 || gateK > k) throw new InvalidArgumentError(`gateK must be an integer in [1, k=${k}], got ${gateK}`);
+  if (!Number.isInteger(gateK) || gateK < 1 || gateK > k)
+    throw new InvalidArgumentError(`gateK must be an integer in [1, k=${k}], got ${gateK}`);
   if (options.queryIds.length === 0) throw new InvalidArgumentError('no queries to evaluate');
 
   const t0 = performance.now();
@@ -159,11 +178,17 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const thresholds = thresholdSweep(pooled, thresholdGrid(100));
   const thresholdForTarget = thresholdForPrecision(pooled, targetPrecision);
   const gateThreshold = options.gateThreshold ?? thresholdForTarget?.threshold;
-  const thresholdSource = options.gateThreshold !== undefined ? 'given' : thresholdForTarget ? 'tuned-on-these-queries' : 'none';
+  const thresholdSource =
+    options.gateThreshold !== undefined ? 'given' : thresholdForTarget ? 'tuned-on-these-queries' : 'none';
   const gate = gateStats(gatePools, gateThreshold ?? Number.POSITIVE_INFINITY);
 
   return {
-    collection: { name: collection.name, dir: collection.dir, fingerprint: collection.fingerprint, docs: collection.docs.length },
+    collection: {
+      name: collection.name,
+      dir: collection.dir,
+      fingerprint: collection.fingerprint,
+      docs: collection.docs.length,
+    },
     queries: lists.length,
     k,
     retrievalRank: options.retrievalRank ?? true,

@@ -50,7 +50,8 @@ export function splitQueries(collection: Collection, options: SplitOptions): Que
   if (Math.abs(sum - 1) > 1e-9 || shares.train <= 0 || shares.validation < 0 || shares.test < 0) {
     throw new InvalidArgumentError(`split shares must be non-negative, train > 0, and sum to 1 (got ${sum})`);
   }
-  if (!(vShare >= 0 && vShare < 1)) throw new InvalidArgumentError(`validationShareOfTrain must be in [0, 1), got ${vShare}`);
+  if (!(vShare >= 0 && vShare < 1))
+    throw new InvalidArgumentError(`validationShareOfTrain must be in [0, 1), got ${vShare}`);
   if (!Number.isInteger(options.seed)) throw new InvalidArgumentError(`seed must be an integer, got ${options.seed}`);
   const random = seededRandom(fnv1a(`${options.seed}:${collection.name}`));
 

@@ -72,7 +72,9 @@ const loadTreesTier: TierLoader = async (options) => {
 /** True unless the model folder says it is a speed/shape model (config.json relevance_gate.kind). */
 export function isRelevanceCrossEncoder(modelDir: string): boolean {
   try {
-    const config = JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8')) as { relevance_gate?: { kind?: unknown } };
+    const config = JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8')) as {
+      relevance_gate?: { kind?: unknown };
+    };
     const kind = config.relevance_gate?.kind;
     return !(typeof kind === 'string' && /speed\/shape|not a relevance model/i.test(kind));
   } catch {

@@ -117,18 +117,25 @@ export class CorpusStats {
 
   /** Parses bytes written by encode(); CorpusStatsFormatError when they are not valid statistics. */
   static decode(bytes: Uint8Array, where = 'corpus statistics'): CorpusStats {
-    if (!(bytes instanceof Uint8Array)) throw new InvalidArgumentError(`corpus statistics must be bytes, got ${describe(bytes)}`);
+    if (!(bytes instanceof Uint8Array))
+      throw new InvalidArgumentError(`corpus statistics must be bytes, got ${describe(bytes)}`);
     let raw: unknown;
     try {
       raw = unpack(bytes);
     } catch (cause) {
-      throw new CorpusStatsFormatError(`${where}: not a msgpack corpus-statistics file (${(cause as Error).message})`, { cause });
+      throw new CorpusStatsFormatError(`${where}: not a msgpack corpus-statistics file (${(cause as Error).message})`, {
+        cause,
+      });
     }
-    if (typeof raw !== 'object' || raw === null) throw new CorpusStatsFormatError(`${where}: not a corpus-statistics file`);
+    if (typeof raw !== 'object' || raw === null)
+      throw new CorpusStatsFormatError(`${where}: not a corpus-statistics file`);
     const o = raw as Record<string, unknown>;
-    if (o.format !== CORPUS_STATS_FORMAT) throw new CorpusStatsFormatError(`${where}: not a corpus-statistics file (format ${String(o.format)})`);
+    if (o.format !== CORPUS_STATS_FORMAT)
+      throw new CorpusStatsFormatError(`${where}: not a corpus-statistics file (format ${String(o.format)})`);
     if (o.formatVersion !== CORPUS_STATS_FORMAT_VERSION) {
-      throw new CorpusStatsFormatError(`${where}: format version ${String(o.formatVersion)} is not supported (expected ${CORPUS_STATS_FORMAT_VERSION})`);
+      throw new CorpusStatsFormatError(
+        `${where}: format version ${String(o.formatVersion)} is not supported (expected ${CORPUS_STATS_FORMAT_VERSION})`,
+      );
     }
     if (o.tokenizerVersion !== TOKENIZER_VERSION) {
       throw new CorpusStatsFormatError(
@@ -137,7 +144,8 @@ export class CorpusStats {
     }
     const count = (name: string): number => {
       const v = o[name];
-      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new CorpusStatsFormatError(`${where}: ${name} is not a non-negative integer`);
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+        throw new CorpusStatsFormatError(`${where}: ${name} is not a non-negative integer`);
       return v;
     };
     const docCount = count('docCount');
@@ -147,7 +155,8 @@ export class CorpusStats {
     if (typeof o.terms !== 'string') throw new CorpusStatsFormatError(`${where}: terms is not a string`);
     const dfs = (name: string): Uint32Array => {
       const v = o[name];
-      if (!Array.isArray(v) || v.length !== termCount) throw new CorpusStatsFormatError(`${where}: ${name} does not hold ${termCount} counts`);
+      if (!Array.isArray(v) || v.length !== termCount)
+        throw new CorpusStatsFormatError(`${where}: ${name} does not hold ${termCount} counts`);
       const out = new Uint32Array(termCount);
       for (let i = 0; i < termCount; i++) {
         const x: unknown = v[i];
@@ -192,9 +201,11 @@ export class CorpusStatsBuilder {
 
   add(doc: StatsDocument): void {
     const b = this.#live();
-    if (typeof doc !== 'object' || doc === null) throw new InvalidArgumentError(`document must be an object, got ${describe(doc)}`);
+    if (typeof doc !== 'object' || doc === null)
+      throw new InvalidArgumentError(`document must be an object, got ${describe(doc)}`);
     const { title, text } = doc;
-    if (typeof text !== 'string') throw new InvalidArgumentError(`document text must be a string, got ${describe(text)}`);
+    if (typeof text !== 'string')
+      throw new InvalidArgumentError(`document text must be a string, got ${describe(text)}`);
     if (title !== undefined && title !== null && typeof title !== 'string') {
       throw new InvalidArgumentError(`document title must be a string, got ${describe(title)}`);
     }
@@ -264,7 +275,9 @@ export async function buildCorpusStats(
     return builder.finish();
   }
   if (docs === null || typeof docs !== 'object' || (!(Symbol.iterator in docs) && !(Symbol.asyncIterator in docs))) {
-    throw new InvalidArgumentError(`buildCorpusStats expects a docs.jsonl path or an iterable of documents, got ${describe(docs)}`);
+    throw new InvalidArgumentError(
+      `buildCorpusStats expects a docs.jsonl path or an iterable of documents, got ${describe(docs)}`,
+    );
   }
   const builder = new CorpusStatsBuilder(options.source ?? '');
   for await (const doc of docs as AsyncIterable<StatsDocument>) {

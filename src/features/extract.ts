@@ -32,7 +32,8 @@ interface PreparedCall {
 }
 
 function prepare(stats: unknown, query: unknown, passages: unknown, passthrough: unknown): PreparedCall {
-  if (!(stats instanceof CorpusStats)) throw new InvalidArgumentError(`stats must be a CorpusStats, got ${describe(stats)}`);
+  if (!(stats instanceof CorpusStats))
+    throw new InvalidArgumentError(`stats must be a CorpusStats, got ${describe(stats)}`);
   if (typeof query !== 'string') throw new InvalidArgumentError(`query must be a string, got ${describe(query)}`);
   if (!Array.isArray(passages)) throw new InvalidArgumentError(`passages must be an array, got ${describe(passages)}`);
   const k = passages.length;
@@ -40,12 +41,15 @@ function prepare(stats: unknown, query: unknown, passages: unknown, passthrough:
   let titles: Array<string | undefined> | null = null;
   for (let i = 0; i < k; i++) {
     const p: unknown = passages[i];
-    if (typeof p !== 'object' || p === null) throw new InvalidArgumentError(`passages[${i}] must be an object, got ${describe(p)}`);
+    if (typeof p !== 'object' || p === null)
+      throw new InvalidArgumentError(`passages[${i}] must be an object, got ${describe(p)}`);
     const { text, title } = p as { text?: unknown; title?: unknown };
-    if (typeof text !== 'string') throw new InvalidArgumentError(`passages[${i}].text must be a string, got ${describe(text)}`);
+    if (typeof text !== 'string')
+      throw new InvalidArgumentError(`passages[${i}].text must be a string, got ${describe(text)}`);
     texts[i] = text;
     if (title !== undefined && title !== null) {
-      if (typeof title !== 'string') throw new InvalidArgumentError(`passages[${i}].title must be a string, got ${describe(title)}`);
+      if (typeof title !== 'string')
+        throw new InvalidArgumentError(`passages[${i}].title must be a string, got ${describe(title)}`);
       if (titles === null) titles = new Array<string | undefined>(k).fill(undefined);
       titles[i] = title;
     }
@@ -58,27 +62,35 @@ function passthroughRows(input: unknown, k: number): Float32Array | null {
   const width = PASSTHROUGH_FEATURES.length;
   if (input instanceof Float32Array) {
     if (input.length !== k * width) {
-      throw new InvalidArgumentError(`passthrough Float32Array must hold ${width} values per passage (${k * width}), got ${input.length}`);
+      throw new InvalidArgumentError(
+        `passthrough Float32Array must hold ${width} values per passage (${k * width}), got ${input.length}`,
+      );
     }
     for (let i = 0; i < input.length; i++) {
       const v = input[i]!;
-      if (!Number.isNaN(v) && !Number.isFinite(v)) throw new InvalidArgumentError(`passthrough[${i}] must be finite or NaN, got ${v}`);
+      if (!Number.isNaN(v) && !Number.isFinite(v))
+        throw new InvalidArgumentError(`passthrough[${i}] must be finite or NaN, got ${v}`);
     }
     return input;
   }
-  if (!Array.isArray(input)) throw new InvalidArgumentError(`passthrough must be an array or Float32Array, got ${describe(input)}`);
-  if (input.length !== k) throw new InvalidArgumentError(`passthrough must have one entry per passage (${k}), got ${input.length}`);
+  if (!Array.isArray(input))
+    throw new InvalidArgumentError(`passthrough must be an array or Float32Array, got ${describe(input)}`);
+  if (input.length !== k)
+    throw new InvalidArgumentError(`passthrough must have one entry per passage (${k}), got ${input.length}`);
   const out = new Float32Array(k * width).fill(Number.NaN);
   for (let i = 0; i < k; i++) {
     const rec: unknown = input[i];
     if (rec === undefined || rec === null) continue;
-    if (typeof rec !== 'object') throw new InvalidArgumentError(`passthrough[${i}] must be an object, got ${describe(rec)}`);
+    if (typeof rec !== 'object')
+      throw new InvalidArgumentError(`passthrough[${i}] must be an object, got ${describe(rec)}`);
     for (let j = 0; j < width; j++) {
       const name = PASSTHROUGH_FEATURES[j]!;
       const v: unknown = (rec as Record<string, unknown>)[name];
       if (v === undefined || v === null) continue;
       if (typeof v !== 'number' || (!Number.isNaN(v) && !Number.isFinite(v))) {
-        throw new InvalidArgumentError(`passthrough[${i}].${name} must be a finite number or NaN, got ${describe(v)} ${String(v)}`);
+        throw new InvalidArgumentError(
+          `passthrough[${i}].${name} must be a finite number or NaN, got ${describe(v)} ${String(v)}`,
+        );
       }
       out[i * width + j] = v;
     }

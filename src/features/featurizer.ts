@@ -57,7 +57,8 @@ export class LexicalFeaturizer {
 
   #prepare(query: unknown, passages: unknown): Prepared {
     if (typeof query !== 'string') throw new InvalidArgumentError(`query must be a string, got ${describe(query)}`);
-    if (!Array.isArray(passages)) throw new InvalidArgumentError(`passages must be an array, got ${describe(passages)}`);
+    if (!Array.isArray(passages))
+      throw new InvalidArgumentError(`passages must be an array, got ${describe(passages)}`);
     const k = passages.length;
     const texts = new Array<string>(k);
     let titles: Array<string | undefined> | null = null;
@@ -66,13 +67,16 @@ export class LexicalFeaturizer {
     let chars = query.length;
     for (let i = 0; i < k; i++) {
       const p: unknown = passages[i];
-      if (typeof p !== 'object' || p === null) throw new InvalidArgumentError(`passages[${i}] must be an object, got ${describe(p)}`);
+      if (typeof p !== 'object' || p === null)
+        throw new InvalidArgumentError(`passages[${i}] must be an object, got ${describe(p)}`);
       const { text, title, features } = p as Passage;
-      if (typeof text !== 'string') throw new InvalidArgumentError(`passages[${i}].text must be a string, got ${describe(text)}`);
+      if (typeof text !== 'string')
+        throw new InvalidArgumentError(`passages[${i}].text must be a string, got ${describe(text)}`);
       texts[i] = text;
       chars += text.length;
       if (title !== undefined && title !== null) {
-        if (typeof title !== 'string') throw new InvalidArgumentError(`passages[${i}].title must be a string, got ${describe(title)}`);
+        if (typeof title !== 'string')
+          throw new InvalidArgumentError(`passages[${i}].title must be a string, got ${describe(title)}`);
         titles ??= new Array<string | undefined>(k).fill(undefined);
         titles[i] = title;
         chars += title.length;
@@ -90,7 +94,10 @@ export class LexicalFeaturizer {
         dense[i] = vec;
         continue;
       }
-      if (typeof features !== 'object') throw new InvalidArgumentError(`passages[${i}].features must be an object or vector, got ${describe(features)}`);
+      if (typeof features !== 'object')
+        throw new InvalidArgumentError(
+          `passages[${i}].features must be an object or vector, got ${describe(features)}`,
+        );
       const rec = features as Readonly<Record<string, unknown>>;
       for (let j = 0; j < WIDTH; j++) {
         const name = PASSTHROUGH_FEATURES[j]!;

@@ -84,16 +84,20 @@ export interface PlattFit {
  */
 export function fitPlatt(raws: ArrayLike<number>, labels: ArrayLike<boolean | number>): PlattFit {
   const n = raws.length;
-  if (n !== labels.length) throw new CalibrationFormatError(`raws (${n}) and labels (${labels.length}) differ in length`);
+  if (n !== labels.length)
+    throw new CalibrationFormatError(`raws (${n}) and labels (${labels.length}) differ in length`);
   let positives = 0;
   for (let i = 0; i < n; i++) {
     const r = raws[i];
-    if (typeof r !== 'number' || !Number.isFinite(r)) throw new CalibrationFormatError(`raws[${i}] must be a finite number, got ${String(r)}`);
+    if (typeof r !== 'number' || !Number.isFinite(r))
+      throw new CalibrationFormatError(`raws[${i}] must be a finite number, got ${String(r)}`);
     positives += toLabel(labels[i], i);
   }
   const negatives = n - positives;
   if (positives === 0 || negatives === 0) {
-    throw new CalibrationFormatError(`calibration needs at least one positive and one negative pair (got ${positives} positive, ${negatives} negative)`);
+    throw new CalibrationFormatError(
+      `calibration needs at least one positive and one negative pair (got ${positives} positive, ${negatives} negative)`,
+    );
   }
   const hiTarget = (positives + 1) / (positives + 2);
   const loTarget = 1 / (negatives + 2);
@@ -166,9 +170,11 @@ export function thresholdForPrecision(
   labels: ArrayLike<boolean | number>,
   targetPrecision: number,
 ): { threshold: number; precision: number; recall: number } {
-  if (!(targetPrecision > 0 && targetPrecision <= 1)) throw new CalibrationFormatError(`targetPrecision must be in (0, 1], got ${targetPrecision}`);
+  if (!(targetPrecision > 0 && targetPrecision <= 1))
+    throw new CalibrationFormatError(`targetPrecision must be in (0, 1], got ${targetPrecision}`);
   const n = probabilities.length;
-  if (n !== labels.length) throw new CalibrationFormatError(`probabilities (${n}) and labels (${labels.length}) differ in length`);
+  if (n !== labels.length)
+    throw new CalibrationFormatError(`probabilities (${n}) and labels (${labels.length}) differ in length`);
   const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => probabilities[y] - probabilities[x] || x - y);
   let totalPositives = 0;
   for (let i = 0; i < n; i++) totalPositives += toLabel(labels[i], i);
@@ -180,9 +186,11 @@ export function thresholdForPrecision(
     // Only cut between distinct values: a threshold admits every pair with an equal probability.
     if (j + 1 < n && probabilities[order[j + 1]] === probabilities[i]) continue;
     const precision = tp / (j + 1);
-    if (precision >= targetPrecision) best = { threshold: probabilities[i], precision, recall: totalPositives === 0 ? 0 : tp / totalPositives };
+    if (precision >= targetPrecision)
+      best = { threshold: probabilities[i], precision, recall: totalPositives === 0 ? 0 : tp / totalPositives };
   }
-  if (best === undefined) throw new CalibrationFormatError(`no threshold reaches precision ${targetPrecision} on these ${n} pairs`);
+  if (best === undefined)
+    throw new CalibrationFormatError(`no threshold reaches precision ${targetPrecision} on these ${n} pairs`);
   return best;
 }
 
@@ -200,7 +208,8 @@ export interface FitCalibratedThresholdInput {
 
 /** Fits Platt scaling and packages it with its threshold and model id. */
 export function fitCalibratedThreshold(input: FitCalibratedThresholdInput): CalibratedThreshold {
-  if (typeof input.model !== 'string' || input.model.length === 0) throw new CalibrationFormatError('model must be a non-empty string (the scorer id)');
+  if (typeof input.model !== 'string' || input.model.length === 0)
+    throw new CalibrationFormatError('model must be a non-empty string (the scorer id)');
   if ((input.threshold === undefined) === (input.targetPrecision === undefined)) {
     throw new CalibrationFormatError('give exactly one of threshold or targetPrecision');
   }
@@ -208,7 +217,8 @@ export function fitCalibratedThreshold(input: FitCalibratedThresholdInput): Cali
   let threshold: number;
   let precisionAtThreshold: number | undefined;
   if (input.threshold !== undefined) {
-    if (!(input.threshold >= 0 && input.threshold <= 1)) throw new CalibrationFormatError(`threshold must be in [0, 1], got ${input.threshold}`);
+    if (!(input.threshold >= 0 && input.threshold <= 1))
+      throw new CalibrationFormatError(`threshold must be in [0, 1], got ${input.threshold}`);
     threshold = input.threshold;
   } else {
     const probabilities = new Float64Array(input.raws.length);
@@ -253,7 +263,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function finite(obj: Record<string, unknown>, key: string, where: string): number {
   const v = obj[key];
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new CalibrationFormatError(`${where}${key} must be a finite number`);
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    throw new CalibrationFormatError(`${where}${key} must be a finite number`);
   return v;
 }
 
@@ -269,9 +280,12 @@ export function parseCalibratedThreshold(input: unknown): CalibratedThreshold {
   }
   if (!isRecord(value)) throw new CalibrationFormatError('calibrated threshold must be an object');
   if (value.format !== CALIBRATED_THRESHOLD_FORMAT) {
-    throw new CalibrationFormatError(`not a calibrated threshold (format ${JSON.stringify(value.format)}, expected ${CALIBRATED_THRESHOLD_FORMAT})`);
+    throw new CalibrationFormatError(
+      `not a calibrated threshold (format ${JSON.stringify(value.format)}, expected ${CALIBRATED_THRESHOLD_FORMAT})`,
+    );
   }
-  if (typeof value.model !== 'string' || value.model.length === 0) throw new CalibrationFormatError('model must be a non-empty string');
+  if (typeof value.model !== 'string' || value.model.length === 0)
+    throw new CalibrationFormatError('model must be a non-empty string');
   const threshold = finite(value, 'threshold', '');
   if (threshold < 0 || threshold > 1) throw new CalibrationFormatError('threshold must be in [0, 1]');
   const cal = value.calibration;
@@ -285,13 +299,16 @@ export function parseCalibratedThreshold(input: unknown): CalibratedThreshold {
   const negatives = finite(fitted, 'negatives', 'fittedOn.');
   const iterations = finite(fitted, 'iterations', 'fittedOn.');
   if (typeof fitted.fittedAt !== 'string') throw new CalibrationFormatError('fittedOn.fittedAt must be a string');
-  if (fitted.dataset !== undefined && typeof fitted.dataset !== 'string') throw new CalibrationFormatError('fittedOn.dataset must be a string');
+  if (fitted.dataset !== undefined && typeof fitted.dataset !== 'string')
+    throw new CalibrationFormatError('fittedOn.dataset must be a string');
   let targetPrecision: number | undefined;
   if (value.targetPrecision !== undefined) {
     targetPrecision = finite(value, 'targetPrecision', '');
-    if (targetPrecision <= 0 || targetPrecision > 1) throw new CalibrationFormatError('targetPrecision must be in (0, 1]');
+    if (targetPrecision <= 0 || targetPrecision > 1)
+      throw new CalibrationFormatError('targetPrecision must be in (0, 1]');
   }
-  const precisionAtThreshold = value.precisionAtThreshold === undefined ? undefined : finite(value, 'precisionAtThreshold', '');
+  const precisionAtThreshold =
+    value.precisionAtThreshold === undefined ? undefined : finite(value, 'precisionAtThreshold', '');
   return {
     format: CALIBRATED_THRESHOLD_FORMAT,
     model: value.model,

@@ -26,7 +26,19 @@ export interface WorkingItem<P extends Passage = Passage> {
 
 export function newWorkingItem<P extends Passage>(passage: P, rank: number): WorkingItem<P> {
   // One literal shape for every item keeps property access monomorphic.
-  return { id: passage.id, route: 'excluded', rule: 'pending', reason: undefined, signals: null, raw: undefined, tier: undefined, relevance: null, cached: false, rank, passage };
+  return {
+    id: passage.id,
+    route: 'excluded',
+    rule: 'pending',
+    reason: undefined,
+    signals: null,
+    raw: undefined,
+    tier: undefined,
+    relevance: null,
+    cached: false,
+    rank,
+    passage,
+  };
 }
 
 /** Copies an item of a previous result for re-deciding (signals and raw are shared, read-only). */
@@ -53,7 +65,10 @@ export class DecisionState {
   passed = 0;
   /** Excluded pairs that `fallback: 'top'` may promote; only gathered when minKept > 0. */
   readonly fallbackCandidates: WorkingItem[] | undefined;
-  constructor(readonly policy: CompiledPolicy, readonly threshold: number) {
+  constructor(
+    readonly policy: CompiledPolicy,
+    readonly threshold: number,
+  ) {
     this.fallbackCandidates = policy.minKept > 0 && policy.fallback === 'top' ? [] : undefined;
   }
 }

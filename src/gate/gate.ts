@@ -6,13 +6,30 @@
 import type { PairScoreCache } from '../cache/cache-port.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { Passage, Scorer, ScoreOptions } from '../types.js';
-import { DecisionState, decidePair, finalizeDecisions, markUnscored, newWorkingItem, reopenItem, type WorkingItem } from './decide.js';
+import {
+  DecisionState,
+  decidePair,
+  finalizeDecisions,
+  markUnscored,
+  newWorkingItem,
+  reopenItem,
+  type WorkingItem,
+} from './decide.js';
 import { selectThreshold } from './policies/adaptive.js';
 import { EarlyStopWindow } from './policies/early-stop.js';
 import { compilePolicy, mergePolicy, type CompiledPolicy } from './policy.js';
 import { scoreRange, type ScoringContext } from './scoring.js';
 import { StreamChannel } from './stream-channel.js';
-import type { FilterOptions, Gate, GateConfig, GateItem, GatePolicy, GateResult, GateStream, RerouteOptions } from './types.js';
+import type {
+  FilterOptions,
+  Gate,
+  GateConfig,
+  GateItem,
+  GatePolicy,
+  GateResult,
+  GateStream,
+  RerouteOptions,
+} from './types.js';
 import { resolveDeadline, validateOptions, validatePassages, validateQuery } from './validate.js';
 
 export const DEFAULT_MAX_PASSAGES = 10_000;
@@ -52,7 +69,8 @@ class StreamSink<P extends Passage> {
   }
 
   finish(result: GateResult<P>): void {
-    for (const item of result.included) if (!this.yielded.has(item as WorkingItem<P>)) this.emit(item as WorkingItem<P>);
+    for (const item of result.included)
+      if (!this.yielded.has(item as WorkingItem<P>)) this.emit(item as WorkingItem<P>);
     this.channel.close();
   }
 
@@ -73,7 +91,13 @@ interface PreparedCall<P extends Passage> {
 }
 
 function isScorer(value: unknown): value is Scorer {
-  return typeof value === 'object' && value !== null && typeof (value as Scorer).id === 'string' && (value as Scorer).id.length > 0 && typeof (value as Scorer).score === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Scorer).id === 'string' &&
+    (value as Scorer).id.length > 0 &&
+    typeof (value as Scorer).score === 'function'
+  );
 }
 
 class GateImpl implements Gate {
@@ -86,16 +110,28 @@ class GateImpl implements Gate {
   private readonly defaultTier: string;
 
   constructor(config: GateConfig) {
-    if (typeof config !== 'object' || config === null) throw new InvalidArgumentError('createGate needs a config object { scorer, policy?, cache? }');
-    for (const key of Object.keys(config)) if (!CONFIG_KEYS.has(key)) throw new InvalidArgumentError(`config.${key} is not a gate option (scorer, policy, cache, clock, maxPassages, tierName)`);
-    if (!isScorer(config.scorer)) throw new InvalidArgumentError('config.scorer must be { id: non-empty string, score(query, passages, options) }');
-    if (config.cache !== undefined && (typeof config.cache !== 'object' || config.cache === null || typeof config.cache.resolve !== 'function')) {
+    if (typeof config !== 'object' || config === null)
+      throw new InvalidArgumentError('createGate needs a config object { scorer, policy?, cache? }');
+    for (const key of Object.keys(config))
+      if (!CONFIG_KEYS.has(key))
+        throw new InvalidArgumentError(
+          `config.${key} is not a gate option (scorer, policy, cache, clock, maxPassages, tierName)`,
+        );
+    if (!isScorer(config.scorer))
+      throw new InvalidArgumentError('config.scorer must be { id: non-empty string, score(query, passages, options) }');
+    if (
+      config.cache !== undefined &&
+      (typeof config.cache !== 'object' || config.cache === null || typeof config.cache.resolve !== 'function')
+    ) {
       throw new InvalidArgumentError('config.cache must implement PairScoreCache.resolve');
     }
-    if (config.clock !== undefined && typeof config.clock !== 'function') throw new InvalidArgumentError('config.clock must be a function returning ms');
+    if (config.clock !== undefined && typeof config.clock !== 'function')
+      throw new InvalidArgumentError('config.clock must be a function returning ms');
     const maxPassages = config.maxPassages ?? DEFAULT_MAX_PASSAGES;
-    if (!Number.isInteger(maxPassages) || maxPassages < 1) throw new InvalidArgumentError(`config.maxPassages must be an integer ≥ 1, got ${String(maxPassages)}`);
-    if (config.tierName !== undefined && (typeof config.tierName !== 'string' || config.tierName.length === 0)) throw new InvalidArgumentError('config.tierName must be a non-empty string');
+    if (!Number.isInteger(maxPassages) || maxPassages < 1)
+      throw new InvalidArgumentError(`config.maxPassages must be an integer ≥ 1, got ${String(maxPassages)}`);
+    if (config.tierName !== undefined && (typeof config.tierName !== 'string' || config.tierName.length === 0))
+      throw new InvalidArgumentError('config.tierName must be a non-empty string');
     this.scorer = config.scorer;
     this.cache = config.cache;
     this.policySource = config.policy ?? {};
@@ -105,7 +141,11 @@ class GateImpl implements Gate {
     this.defaultTier = config.tierName ?? this.scorer.id;
   }
 
-  async filter<P extends Passage>(query: string, passages: readonly P[], options: FilterOptions = NO_OPTIONS): Promise<GateResult<P>> {
+  async filter<P extends Passage>(
+    query: string,
+    passages: readonly P[],
+    options: FilterOptions = NO_OPTIONS,
+  ): Promise<GateResult<P>> {
     const call = this.prepare(query, passages, options, undefined);
     return this.execute(call, undefined);
   }
@@ -113,7 +153,8 @@ class GateImpl implements Gate {
   stream<P extends Passage>(query: string, passages: readonly P[], options: FilterOptions = NO_OPTIONS): GateStream<P> {
     validateOptions(options);
     const controller = new AbortController();
-    const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
+    const signal =
+      options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
     const call = this.prepare(query, passages, options, signal);
     const channel = new StreamChannel<GateItem<P>>(() => controller.abort());
     const sink = new StreamSink<P>(call.policy, channel);
@@ -132,16 +173,25 @@ class GateImpl implements Gate {
   }
 
   reroute<P extends Passage>(previous: GateResult<P>, policy?: GatePolicy, options?: RerouteOptions): GateResult<P> {
-    const compiled = policy === undefined ? this.policy : compilePolicy(mergePolicy(this.policySource, policy), this.scorer.id);
+    const compiled =
+      policy === undefined ? this.policy : compilePolicy(mergePolicy(this.policySource, policy), this.scorer.id);
     return rerouteCompiled(previous, compiled, options, this.defaultTier);
   }
 
-  private prepare<P extends Passage>(query: string, passages: readonly P[], options: FilterOptions, signalOverride: AbortSignal | undefined): PreparedCall<P> {
+  private prepare<P extends Passage>(
+    query: string,
+    passages: readonly P[],
+    options: FilterOptions,
+    signalOverride: AbortSignal | undefined,
+  ): PreparedCall<P> {
     const t0 = performance.now();
     validateOptions(options);
     validateQuery(query);
     validatePassages(passages, this.maxPassages);
-    const policy = options.policy === undefined ? this.policy : compilePolicy(mergePolicy(this.policySource, options.policy), this.scorer.id);
+    const policy =
+      options.policy === undefined
+        ? this.policy
+        : compilePolicy(mergePolicy(this.policySource, options.policy), this.scorer.id);
     const threshold = selectThreshold(policy, query, options.queryClass);
     const deadline = resolveDeadline(options, this.now);
     const signal = signalOverride ?? options.signal;
@@ -149,13 +199,24 @@ class GateImpl implements Gate {
     return { t0, query, passages, queryClass: options.queryClass, policy, threshold, scoreOptions };
   }
 
-  private async execute<P extends Passage>(call: PreparedCall<P>, sink: StreamSink<P> | undefined): Promise<GateResult<P>> {
+  private async execute<P extends Passage>(
+    call: PreparedCall<P>,
+    sink: StreamSink<P> | undefined,
+  ): Promise<GateResult<P>> {
     const { passages, policy } = call;
     const k = passages.length;
     const items: WorkingItem<P>[] = new Array(k);
     for (let i = 0; i < k; i++) items[i] = newWorkingItem(passages[i], i);
     const state = new DecisionState(policy, call.threshold);
-    const ctx: ScoringContext = { scorer: this.scorer, cache: this.cache, query: call.query, options: call.scoreOptions, now: this.now, defaultTier: this.defaultTier, errors: undefined };
+    const ctx: ScoringContext = {
+      scorer: this.scorer,
+      cache: this.cache,
+      query: call.query,
+      options: call.scoreOptions,
+      now: this.now,
+      defaultTier: this.defaultTier,
+      errors: undefined,
+    };
     const scoringStart = performance.now();
     const earlyStop = policy.earlyStop;
     if (earlyStop === undefined) {
@@ -178,7 +239,11 @@ class GateImpl implements Gate {
         next = end;
         if (next >= k) break;
         // Out of time: the rest is unscored for that reason, not "stopped early".
-        const limit = signal?.aborted ? 'aborted' : deadline !== undefined && this.now() >= deadline ? 'timeout' : undefined;
+        const limit = signal?.aborted
+          ? 'aborted'
+          : deadline !== undefined && this.now() >= deadline
+            ? 'timeout'
+            : undefined;
         if (limit !== undefined) {
           for (let i = next; i < k; i++) markUnscored(items[i], limit);
         } else if (!window.shouldStop()) continue;
@@ -205,18 +270,34 @@ class GateImpl implements Gate {
 function isGateResult(value: unknown): value is GateResult {
   if (typeof value !== 'object' || value === null) return false;
   const r = value as GateResult;
-  return typeof r.query === 'string' && Array.isArray(r.included) && Array.isArray(r.conflicting) && Array.isArray(r.excluded) && typeof r.tier === 'object' && r.tier !== null && Array.isArray(r.errors);
+  return (
+    typeof r.query === 'string' &&
+    Array.isArray(r.included) &&
+    Array.isArray(r.conflicting) &&
+    Array.isArray(r.excluded) &&
+    typeof r.tier === 'object' &&
+    r.tier !== null &&
+    Array.isArray(r.errors)
+  );
 }
 
-function rerouteCompiled<P extends Passage>(previous: GateResult<P>, policy: CompiledPolicy, options: RerouteOptions | undefined, defaultTier: string): GateResult<P> {
+function rerouteCompiled<P extends Passage>(
+  previous: GateResult<P>,
+  policy: CompiledPolicy,
+  options: RerouteOptions | undefined,
+  defaultTier: string,
+): GateResult<P> {
   const t0 = performance.now();
-  if (!isGateResult(previous)) throw new InvalidArgumentError('reroute needs a GateResult returned by filter/stream/reroute');
+  if (!isGateResult(previous))
+    throw new InvalidArgumentError('reroute needs a GateResult returned by filter/stream/reroute');
   const k = previous.included.length + previous.conflicting.length + previous.excluded.length;
   const items: WorkingItem<P>[] = new Array(k);
   for (const group of [previous.included, previous.conflicting, previous.excluded]) {
     for (const item of group) {
       if (!Number.isInteger(item.rank) || item.rank < 0 || item.rank >= k || items[item.rank] !== undefined) {
-        throw new InvalidArgumentError(`reroute: result item ${JSON.stringify(item.id)} has an invalid or repeated rank ${String(item.rank)}`);
+        throw new InvalidArgumentError(
+          `reroute: result item ${JSON.stringify(item.id)} has an invalid or repeated rank ${String(item.rank)}`,
+        );
       }
       items[item.rank] = reopenItem(item);
     }
@@ -240,8 +321,13 @@ function rerouteCompiled<P extends Passage>(previous: GateResult<P>, policy: Com
  * Re-decides a previous result under `policy` (a complete policy, not an override) without any
  * scoring. Pairs skipped by early stop or unscored stay so; only stored signals are re-read.
  */
-export function rerouteResult<P extends Passage>(previous: GateResult<P>, policy: GatePolicy, options?: RerouteOptions): GateResult<P> {
-  if (!isGateResult(previous)) throw new InvalidArgumentError('reroute needs a GateResult returned by filter/stream/reroute');
+export function rerouteResult<P extends Passage>(
+  previous: GateResult<P>,
+  policy: GatePolicy,
+  options?: RerouteOptions,
+): GateResult<P> {
+  if (!isGateResult(previous))
+    throw new InvalidArgumentError('reroute needs a GateResult returned by filter/stream/reroute');
   return rerouteCompiled(previous, compilePolicy(policy, previous.tier.scorer), options, previous.tier.scorer);
 }
 

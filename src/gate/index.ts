@@ -19,7 +19,12 @@ export {
   type CalibrationFitInfo,
   type FitCalibratedThresholdInput,
 } from './calibration.js';
-export { DuplicatePassageIdError, InvalidPolicyError, CalibrationModelMismatchError, CalibrationFormatError } from './errors.js';
+export {
+  DuplicatePassageIdError,
+  InvalidPolicyError,
+  CalibrationModelMismatchError,
+  CalibrationFormatError,
+} from './errors.js';
 export type {
   Route,
   UnscoredReason,

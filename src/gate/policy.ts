@@ -30,14 +30,29 @@ export interface CompiledPolicy extends AdaptiveThresholdPolicy {
 }
 
 const KNOWN_KEYS: ReadonlySet<string> = new Set([
-  'threshold', 'relevanceSignal', 'minKept', 'maxKept', 'fallback', 'insufficientBelow', 'mode', 'relatedThreshold',
-  'thresholdByQueryClass', 'thresholdByQueryLength', 'thresholdFn', 'rules', 'defaultRoute', 'earlyStop', 'failOpen', 'calibrated',
+  'threshold',
+  'relevanceSignal',
+  'minKept',
+  'maxKept',
+  'fallback',
+  'insufficientBelow',
+  'mode',
+  'relatedThreshold',
+  'thresholdByQueryClass',
+  'thresholdByQueryLength',
+  'thresholdFn',
+  'rules',
+  'defaultRoute',
+  'earlyStop',
+  'failOpen',
+  'calibrated',
 ]);
 
 /** Override keys set to a value replace the base; `null` unsets; `undefined` keeps the base. */
 export function mergePolicy(base: GatePolicy, override: GatePolicy | undefined): GatePolicy {
   if (override === undefined) return base;
-  if (typeof override !== 'object' || override === null) throw new InvalidPolicyError('(override)', 'must be an object');
+  if (typeof override !== 'object' || override === null)
+    throw new InvalidPolicyError('(override)', 'must be an object');
   const merged: Record<string, unknown> = { ...base };
   for (const key of Object.keys(override)) {
     const value = (override as Record<string, unknown>)[key];
@@ -47,12 +62,14 @@ export function mergePolicy(base: GatePolicy, override: GatePolicy | undefined):
 }
 
 function probability(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value >= 0 && value <= 1)) throw new InvalidPolicyError(field, `must be a number in [0, 1], got ${String(value)}`);
+  if (typeof value !== 'number' || !(value >= 0 && value <= 1))
+    throw new InvalidPolicyError(field, `must be a number in [0, 1], got ${String(value)}`);
   return value;
 }
 
 function count(field: string, value: unknown, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw new InvalidPolicyError(field, `must be an integer ≥ ${min}, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min)
+    throw new InvalidPolicyError(field, `must be an integer ≥ ${min}, got ${String(value)}`);
   return value;
 }
 
@@ -69,7 +86,11 @@ export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPol
   let calibration: PlattParameters | undefined;
   let baseThreshold = DEFAULT_THRESHOLD;
   if (present(policy.calibrated)) {
-    if (present(policy.threshold)) throw new InvalidPolicyError('threshold', 'cannot be combined with calibrated (the calibrated threshold is the threshold)');
+    if (present(policy.threshold))
+      throw new InvalidPolicyError(
+        'threshold',
+        'cannot be combined with calibrated (the calibrated threshold is the threshold)',
+      );
     const calibrated = parseCalibratedThreshold(policy.calibrated);
     assertCalibratedFor(calibrated, scorerId);
     calibration = calibrated.calibration;
@@ -82,7 +103,10 @@ export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPol
   if (present(policy.relevanceSignal)) {
     const names = typeof policy.relevanceSignal === 'string' ? [policy.relevanceSignal] : policy.relevanceSignal;
     if (!Array.isArray(names) || names.length === 0 || names.some((n) => typeof n !== 'string' || n.length === 0)) {
-      throw new InvalidPolicyError('relevanceSignal', 'must be a non-empty string or a non-empty array of non-empty strings');
+      throw new InvalidPolicyError(
+        'relevanceSignal',
+        'must be a non-empty string or a non-empty array of non-empty strings',
+      );
     }
     relevanceSignals = Object.freeze([...names]);
   }
@@ -94,17 +118,24 @@ export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPol
     if (minKept > maxKept) throw new InvalidPolicyError('minKept', `(${minKept}) must be ≤ maxKept (${maxKept})`);
   }
   const fallback = policy.fallback ?? 'top';
-  if (fallback !== 'top' && fallback !== 'none') throw new InvalidPolicyError('fallback', `must be 'top' or 'none', got ${String(fallback)}`);
-  const insufficientBelow = present(policy.insufficientBelow) ? probability('insufficientBelow', policy.insufficientBelow) : Number.NaN;
+  if (fallback !== 'top' && fallback !== 'none')
+    throw new InvalidPolicyError('fallback', `must be 'top' or 'none', got ${String(fallback)}`);
+  const insufficientBelow = present(policy.insufficientBelow)
+    ? probability('insufficientBelow', policy.insufficientBelow)
+    : Number.NaN;
 
   const mode = policy.mode ?? 'precise';
-  if (mode !== 'precise' && mode !== 'related') throw new InvalidPolicyError('mode', `must be 'precise' or 'related', got ${String(mode)}`);
-  const relatedThreshold = present(policy.relatedThreshold) ? probability('relatedThreshold', policy.relatedThreshold) : DEFAULT_RELATED_THRESHOLD;
+  if (mode !== 'precise' && mode !== 'related')
+    throw new InvalidPolicyError('mode', `must be 'precise' or 'related', got ${String(mode)}`);
+  const relatedThreshold = present(policy.relatedThreshold)
+    ? probability('relatedThreshold', policy.relatedThreshold)
+    : DEFAULT_RELATED_THRESHOLD;
 
   let thresholdByQueryClass: Readonly<Record<string, number>> | undefined;
   if (present(policy.thresholdByQueryClass)) {
     const map = policy.thresholdByQueryClass;
-    if (typeof map !== 'object' || Array.isArray(map)) throw new InvalidPolicyError('thresholdByQueryClass', 'must be an object mapping class → threshold');
+    if (typeof map !== 'object' || Array.isArray(map))
+      throw new InvalidPolicyError('thresholdByQueryClass', 'must be an object mapping class → threshold');
     const copy: Record<string, number> = Object.create(null) as Record<string, number>;
     for (const key of Object.keys(map)) copy[key] = probability(`thresholdByQueryClass.${key}`, map[key]);
     thresholdByQueryClass = Object.freeze(copy);
@@ -113,14 +144,17 @@ export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPol
   let thresholdByQueryLength: readonly QueryLengthThreshold[] | undefined;
   if (present(policy.thresholdByQueryLength)) {
     const buckets = policy.thresholdByQueryLength;
-    if (!Array.isArray(buckets) || buckets.length === 0) throw new InvalidPolicyError('thresholdByQueryLength', 'must be a non-empty array of { maxWords, threshold }');
+    if (!Array.isArray(buckets) || buckets.length === 0)
+      throw new InvalidPolicyError('thresholdByQueryLength', 'must be a non-empty array of { maxWords, threshold }');
     let previous = -1;
     thresholdByQueryLength = Object.freeze(
       buckets.map((bucket: QueryLengthThreshold, i: number) => {
         const field = `thresholdByQueryLength[${i}]`;
-        if (typeof bucket !== 'object' || bucket === null) throw new InvalidPolicyError(field, 'must be { maxWords, threshold }');
+        if (typeof bucket !== 'object' || bucket === null)
+          throw new InvalidPolicyError(field, 'must be { maxWords, threshold }');
         const maxWords = count(`${field}.maxWords`, bucket.maxWords, 0);
-        if (maxWords <= previous) throw new InvalidPolicyError(`${field}.maxWords`, 'buckets must be strictly ascending in maxWords');
+        if (maxWords <= previous)
+          throw new InvalidPolicyError(`${field}.maxWords`, 'buckets must be strictly ascending in maxWords');
         previous = maxWords;
         return Object.freeze({ maxWords, threshold: probability(`${field}.threshold`, bucket.threshold) });
       }),
@@ -129,13 +163,18 @@ export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPol
 
   let thresholdFn: ThresholdFunction | undefined;
   if (present(policy.thresholdFn)) {
-    if (typeof policy.thresholdFn !== 'function') throw new InvalidPolicyError('thresholdFn', 'must be a function (query, context) => threshold');
+    if (typeof policy.thresholdFn !== 'function')
+      throw new InvalidPolicyError('thresholdFn', 'must be a function (query, context) => threshold');
     thresholdFn = policy.thresholdFn;
   }
 
   const rules = present(policy.rules) ? compileRules(policy.rules) : undefined;
   const defaultRoute = policy.defaultRoute ?? 'excluded';
-  if (!isRoute(defaultRoute)) throw new InvalidPolicyError('defaultRoute', `must be 'included', 'conflicting' or 'excluded', got ${String(defaultRoute)}`);
+  if (!isRoute(defaultRoute))
+    throw new InvalidPolicyError(
+      'defaultRoute',
+      `must be 'included', 'conflicting' or 'excluded', got ${String(defaultRoute)}`,
+    );
 
   let earlyStop: EarlyStopPolicy | undefined;
   if (present(policy.earlyStop)) {

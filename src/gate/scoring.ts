@@ -71,7 +71,12 @@ export function pairResultProblem(result: ScorerPairResult | undefined): Unscore
   return validProbabilities(result) ? undefined : 'invalid-signal';
 }
 
-function applyResult(item: WorkingItem, result: ScorerPairResult | undefined, cached: boolean, defaultTier: string): void {
+function applyResult(
+  item: WorkingItem,
+  result: ScorerPairResult | undefined,
+  cached: boolean,
+  defaultTier: string,
+): void {
   item.cached = cached;
   const problem = pairResultProblem(result);
   if (problem !== undefined) {
@@ -123,7 +128,12 @@ class Settlement<T> {
  * An answer that is already there (cache hits, in-process tiers) is taken after a few microtask
  * turns without arming a timer or a listener, which would cost more than the gate itself.
  */
-async function raceLimits<T>(promise: Promise<T>, signal: AbortSignal | undefined, deadline: number | undefined, now: () => number): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
+async function raceLimits<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  deadline: number | undefined,
+  now: () => number,
+): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
   const early = new Settlement(promise);
   for (let turn = 0; turn < FAST_PATH_TURNS && !early.done; turn++) await undefined;
   if (early.done) {
@@ -136,7 +146,12 @@ async function raceLimits<T>(promise: Promise<T>, signal: AbortSignal | undefine
   return slowRace(promise, signal, deadline, now);
 }
 
-function slowRace<T>(promise: Promise<T>, signal: AbortSignal | undefined, deadline: number | undefined, now: () => number): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
+function slowRace<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  deadline: number | undefined,
+  now: () => number,
+): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
   return new Promise((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const onAbort = (): void => {
@@ -174,7 +189,12 @@ function markRange(items: WorkingItem[], start: number, end: number, reason: Uns
 }
 
 /** Calls scorer.score, turning a synchronous throw into a rejection. */
-function callScorer(scorer: Scorer, query: string, passages: readonly Passage[], options: ScoreOptions): Promise<ReadonlyArray<ScorerPairResult>> {
+function callScorer(
+  scorer: Scorer,
+  query: string,
+  passages: readonly Passage[],
+  options: ScoreOptions,
+): Promise<ReadonlyArray<ScorerPairResult>> {
   try {
     return Promise.resolve(scorer.score(query, passages, options));
   } catch (error) {
@@ -186,7 +206,13 @@ function callScorer(scorer: Scorer, query: string, passages: readonly Passage[],
  * Scores items[start, end) (whose passages are passages[start, end)). Pairs still pending at the
  * deadline are marked 'timeout', at abort 'aborted'; the late answer, if any, is ignored.
  */
-export async function scoreRange(ctx: ScoringContext, passages: readonly Passage[], items: WorkingItem[], start: number, end: number): Promise<void> {
+export async function scoreRange(
+  ctx: ScoringContext,
+  passages: readonly Passage[],
+  items: WorkingItem[],
+  start: number,
+  end: number,
+): Promise<void> {
   if (start >= end) return;
   const { signal, deadline } = ctx.options;
   if (signal?.aborted) return markRange(items, start, end, 'aborted');
@@ -211,7 +237,10 @@ export async function scoreRange(ctx: ScoringContext, passages: readonly Passage
     if (results === TIMED_OUT) return markRange(items, start, end, 'timeout');
     if (results === ABORTED) return markRange(items, start, end, 'aborted');
     if (!Array.isArray(results) || results.length !== count) {
-      recordError(ctx, `scorer ${ctx.scorer.id} returned ${Array.isArray(results) ? results.length : typeof results} results for ${count} passages`);
+      recordError(
+        ctx,
+        `scorer ${ctx.scorer.id} returned ${Array.isArray(results) ? results.length : typeof results} results for ${count} passages`,
+      );
       return markRange(items, start, end, 'scorer-error');
     }
     for (let i = 0; i < count; i++) applyResult(items[start + i], results[i], false, ctx.defaultTier);
@@ -223,7 +252,8 @@ export async function scoreRange(ctx: ScoringContext, passages: readonly Passage
   let missReasons: Map<number, UnscoredReason> | undefined;
   const scoreMisses: ScoreMisses = async (missIndices, missOptions) => {
     for (const i of missIndices) {
-      if (!Number.isInteger(i) || i < 0 || i >= count) throw new InvalidArgumentError(`cache asked to score miss index ${String(i)} of ${count} passages`);
+      if (!Number.isInteger(i) || i < 0 || i >= count)
+        throw new InvalidArgumentError(`cache asked to score miss index ${String(i)} of ${count} passages`);
     }
     const missPassages = missIndices.map((i) => slice[i]);
     const nulls = (reason: UnscoredReason): ScorerPairResult[] => {
@@ -240,7 +270,10 @@ export async function scoreRange(ctx: ScoringContext, passages: readonly Passage
       return nulls(reason);
     }
     if (!Array.isArray(results) || results.length !== missIndices.length) {
-      recordError(ctx, `scorer ${ctx.scorer.id} returned ${Array.isArray(results) ? results.length : typeof results} results for ${missIndices.length} passages`);
+      recordError(
+        ctx,
+        `scorer ${ctx.scorer.id} returned ${Array.isArray(results) ? results.length : typeof results} results for ${missIndices.length} passages`,
+      );
       return nulls('scorer-error');
     }
     const clean: ScorerPairResult[] = new Array(results.length);
@@ -256,7 +289,11 @@ export async function scoreRange(ctx: ScoringContext, passages: readonly Passage
   };
   let resolution;
   try {
-    const pending = ctx.cache.resolve({ scorerId: ctx.scorer.id, query: ctx.query, passages: slice }, scoreMisses, ctx.options);
+    const pending = ctx.cache.resolve(
+      { scorerId: ctx.scorer.id, query: ctx.query, passages: slice },
+      scoreMisses,
+      ctx.options,
+    );
     if (signal === undefined && deadline === undefined) resolution = await pending;
     else {
       pending.catch(() => undefined);

@@ -8,17 +8,23 @@ import { DuplicatePassageIdError } from './errors.js';
 import type { FilterOptions } from './types.js';
 
 export function validateQuery(query: unknown): asserts query is string {
-  if (typeof query !== 'string') throw new InvalidArgumentError(`query must be a string, got ${query === null ? 'null' : typeof query}`);
+  if (typeof query !== 'string')
+    throw new InvalidArgumentError(`query must be a string, got ${query === null ? 'null' : typeof query}`);
   if (query.trim().length === 0) throw new InvalidArgumentError('query must not be empty or only whitespace');
 }
 
 function checkPassage(p: unknown, i: number): void {
-  if (typeof p !== 'object' || p === null) throw new InvalidArgumentError(`passages[${i}] must be an object { id, text }`);
+  if (typeof p !== 'object' || p === null)
+    throw new InvalidArgumentError(`passages[${i}] must be an object { id, text }`);
   const { id, text, title, metadata, features } = p as Record<string, unknown>;
-  if (typeof id !== 'string' || id.length === 0) throw new InvalidArgumentError(`passages[${i}].id must be a non-empty string`);
-  if (typeof text !== 'string') throw new InvalidArgumentError(`passages[${i}].text must be a string (passage ${JSON.stringify(id)})`);
-  if (title !== undefined && typeof title !== 'string') throw new InvalidArgumentError(`passages[${i}].title must be a string when given`);
-  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null)) throw new InvalidArgumentError(`passages[${i}].metadata must be an object when given`);
+  if (typeof id !== 'string' || id.length === 0)
+    throw new InvalidArgumentError(`passages[${i}].id must be a non-empty string`);
+  if (typeof text !== 'string')
+    throw new InvalidArgumentError(`passages[${i}].text must be a string (passage ${JSON.stringify(id)})`);
+  if (title !== undefined && typeof title !== 'string')
+    throw new InvalidArgumentError(`passages[${i}].title must be a string when given`);
+  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null))
+    throw new InvalidArgumentError(`passages[${i}].metadata must be an object when given`);
   if (features !== undefined && (typeof features !== 'object' || features === null)) {
     throw new InvalidArgumentError(`passages[${i}].features must be a number record, array or Float32Array when given`);
   }
@@ -51,8 +57,10 @@ export function validatePassages(passages: unknown, maxPassages: number): assert
 /** The call's absolute deadline (the earlier of `deadline` and now + `budgetMs`), or undefined. */
 export function resolveDeadline(options: FilterOptions, now: () => number): number | undefined {
   const { deadline, budgetMs } = options;
-  if (deadline !== undefined && (typeof deadline !== 'number' || Number.isNaN(deadline))) throw new InvalidArgumentError(`deadline must be a number (ms on the Date.now() clock), got ${String(deadline)}`);
-  if (budgetMs !== undefined && (typeof budgetMs !== 'number' || !(budgetMs >= 0))) throw new InvalidArgumentError(`budgetMs must be a number ≥ 0, got ${String(budgetMs)}`);
+  if (deadline !== undefined && (typeof deadline !== 'number' || Number.isNaN(deadline)))
+    throw new InvalidArgumentError(`deadline must be a number (ms on the Date.now() clock), got ${String(deadline)}`);
+  if (budgetMs !== undefined && (typeof budgetMs !== 'number' || !(budgetMs >= 0)))
+    throw new InvalidArgumentError(`budgetMs must be a number ≥ 0, got ${String(budgetMs)}`);
   if (budgetMs === undefined) return deadline === Number.POSITIVE_INFINITY ? undefined : deadline;
   const fromBudget = now() + budgetMs;
   return deadline === undefined || fromBudget < deadline ? fromBudget : deadline;
@@ -63,10 +71,21 @@ const OPTION_KEYS: ReadonlySet<string> = new Set(['signal', 'deadline', 'budgetM
 export function validateOptions(options: unknown): asserts options is FilterOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options must be an object');
   // A misspelt budget (e.g. `timeoutMs`) must not silently mean "no deadline".
-  for (const key in options) if (!OPTION_KEYS.has(key)) throw new InvalidArgumentError(`options.${key} is not a filter option (signal, deadline, budgetMs, policy, queryClass)`);
+  for (const key in options)
+    if (!OPTION_KEYS.has(key))
+      throw new InvalidArgumentError(
+        `options.${key} is not a filter option (signal, deadline, budgetMs, policy, queryClass)`,
+      );
   const { signal, queryClass } = options as FilterOptions;
-  if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean' || typeof signal.addEventListener !== 'function')) {
+  if (
+    signal !== undefined &&
+    (typeof signal !== 'object' ||
+      signal === null ||
+      typeof signal.aborted !== 'boolean' ||
+      typeof signal.addEventListener !== 'function')
+  ) {
     throw new InvalidArgumentError('options.signal must be an AbortSignal');
   }
-  if (queryClass !== undefined && typeof queryClass !== 'string') throw new InvalidArgumentError('options.queryClass must be a string');
+  if (queryClass !== undefined && typeof queryClass !== 'string')
+    throw new InvalidArgumentError('options.queryClass must be a string');
 }

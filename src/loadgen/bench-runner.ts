@@ -24,7 +24,9 @@ import type { BenchPoint } from './report.js';
 import { buildWorkload } from './workload.js';
 
 /** A QPS value: absolute requests/s, or a multiple of the measured cross-encoder capacity ('2x'). */
-export type QpsSpec = { readonly kind: 'absolute'; readonly qps: number } | { readonly kind: 'capacity'; readonly factor: number };
+export type QpsSpec =
+  | { readonly kind: 'absolute'; readonly qps: number }
+  | { readonly kind: 'capacity'; readonly factor: number };
 
 export interface RoutingSpec {
   readonly mode: RoutingMode;
@@ -76,7 +78,14 @@ export interface BenchReport {
   readonly createdAt: string;
   readonly machine: { readonly cpus: number; readonly loadavg: readonly number[]; readonly node: string };
   readonly config: Record<string, unknown>;
-  readonly workload: { readonly collection: string; readonly distinct: number; readonly collectionQueries: number; readonly syntheticQueries: number; readonly zipf: number | null; readonly meanPassages: number };
+  readonly workload: {
+    readonly collection: string;
+    readonly distinct: number;
+    readonly collectionQueries: number;
+    readonly syntheticQueries: number;
+    readonly zipf: number | null;
+    readonly meanPassages: number;
+  };
   readonly capacity: (CapacityResult & { readonly method: string }) | null;
   readonly results: BenchPoint[];
 }
@@ -87,7 +96,9 @@ export function routingLabel(r: RoutingSpec): string {
 
 async function ensureCrossEncoderModel(dir: string, log: (line: string) => void): Promise<void> {
   if (existsSync(join(dir, 'onnx', 'model.onnx')) || existsSync(join(dir, 'model.onnx'))) return;
-  log(`cross-encoder model missing at ${dir}: generating the TinyBERT-L2 SPEED/SHAPE model (random weights, not a relevance model)`);
+  log(
+    `cross-encoder model missing at ${dir}: generating the TinyBERT-L2 SPEED/SHAPE model (random weights, not a relevance model)`,
+  );
   const { writeCrossEncoderModelDir } = await import('../tiers/cross-encoder/model-gen/index.js');
   await writeCrossEncoderModelDir(dir, 'tinybert-l2', { seed: 42 });
 }
@@ -159,9 +170,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   });
   if (threadsBefore !== undefined && options.workerNice !== undefined) {
     const reniced = reniceNewThreads(threadsBefore, options.workerNice);
-    log(`worker niceness: ${reniced} threads created by the cross-encoder pool set to nice ${options.workerNice} (the event loop keeps priority)`);
+    log(
+      `worker niceness: ${reniced} threads created by the cross-encoder pool set to nice ${options.workerNice} (the event loop keeps priority)`,
+    );
   }
-  log(`tiers: trees ${trees.id} (${options.treesDir}); cross-encoder ${encoder.info.id} (${options.crossEncoderDir}, ${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads, max length ${encoder.info.maxLength}) — SPEED/SHAPE model, random weights`);
+  log(
+    `tiers: trees ${trees.id} (${options.treesDir}); cross-encoder ${encoder.info.id} (${options.crossEncoderDir}, ${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads, max length ${encoder.info.maxLength}) — SPEED/SHAPE model, random weights`,
+  );
   const threshold = options.threshold ?? trees.recommendedThreshold ?? 0.5;
 
   try {
@@ -173,11 +188,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     if (needCapacity) {
       const seconds = options.capacitySec > 0 ? options.capacitySec : 8;
       const concurrency = Math.max(8, encoder.info.workers * 8);
-      log(`measuring cross-encoder capacity: closed loop, ${concurrency} concurrent requests of the workload (k=${options.k}), straight to the tier, ${seconds}s ...`);
+      log(
+        `measuring cross-encoder capacity: closed loop, ${concurrency} concurrent requests of the workload (k=${options.k}), straight to the tier, ${seconds}s ...`,
+      );
       workload.restart(options.seed + 7);
       const c = await measureCapacity(createCrossEncoderScorer(encoder), workload, seconds, concurrency);
-      capacity = { ...c, method: `closed loop, ${concurrency} concurrent k=${options.k} requests straight to the cross-encoder tier (no cache, no router) for ${seconds}s` };
-      log(`cross-encoder capacity: ${c.pairsPerSec.toFixed(0)} pairs/s = ${(c.pairsPerSec / workload.meanPassages).toFixed(1)} requests/s at ${workload.meanPassages.toFixed(1)} pairs/request (${c.errors} errors)`);
+      capacity = {
+        ...c,
+        method: `closed loop, ${concurrency} concurrent k=${options.k} requests straight to the cross-encoder tier (no cache, no router) for ${seconds}s`,
+      };
+      log(
+        `cross-encoder capacity: ${c.pairsPerSec.toFixed(0)} pairs/s = ${(c.pairsPerSec / workload.meanPassages).toFixed(1)} requests/s at ${workload.meanPassages.toFixed(1)} pairs/request (${c.errors} errors)`,
+      );
     }
     const qpsValues = options.qps.map((q) => {
       if (q.kind === 'absolute') return q.qps;
@@ -188,9 +210,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     for (const routing of options.routings) {
       for (const qps of qpsValues) {
         const label = `${routingLabel(routing)} @ ${qps.toFixed(1)} rps`;
-        const cache: ScoreCache | undefined = options.cache ? createScoreCache({ maxBytes: options.cacheMb * 1024 * 1024 }) : undefined;
+        const cache: ScoreCache | undefined = options.cache
+          ? createScoreCache({ maxBytes: options.cacheMb * 1024 * 1024 })
+          : undefined;
         const router: Router = createRouter({
-          tiers: [treesTier(trees, { cache: options.cacheTrees }), crossEncoderTier(encoder, { maxQueuedPairs: options.maxQueuedPairs })],
+          tiers: [
+            treesTier(trees, { cache: options.cacheTrees }),
+            crossEncoderTier(encoder, { maxQueuedPairs: options.maxQueuedPairs }),
+          ],
           routing: { mode: routing.mode, fixedTier: routing.tier ?? 'crossEncoder', threshold },
           cache,
           defaultBudgetMs: options.budgetMs,
@@ -255,7 +282,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           generatorUsPerRequest: phase.generatorUsPerRequest,
           cpuCores: phase.cpuCores,
           // The router probes L1 with lookup() (not counted by the cache): hits come from the router's counters.
-          cache: cacheStats === undefined ? null : { hitRate: share(rs.byTier.cache, rs.pairs), entries: cacheStats.entries, evictions: cacheStats.evictions, mb: cacheStats.bytes / 1048576 },
+          cache:
+            cacheStats === undefined
+              ? null
+              : {
+                  hitRate: share(rs.byTier.cache, rs.pairs),
+                  entries: cacheStats.entries,
+                  evictions: cacheStats.evictions,
+                  mb: cacheStats.bytes / 1048576,
+                },
           crossEncoder: {
             pairsRun: ce.pairsRun - ceBefore.run,
             pairsDropped: ce.pairsDropped - ceBefore.dropped,
@@ -292,7 +327,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         warmupSec: options.warmupSec,
         budgetMs: options.budgetMs,
         routings: options.routings.map(routingLabel),
-        crossEncoder: { dir: options.crossEncoderDir, id: encoder.info.id, workers: encoder.info.workers, intraOpThreads: encoder.info.intraOpThreads, maxLength: encoder.info.maxLength, note: 'speed/shape model with random weights, not a relevance model' },
+        crossEncoder: {
+          dir: options.crossEncoderDir,
+          id: encoder.info.id,
+          workers: encoder.info.workers,
+          intraOpThreads: encoder.info.intraOpThreads,
+          maxLength: encoder.info.maxLength,
+          note: 'speed/shape model with random weights, not a relevance model',
+        },
         trees: { dir: options.treesDir, id: trees.id },
         threshold,
         cache: options.cache ? { maxMb: options.cacheMb, trees: options.cacheTrees ?? true } : false,
@@ -320,4 +362,3 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     trees.model.dispose();
   }
 }
-

@@ -17,7 +17,12 @@ export interface CapacityResult {
   readonly errors: number;
 }
 
-export async function measureCapacity(scorer: Scorer, workload: Workload, seconds: number, concurrency: number): Promise<CapacityResult> {
+export async function measureCapacity(
+  scorer: Scorer,
+  workload: Workload,
+  seconds: number,
+  concurrency: number,
+): Promise<CapacityResult> {
   const start = performance.now();
   const stopAt = start + seconds * 1000;
   let requests = 0;
@@ -39,5 +44,13 @@ export async function measureCapacity(scorer: Scorer, workload: Workload, second
   };
   await Promise.all(Array.from({ length: concurrency }, caller));
   const elapsed = (lastEnd - start) / 1000;
-  return { pairsPerSec: pairs / elapsed, requestsPerSec: requests / elapsed, requests, pairs, seconds: elapsed, concurrency, errors };
+  return {
+    pairsPerSec: pairs / elapsed,
+    requestsPerSec: requests / elapsed,
+    requests,
+    pairs,
+    seconds: elapsed,
+    concurrency,
+    errors,
+  };
 }

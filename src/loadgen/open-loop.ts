@@ -101,7 +101,11 @@ export interface PhaseResult {
 
 function newHistogram(): Histogram {
   // Microseconds from 1 µs to 1 hour, 3 significant digits.
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+  return hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 3_600_000_000,
+    numberOfSignificantValueDigits: 3,
+  });
 }
 
 function summarize(h: Histogram): LatencySummary {
@@ -173,7 +177,8 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       recordUs(sec.h, now - scheduledAt);
       if (result === undefined) {
         thrown++;
-        if (firstErrors.length < 5) firstErrors.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+        if (firstErrors.length < 5)
+          firstErrors.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
       } else {
         const counts = result.tier.counts;
         for (const tier in counts) {
@@ -185,7 +190,10 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
         if (unscored > 0) {
           withUnscored++;
           pairsByTier.unscored = (pairsByTier.unscored ?? 0) + unscored;
-          if (firstErrors.length < 5) firstErrors.push(`unscored pairs: ${JSON.stringify(result.stats.unscoredByReason)} ${result.errors.join('; ')}`);
+          if (firstErrors.length < 5)
+            firstErrors.push(
+              `unscored pairs: ${JSON.stringify(result.stats.unscoredByReason)} ${result.errors.join('; ')}`,
+            );
         }
       }
     }
@@ -268,7 +276,15 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       const progress = setInterval(() => {
         if (options.onTick !== undefined) {
           const now = performance.now();
-          options.onTick({ elapsedSec: (now - t0) / 1000, totalSec: (end - t0) / 1000, sent, completed, inFlight, measuring, p99Ms: latency.totalCount === 0 ? 0 : latency.getValueAtPercentile(99) / 1000 });
+          options.onTick({
+            elapsedSec: (now - t0) / 1000,
+            totalSec: (end - t0) / 1000,
+            sent,
+            completed,
+            inFlight,
+            measuring,
+            p99Ms: latency.totalCount === 0 ? 0 : latency.getValueAtPercentile(99) / 1000,
+          });
         }
       }, 500);
       const stop = resolveDrained;

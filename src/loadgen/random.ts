@@ -26,11 +26,12 @@ export class ZipfSampler {
     private readonly rng: () => number,
   ) {
     if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`Zipf n must be a positive integer, got ${n}`);
-    if (!(s >= 0) || !Number.isFinite(s)) throw new InvalidArgumentError(`Zipf s must be a finite number ≥ 0, got ${s}`);
+    if (!(s >= 0) || !Number.isFinite(s))
+      throw new InvalidArgumentError(`Zipf s must be a finite number ≥ 0, got ${s}`);
     this.cdf = new Float64Array(n);
     let total = 0;
     for (let r = 0; r < n; r++) {
-      total += 1 / Math.pow(r + 1, s);
+      total += 1 / (r + 1) ** s;
       this.cdf[r] = total;
     }
     for (let r = 0; r < n; r++) this.cdf[r] /= total;

@@ -39,8 +39,18 @@ export interface BenchPoint {
   readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
   readonly generatorUsPerRequest: number;
   readonly cpuCores: number;
-  readonly cache: { readonly hitRate: number; readonly entries: number; readonly evictions: number; readonly mb: number } | null;
-  readonly crossEncoder: { readonly pairsRun: number; readonly pairsDropped: number; readonly meanBatchSize: number; readonly pairsPerSec: number };
+  readonly cache: {
+    readonly hitRate: number;
+    readonly entries: number;
+    readonly evictions: number;
+    readonly mb: number;
+  } | null;
+  readonly crossEncoder: {
+    readonly pairsRun: number;
+    readonly pairsDropped: number;
+    readonly meanBatchSize: number;
+    readonly pairsPerSec: number;
+  };
   /** The router's cost models at the end of the point. */
   readonly routerTiers: readonly TierLoadStats[];
   /** Per second of scheduled time (latency percentiles, pairs by tier label). */
@@ -52,7 +62,25 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number): string => (x >= 10_000 ? `${(x / 1000).toFixed(1)}s` : x >= 100 ? x.toFixed(0) : x.toFixed(1));
 
 export function formatTable(points: readonly BenchPoint[]): string {
-  const header = ['routing', 'offered', 'achieved', 'p50', 'p90', 'p99', 'p99.9', 'max', 'errors', 'pairs', 'cache', 'trees', 'CE', 'CE-model', 'degraded', 'lag p99', 'loop p99'];
+  const header = [
+    'routing',
+    'offered',
+    'achieved',
+    'p50',
+    'p90',
+    'p99',
+    'p99.9',
+    'max',
+    'errors',
+    'pairs',
+    'cache',
+    'trees',
+    'CE',
+    'CE-model',
+    'degraded',
+    'lag p99',
+    'loop p99',
+  ];
   const rows = points.map((p) => [
     p.routing,
     p.offeredQps.toFixed(1),
@@ -73,15 +101,24 @@ export function formatTable(points: readonly BenchPoint[]): string {
     ms(p.eventLoopDelayMs.p99),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n(latencies in ms from the scheduled send time; CE-model = pairs whose score came from the cross-encoder, fresh or cached)\n';
+  const line = (cells: string[]): string =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return (
+    [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') +
+    '\n(latencies in ms from the scheduled send time; CE-model = pairs whose score came from the cross-encoder, fresh or cached)\n'
+  );
 }
 
 /**
  * p50 / p99 / p99.9 per routing against offered QPS. With `capMs`, values above it are drawn at the
  * cap and the series is marked "(capped)" (a zoomed view next to a naive baseline in seconds).
  */
-export function renderLatencyPlot(points: readonly BenchPoint[], budgetMs: number | undefined, title: string, capMs?: number): string {
+export function renderLatencyPlot(
+  points: readonly BenchPoint[],
+  budgetMs: number | undefined,
+  title: string,
+  capMs?: number,
+): string {
   const routings = [...new Set(points.map((p) => p.routing))];
   const series: ChartSeries[] = [];
   for (const routing of routings) {

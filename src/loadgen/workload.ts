@@ -45,12 +45,23 @@ export interface WorkloadOptions {
 
 /** BM25 top-k doc ids per text, from the on-disk cache when it has exactly these inputs. */
 function retrieve(collection: Collection, texts: readonly string[], k: number, options: WorkloadOptions): string[][] {
-  const key = createHash('sha256').update(`workload-v1\0${collection.fingerprint}\0${k}\0`).update(texts.join('\0')).digest('hex').slice(0, 32);
-  const file = options.cacheDir === undefined ? undefined : join(options.cacheDir, `candidates-${collection.name}-${key}.json`);
+  const key = createHash('sha256')
+    .update(`workload-v1\0${collection.fingerprint}\0${k}\0`)
+    .update(texts.join('\0'))
+    .digest('hex')
+    .slice(0, 32);
+  const file =
+    options.cacheDir === undefined ? undefined : join(options.cacheDir, `candidates-${collection.name}-${key}.json`);
   if (file !== undefined && existsSync(file)) {
     try {
       const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-      if (Array.isArray(parsed) && parsed.length === texts.length && parsed.every((ids) => Array.isArray(ids) && ids.every((id) => typeof id === 'string' && collection.docById.has(id)))) {
+      if (
+        Array.isArray(parsed) &&
+        parsed.length === texts.length &&
+        parsed.every(
+          (ids) => Array.isArray(ids) && ids.every((id) => typeof id === 'string' && collection.docById.has(id)),
+        )
+      ) {
         return parsed as string[][];
       }
     } catch {
@@ -61,7 +72,8 @@ function retrieve(collection: Collection, texts: readonly string[], k: number, o
   const out: string[][] = [];
   for (let i = 0; i < texts.length; i++) {
     out.push(firstStage.search(texts[i], k).map((c) => c.docId));
-    if (options.onProgress !== undefined && (i % 250 === 0 || i === texts.length - 1)) options.onProgress(i + 1, texts.length);
+    if (options.onProgress !== undefined && (i % 250 === 0 || i === texts.length - 1))
+      options.onProgress(i + 1, texts.length);
   }
   if (file !== undefined) {
     try {
@@ -95,11 +107,13 @@ export function buildWorkload(collection: Collection, options: WorkloadOptions):
   const base = collection.queries.filter((q) => q.text.trim().length > 0);
   if (base.length === 0) throw new InvalidArgumentError(`collection ${collection.name} has no non-empty queries`);
   const distinct = options.distinct ?? base.length;
-  if (!Number.isInteger(distinct) || distinct < 1) throw new InvalidArgumentError(`distinct must be a positive integer, got ${distinct}`);
+  if (!Number.isInteger(distinct) || distinct < 1)
+    throw new InvalidArgumentError(`distinct must be a positive integer, got ${distinct}`);
   const seed = options.seed ?? 1;
   const texts: string[] = base.slice(0, distinct).map((q) => q.text);
   const seen = new Set(texts);
-  if (distinct > base.length && base.length < 2) throw new InvalidArgumentError('synthesising variants needs at least two collection queries');
+  if (distinct > base.length && base.length < 2)
+    throw new InvalidArgumentError('synthesising variants needs at least two collection queries');
   const rng = createRng(seed ^ 0x5eed);
   let guard = 0;
   while (texts.length < distinct) {
@@ -110,7 +124,8 @@ export function buildWorkload(collection: Collection, options: WorkloadOptions):
     if (!seen.has(text)) {
       seen.add(text);
       texts.push(text);
-    } else if (++guard > distinct * 20) throw new InvalidArgumentError(`cannot synthesise ${distinct} distinct queries from ${base.length}`);
+    } else if (++guard > distinct * 20)
+      throw new InvalidArgumentError(`cannot synthesise ${distinct} distinct queries from ${base.length}`);
   }
   const docIds = retrieve(collection, texts, k, options);
   const queries: WorkloadQuery[] = [];

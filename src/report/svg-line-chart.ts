@@ -25,7 +25,10 @@ export interface LineChartOptions {
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
 
 function escapeXml(s: string): string {
-  return s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c] ?? c);
+  return s.replace(
+    /[<>&"']/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c] ?? c,
+  );
 }
 
 function niceTicks(lo: number, hi: number, count = 5): number[] {
@@ -55,7 +58,9 @@ export function renderLineChart(opts: LineChartOptions): string {
   const tx = (x: number): number => (opts.logX ? Math.log10(Math.max(x, 1e-12)) : x);
   const xs = all.map(([x]) => tx(x));
   const ys = all.map(([, y]) => y).concat((opts.hLines ?? []).map((h) => h.y));
-  let [x0, x1] = opts.xRange ? [tx(opts.xRange[0]), tx(opts.xRange[1])] : [Math.min(...xs, Infinity), Math.max(...xs, -Infinity)];
+  let [x0, x1] = opts.xRange
+    ? [tx(opts.xRange[0]), tx(opts.xRange[1])]
+    : [Math.min(...xs, Infinity), Math.max(...xs, -Infinity)];
   let [y0, y1] = opts.yRange ?? [Math.min(...ys, Infinity), Math.max(...ys, -Infinity)];
   if (!Number.isFinite(x0) || !Number.isFinite(x1)) [x0, x1] = [0, 1];
   if (!Number.isFinite(y0) || !Number.isFinite(y1)) [y0, y1] = [0, 1];
@@ -67,7 +72,9 @@ export function renderLineChart(opts: LineChartOptions): string {
   const py = (y: number): number => m.top + ph - ((y - y0) / (y1 - y0)) * ph;
 
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${width}" height="${height}" fill="white"/>`);
   out.push(`<text x="${m.left + pw / 2}" y="22" text-anchor="middle" font-size="15">${escapeXml(opts.title)}</text>`);
   out.push(`<rect x="${m.left}" y="${m.top}" width="${pw}" height="${ph}" fill="none" stroke="#333"/>`);
@@ -83,11 +90,15 @@ export function renderLineChart(opts: LineChartOptions): string {
     out.push(`<text x="${x}" y="${m.top + ph + 16}" text-anchor="middle">${fmt(t)}</text>`);
   }
   out.push(`<text x="${m.left + pw / 2}" y="${height - 12}" text-anchor="middle">${escapeXml(opts.xLabel)}</text>`);
-  out.push(`<text transform="translate(16 ${m.top + ph / 2}) rotate(-90)" text-anchor="middle">${escapeXml(opts.yLabel)}</text>`);
+  out.push(
+    `<text transform="translate(16 ${m.top + ph / 2}) rotate(-90)" text-anchor="middle">${escapeXml(opts.yLabel)}</text>`,
+  );
   for (const h of opts.hLines ?? []) {
     const y = py(h.y).toFixed(1);
     out.push(`<line x1="${m.left}" x2="${m.left + pw}" y1="${y}" y2="${y}" stroke="#999" stroke-dasharray="6 4"/>`);
-    out.push(`<text x="${m.left + pw - 4}" y="${Number(y) - 4}" text-anchor="end" fill="#666">${escapeXml(h.label)}</text>`);
+    out.push(
+      `<text x="${m.left + pw - 4}" y="${Number(y) - 4}" text-anchor="end" fill="#666">${escapeXml(h.label)}</text>`,
+    );
   }
   opts.series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length];
@@ -100,7 +111,9 @@ export function renderLineChart(opts: LineChartOptions): string {
       }
     }
     const ly = m.top + 10 + i * 18;
-    out.push(`<line x1="${m.left + pw + 12}" x2="${m.left + pw + 32}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`);
+    out.push(
+      `<line x1="${m.left + pw + 12}" x2="${m.left + pw + 32}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
+    );
     out.push(`<text x="${m.left + pw + 38}" y="${ly}" dominant-baseline="middle">${escapeXml(s.name)}</text>`);
   });
   out.push('</svg>');

@@ -131,7 +131,8 @@ export class TierCostModel {
     if (sub.pairs > 0) {
       const busyFrom = Math.max(sub.startedAt, this.lastFinish);
       const sample = Math.max(0, now - busyFrom) / sub.pairs;
-      this.departureMsPerPair = this.samples === 0 ? sample : this.departureMsPerPair + DEPARTURE_ALPHA * (sample - this.departureMsPerPair);
+      this.departureMsPerPair =
+        this.samples === 0 ? sample : this.departureMsPerPair + DEPARTURE_ALPHA * (sample - this.departureMsPerPair);
     }
     this.lastFinish = Math.max(this.lastFinish, now);
     this.probeBackoff = 1;

@@ -100,15 +100,27 @@ interface Job {
 }
 
 function isScorer(value: unknown): value is Scorer {
-  return typeof value === 'object' && value !== null && typeof (value as Scorer).id === 'string' && (value as Scorer).id.length > 0 && typeof (value as Scorer).score === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Scorer).id === 'string' &&
+    (value as Scorer).id.length > 0 &&
+    typeof (value as Scorer).score === 'function'
+  );
 }
 
 function checkNumber(name: string, value: number | undefined, ok: (v: number) => boolean, what: string): void {
-  if (value !== undefined && (typeof value !== 'number' || !ok(value))) throw new InvalidArgumentError(`${name} must be ${what}, got ${String(value)}`);
+  if (value !== undefined && (typeof value !== 'number' || !ok(value)))
+    throw new InvalidArgumentError(`${name} must be ${what}, got ${String(value)}`);
 }
 
 /** A valid scorer result re-labelled with the tier that produced it. */
-function labelled(result: NonNullable<ScorerPairResult>, tier: TierName, degraded?: DegradeReason, sourceTier?: TierName): RoutedPairScore {
+function labelled(
+  result: NonNullable<ScorerPairResult>,
+  tier: TierName,
+  degraded?: DegradeReason,
+  sourceTier?: TierName,
+): RoutedPairScore {
   const detailed = isDetailedPairScore(result);
   const out: { -readonly [K in keyof RoutedPairScore]: RoutedPairScore[K] } = {
     probabilities: detailed ? result.probabilities : (result as Readonly<Record<string, number>>),
@@ -139,22 +151,40 @@ class RouterImpl implements Router {
   private closed = false;
 
   constructor(config: RouterConfig) {
-    if (typeof config !== 'object' || config === null) throw new InvalidArgumentError('createRouter needs a config object { tiers, routing?, cache? }');
-    if (!Array.isArray(config.tiers) || config.tiers.length === 0) throw new InvalidArgumentError('config.tiers must be a non-empty array of tiers');
+    if (typeof config !== 'object' || config === null)
+      throw new InvalidArgumentError('createRouter needs a config object { tiers, routing?, cache? }');
+    if (!Array.isArray(config.tiers) || config.tiers.length === 0)
+      throw new InvalidArgumentError('config.tiers must be a non-empty array of tiers');
     const states: TierState[] = [];
     const names = new Set<string>();
     const qualities = new Set<number>();
     for (const [i, spec] of config.tiers.entries()) {
       if (typeof spec !== 'object' || spec === null) throw new InvalidArgumentError(`tiers[${i}] must be an object`);
-      if (typeof spec.name !== 'string' || spec.name.length === 0 || spec.name === CACHE_TIER) throw new InvalidArgumentError(`tiers[${i}].name must be a non-empty string other than 'cache'`);
-      if (names.has(spec.name)) throw new InvalidArgumentError(`tier name ${JSON.stringify(spec.name)} is registered twice`);
+      if (typeof spec.name !== 'string' || spec.name.length === 0 || spec.name === CACHE_TIER)
+        throw new InvalidArgumentError(`tiers[${i}].name must be a non-empty string other than 'cache'`);
+      if (names.has(spec.name))
+        throw new InvalidArgumentError(`tier name ${JSON.stringify(spec.name)} is registered twice`);
       if (!isScorer(spec.scorer)) throw new InvalidArgumentError(`tiers[${i}].scorer must be a Scorer { id, score() }`);
-      if (typeof spec.quality !== 'number' || !Number.isFinite(spec.quality)) throw new InvalidArgumentError(`tiers[${i}].quality must be a finite number`);
-      if (qualities.has(spec.quality)) throw new InvalidArgumentError(`tiers[${i}].quality ${spec.quality} is not unique`);
-      checkNumber(`tiers[${i}].maxQueuedPairs`, spec.maxQueuedPairs, (v) => Number.isInteger(v) && v >= 1, 'an integer ≥ 1');
-      checkNumber(`tiers[${i}].initialMsPerPair`, spec.initialMsPerPair, (v) => Number.isFinite(v) && v >= 0, 'a finite number ≥ 0');
-      if (spec.estimateMs !== undefined && typeof spec.estimateMs !== 'function') throw new InvalidArgumentError(`tiers[${i}].estimateMs must be a function`);
-      if (spec.pendingPairs !== undefined && typeof spec.pendingPairs !== 'function') throw new InvalidArgumentError(`tiers[${i}].pendingPairs must be a function`);
+      if (typeof spec.quality !== 'number' || !Number.isFinite(spec.quality))
+        throw new InvalidArgumentError(`tiers[${i}].quality must be a finite number`);
+      if (qualities.has(spec.quality))
+        throw new InvalidArgumentError(`tiers[${i}].quality ${spec.quality} is not unique`);
+      checkNumber(
+        `tiers[${i}].maxQueuedPairs`,
+        spec.maxQueuedPairs,
+        (v) => Number.isInteger(v) && v >= 1,
+        'an integer ≥ 1',
+      );
+      checkNumber(
+        `tiers[${i}].initialMsPerPair`,
+        spec.initialMsPerPair,
+        (v) => Number.isFinite(v) && v >= 0,
+        'a finite number ≥ 0',
+      );
+      if (spec.estimateMs !== undefined && typeof spec.estimateMs !== 'function')
+        throw new InvalidArgumentError(`tiers[${i}].estimateMs must be a function`);
+      if (spec.pendingPairs !== undefined && typeof spec.pendingPairs !== 'function')
+        throw new InvalidArgumentError(`tiers[${i}].pendingPairs must be a function`);
       names.add(spec.name);
       qualities.add(spec.quality);
       const inline = spec.inline === true;
@@ -170,22 +200,47 @@ class RouterImpl implements Router {
     states.sort((a, b) => b.spec.quality - a.spec.quality);
     const inlineTiers = states.filter((s) => s.inline);
     if (inlineTiers.length > 1) throw new InvalidArgumentError('at most one tier may be inline');
-    if (inlineTiers.length === 1 && states[states.length - 1] !== inlineTiers[0]) throw new InvalidArgumentError('the inline tier must have the lowest quality');
-    if (config.cache !== undefined && (typeof config.cache !== 'object' || config.cache === null || typeof config.cache.lookup !== 'function' || typeof config.cache.resolve !== 'function')) {
+    if (inlineTiers.length === 1 && states[states.length - 1] !== inlineTiers[0])
+      throw new InvalidArgumentError('the inline tier must have the lowest quality');
+    if (
+      config.cache !== undefined &&
+      (typeof config.cache !== 'object' ||
+        config.cache === null ||
+        typeof config.cache.lookup !== 'function' ||
+        typeof config.cache.resolve !== 'function')
+    ) {
       throw new InvalidArgumentError('config.cache must provide lookup() and resolve() (createScoreCache does)');
     }
-    checkNumber('defaultBudgetMs', config.defaultBudgetMs, (v) => Number.isFinite(v) && v > 0, 'a positive number of ms');
+    checkNumber(
+      'defaultBudgetMs',
+      config.defaultBudgetMs,
+      (v) => Number.isFinite(v) && v > 0,
+      'a positive number of ms',
+    );
     checkNumber('returnMarginMs', config.returnMarginMs, (v) => Number.isFinite(v) && v >= 0, 'a number of ms ≥ 0');
-    checkNumber('probeIntervalMs', config.probeIntervalMs, (v) => v > 0, 'a positive number of ms (Infinity disables probes)');
+    checkNumber(
+      'probeIntervalMs',
+      config.probeIntervalMs,
+      (v) => v > 0,
+      'a positive number of ms (Infinity disables probes)',
+    );
     checkNumber('headroom', config.headroom, (v) => v > 0 && v <= 1, 'in (0, 1]');
-    if (config.clock !== undefined && typeof config.clock !== 'function') throw new InvalidArgumentError('config.clock must be a function');
-    if (config.id !== undefined && (typeof config.id !== 'string' || config.id.length === 0)) throw new InvalidArgumentError('config.id must be a non-empty string');
+    if (config.clock !== undefined && typeof config.clock !== 'function')
+      throw new InvalidArgumentError('config.clock must be a function');
+    if (config.id !== undefined && (typeof config.id !== 'string' || config.id.length === 0))
+      throw new InvalidArgumentError('config.id must be a non-empty string');
     this.ranked = states;
     this.byName = new Map(states.map((s) => [s.name, s]));
     this.inline = inlineTiers[0];
     this.cache = config.cache;
     const bestTier = states[0];
-    if (config.backgroundFill !== undefined && config.backgroundFill !== false && config.cache !== undefined && bestTier.cacheable && !bestTier.inline) {
+    if (
+      config.backgroundFill !== undefined &&
+      config.backgroundFill !== false &&
+      config.cache !== undefined &&
+      bestTier.cacheable &&
+      !bestTier.inline
+    ) {
       this.refill = new BackgroundFillQueue(config.backgroundFill === true ? {} : config.backgroundFill);
     }
     this.defaultBudgetMs = config.defaultBudgetMs ?? DEFAULT_BUDGET_MS;
@@ -198,20 +253,35 @@ class RouterImpl implements Router {
     this.defaultRouting = this.resolveRouting(this.routing, undefined);
   }
 
-  private resolveRouting(base: RoutingOptions | ResolvedRouting, override: Partial<RoutingOptions> | undefined): ResolvedRouting {
-    const merged: { -readonly [K in keyof RoutingOptions]?: RoutingOptions[K] } = { ...(base as RoutingOptions), ...(override ?? {}) };
+  private resolveRouting(
+    base: RoutingOptions | ResolvedRouting,
+    override: Partial<RoutingOptions> | undefined,
+  ): ResolvedRouting {
+    const merged: { -readonly [K in keyof RoutingOptions]?: RoutingOptions[K] } = {
+      ...(base as RoutingOptions),
+      ...(override ?? {}),
+    };
     if ('fixed' in base && override?.fixedTier === undefined) merged.fixedTier = (base as ResolvedRouting).fixed.name;
     if ('signals' in base && override?.signal === undefined) merged.signal = (base as ResolvedRouting).signals;
     const mode = merged.mode;
-    if (mode === undefined || !MODES.has(mode)) throw new InvalidArgumentError(`routing.mode must be 'fixed', 'budget' or 'cascade', got ${String(mode)}`);
+    if (mode === undefined || !MODES.has(mode))
+      throw new InvalidArgumentError(`routing.mode must be 'fixed', 'budget' or 'cascade', got ${String(mode)}`);
     const fixedName = merged.fixedTier ?? this.ranked[0].name;
     const fixed = this.byName.get(fixedName);
-    if (fixed === undefined) throw new InvalidArgumentError(`routing.fixedTier ${JSON.stringify(fixedName)} is not a registered tier (${[...this.byName.keys()].join(', ')})`);
+    if (fixed === undefined)
+      throw new InvalidArgumentError(
+        `routing.fixedTier ${JSON.stringify(fixedName)} is not a registered tier (${[...this.byName.keys()].join(', ')})`,
+      );
     const threshold = merged.threshold ?? 0.5;
-    if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1)) throw new InvalidArgumentError(`routing.threshold must be a probability in [0, 1], got ${String(threshold)}`);
+    if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1))
+      throw new InvalidArgumentError(`routing.threshold must be a probability in [0, 1], got ${String(threshold)}`);
     const signal = merged.signal ?? DEFAULT_SIGNALS;
     const signals = typeof signal === 'string' ? [signal] : signal;
-    if (!Array.isArray(signals) || signals.length === 0 || !signals.every((s) => typeof s === 'string' && s.length > 0)) {
+    if (
+      !Array.isArray(signals) ||
+      signals.length === 0 ||
+      !signals.every((s) => typeof s === 'string' && s.length > 0)
+    ) {
       throw new InvalidArgumentError('routing.signal must be a signal name or a non-empty list of names');
     }
     return { mode, fixed, threshold, signals };
@@ -231,12 +301,22 @@ class RouterImpl implements Router {
     return state.model.predict(pairs);
   }
 
-  score(query: string, passages: readonly Passage[], options: RouterScoreOptions = {}): Promise<ReadonlyArray<ScorerPairResult>> {
-    const routing = options.routing === undefined ? this.defaultRouting : this.resolveRouting(this.defaultRouting, options.routing);
+  score(
+    query: string,
+    passages: readonly Passage[],
+    options: RouterScoreOptions = {},
+  ): Promise<ReadonlyArray<ScorerPairResult>> {
+    const routing =
+      options.routing === undefined ? this.defaultRouting : this.resolveRouting(this.defaultRouting, options.routing);
     return this.scoreWith(query, passages, options, routing);
   }
 
-  private async scoreWith(query: string, passages: readonly Passage[], options: RouterScoreOptions, routing: ResolvedRouting): Promise<ReadonlyArray<ScorerPairResult>> {
+  private async scoreWith(
+    query: string,
+    passages: readonly Passage[],
+    options: RouterScoreOptions,
+    routing: ResolvedRouting,
+  ): Promise<ReadonlyArray<ScorerPairResult>> {
     if (typeof query !== 'string') throw new InvalidArgumentError('query must be a string');
     if (!Array.isArray(passages)) throw new InvalidArgumentError('passages must be an array of Passage');
     const { signal } = options;
@@ -250,7 +330,8 @@ class RouterImpl implements Router {
     const start = this.clock();
     const mode = routing.mode;
     let deadline = options.deadline;
-    if (deadline !== undefined && (typeof deadline !== 'number' || Number.isNaN(deadline))) throw new InvalidArgumentError('deadline must be a number (ms on the Date.now() clock)');
+    if (deadline !== undefined && (typeof deadline !== 'number' || Number.isNaN(deadline)))
+      throw new InvalidArgumentError('deadline must be a number (ms on the Date.now() clock)');
     if (deadline === undefined && mode !== 'fixed') deadline = start + this.defaultBudgetMs;
     const answerBy = deadline === undefined ? undefined : deadline - this.returnMarginMs;
 
@@ -278,7 +359,11 @@ class RouterImpl implements Router {
           const relevance = new Float64Array(n).fill(Number.NaN);
           for (const i of rest) {
             const f = fallback.results[i];
-            if (f !== undefined) relevance[i] = readRelevance(isDetailedPairScore(f) ? f.probabilities : (f as Readonly<Record<string, number>>), routing.signals);
+            if (f !== undefined)
+              relevance[i] = readRelevance(
+                isDetailedPairScore(f) ? f.probabilities : (f as Readonly<Record<string, number>>),
+                routing.signals,
+              );
           }
           const order = orderByThresholdDistance(rest, relevance, routing.threshold);
           // A cascade probe is one pair: enough to refresh the model, cheap if the model was right.
@@ -289,7 +374,10 @@ class RouterImpl implements Router {
           if (shed.length > 0) {
             c.shedPairs += shed.length;
             answerInline(shed, 'shed');
-            this.refill?.note(query, shed.map((i) => passages[i]));
+            this.refill?.note(
+              query,
+              shed.map((i) => passages[i]),
+            );
           }
         }
       } else {
@@ -304,7 +392,10 @@ class RouterImpl implements Router {
         chosen ??= this.ranked[this.ranked.length - 1];
         if (chosen !== best) {
           c.shedPairs += rest.length;
-          this.refill?.note(query, rest.map((i) => passages[i]));
+          this.refill?.note(
+            query,
+            rest.map((i) => passages[i]),
+          );
         }
         if (chosen.inline) {
           await this.runInline(chosen, query, passages, rest, fallback);
@@ -343,7 +434,13 @@ class RouterImpl implements Router {
    * Fills `out` with cache hits of slow tiers (label 'cache') and `fallback` with cache hits of the
    * inline tier; returns the indices not answered (inline hits included: they may still go up).
    */
-  private probeCache(query: string, passages: readonly Passage[], out: Array<RoutedPairScore | null>, fallback: InlineScores, tiers: readonly TierState[]): number[] {
+  private probeCache(
+    query: string,
+    passages: readonly Passage[],
+    out: Array<RoutedPairScore | null>,
+    fallback: InlineScores,
+    tiers: readonly TierState[],
+  ): number[] {
     let rest: number[] = Array.from({ length: passages.length }, (_, i) => i);
     const cache = this.cache;
     if (cache === undefined) return rest;
@@ -376,7 +473,11 @@ class RouterImpl implements Router {
     if (answerBy === undefined) return room;
     const remaining = answerBy - this.clock();
     const fit = largestFitting(room, remaining * this.headroom, (pairs) => tier.model.predict(pairs));
-    if (fit < Math.min(room, probePairs) && remaining > 0 && tier.model.mayProbe(performance.now(), this.probeIntervalMs)) {
+    if (
+      fit < Math.min(room, probePairs) &&
+      remaining > 0 &&
+      tier.model.mayProbe(performance.now(), this.probeIntervalMs)
+    ) {
       tier.model.probes++;
       return Math.min(room, probePairs);
     }
@@ -387,7 +488,13 @@ class RouterImpl implements Router {
    * Scores the `indices` without a fallback yet on the inline tier into `fallback` (through the
    * cache when the tier is cacheable); failures leave holes (those pairs may end unscored).
    */
-  private async runInline(tier: TierState, query: string, passages: readonly Passage[], allIndices: readonly number[], fallback: InlineScores): Promise<void> {
+  private async runInline(
+    tier: TierState,
+    query: string,
+    passages: readonly Passage[],
+    allIndices: readonly number[],
+    fallback: InlineScores,
+  ): Promise<void> {
     const indices = allIndices.filter((i) => fallback.results[i] === undefined);
     if (indices.length === 0) return;
     const subset = indices.length === passages.length ? passages : indices.map((i) => passages[i]);
@@ -395,7 +502,8 @@ class RouterImpl implements Router {
       const sub = tier.model.begin(ps.length, performance.now());
       try {
         const results = await tier.spec.scorer.score(query, ps, {});
-        if (!Array.isArray(results) || results.length !== ps.length) throw new InvalidArgumentError(`tier ${tier.name} returned a wrong result count`);
+        if (!Array.isArray(results) || results.length !== ps.length)
+          throw new InvalidArgumentError(`tier ${tier.name} returned a wrong result count`);
         tier.model.complete(sub, performance.now());
         return results.map((r) => (pairResultProblem(r) === undefined ? r : null));
       } catch (error) {
@@ -407,7 +515,10 @@ class RouterImpl implements Router {
     let cached: readonly boolean[] | undefined;
     try {
       if (this.cache !== undefined && tier.cacheable) {
-        const resolution = await this.cache.resolve({ scorerId: tier.spec.scorer.id, query, passages: subset }, (miss) => score(miss.map((j) => subset[j])));
+        const resolution = await this.cache.resolve(
+          { scorerId: tier.spec.scorer.id, query, passages: subset },
+          (miss) => score(miss.map((j) => subset[j])),
+        );
         results = resolution.results;
         cached = resolution.cached;
       } else results = await score(subset);
@@ -446,11 +557,18 @@ class RouterImpl implements Router {
     const pendingWork = jobs.map((job) => this.startJob(query, passages, job, controller.signal, answerBy));
     // The fallback is computed while the slow tier works (it is microseconds on the main thread).
     if (useFallback) {
-      await this.runInline(this.inline as TierState, query, passages, jobs.flatMap((j) => j.indices), fallback);
+      await this.runInline(
+        this.inline as TierState,
+        query,
+        passages,
+        jobs.flatMap((j) => j.indices),
+        fallback,
+      );
     }
     const fallBack = (indices: readonly number[], reason: DegradeReason): void => {
       if (!useFallback) return;
-      for (const i of indices) if (out[i] === null) out[i] = fallback.answer(i, (this.inline as TierState).name, reason);
+      for (const i of indices)
+        if (out[i] === null) out[i] = fallback.answer(i, (this.inline as TierState).name, reason);
     };
     let firstError: unknown;
     let answered = 0;
@@ -465,20 +583,27 @@ class RouterImpl implements Router {
         resolve();
       };
       if (answerBy !== undefined) {
-        timer = setTimeout(() => {
-          // Deadline: stop waiting, cancel what has not started, answer from the fallback.
-          for (const job of jobs) {
-            if (job.done) continue;
-            job.done = true;
-            const pending = job.indices.filter((i) => out[i] === null);
-            c.deadlinePairs += pending.length;
-            c.cancelledPairs += pending.length;
-            fallBack(pending, 'deadline');
-            if (job.tier === this.ranked[0]) this.refill?.note(query, pending.map((i) => passages[i]));
-          }
-          controller.abort(new DeadlineExceededError('router deadline'));
-          finish();
-        }, Math.max(0, answerBy - this.clock()));
+        timer = setTimeout(
+          () => {
+            // Deadline: stop waiting, cancel what has not started, answer from the fallback.
+            for (const job of jobs) {
+              if (job.done) continue;
+              job.done = true;
+              const pending = job.indices.filter((i) => out[i] === null);
+              c.deadlinePairs += pending.length;
+              c.cancelledPairs += pending.length;
+              fallBack(pending, 'deadline');
+              if (job.tier === this.ranked[0])
+                this.refill?.note(
+                  query,
+                  pending.map((i) => passages[i]),
+                );
+            }
+            controller.abort(new DeadlineExceededError('router deadline'));
+            finish();
+          },
+          Math.max(0, answerBy - this.clock()),
+        );
       }
       const onAbort = (): void => finish();
       controller.signal.addEventListener('abort', onAbort, { once: true });
@@ -493,7 +618,9 @@ class RouterImpl implements Router {
               const r = results[j];
               if (r === undefined) failed.push(i);
               else {
-                out[i] = r.cached ? labelled(r.result, CACHE_TIER, undefined, job.tier.name) : labelled(r.result, job.tier.name, belowBest);
+                out[i] = r.cached
+                  ? labelled(r.result, CACHE_TIER, undefined, job.tier.name)
+                  : labelled(r.result, job.tier.name, belowBest);
                 answered++;
               }
             }
@@ -509,7 +636,12 @@ class RouterImpl implements Router {
             firstError ??= error;
             if (!controller.signal.aborted) {
               // The tier's own deadline timer may fire a moment before ours: same outcome.
-              const reason: DegradeReason = error instanceof OverloadedError ? 'shed' : error instanceof DeadlineExceededError ? 'deadline' : 'error';
+              const reason: DegradeReason =
+                error instanceof OverloadedError
+                  ? 'shed'
+                  : error instanceof DeadlineExceededError
+                    ? 'deadline'
+                    : 'error';
               const pending = job.indices.filter((i) => out[i] === null);
               if (reason === 'shed') c.shedPairs += pending.length;
               else if (reason === 'deadline') {
@@ -526,7 +658,8 @@ class RouterImpl implements Router {
     callerSignal?.removeEventListener('abort', onCallerAbort);
     if (callerSignal?.aborted) throw new AbortedError('the operation was aborted', { cause: callerSignal.reason });
     // Fixed routing with nothing to show: surface the tier's error to the caller (the gate records it).
-    if (mode === 'fixed' && firstError !== undefined && answered === 0 && out.every((r) => r === null)) throw firstError;
+    if (mode === 'fixed' && firstError !== undefined && answered === 0 && out.every((r) => r === null))
+      throw firstError;
   }
 
   /**
@@ -555,7 +688,9 @@ class RouterImpl implements Router {
         (results) => {
           if (!Array.isArray(results) || results.length !== ps.length) {
             tier.model.fail(sub, performance.now());
-            throw new InvalidArgumentError(`tier ${tier.name} returned ${Array.isArray(results) ? results.length : typeof results} results for ${ps.length} passages`);
+            throw new InvalidArgumentError(
+              `tier ${tier.name} returned ${Array.isArray(results) ? results.length : typeof results} results for ${ps.length} passages`,
+            );
           }
           tier.model.complete(sub, performance.now());
           // Invalid results go back as null so the cache never stores them.
@@ -570,10 +705,22 @@ class RouterImpl implements Router {
     const cache = this.cache;
     if (cache !== undefined && tier.cacheable) {
       return cache
-        .resolve({ scorerId: tier.spec.scorer.id, query, passages: subset }, (missIndices) => measured(missIndices.map((j) => subset[j])), options)
-        .then((resolution) => resolution.results.map((r, j) => (r === null || r === undefined || pairResultProblem(r) !== undefined ? undefined : { result: r, cached: resolution.cached[j] === true })));
+        .resolve(
+          { scorerId: tier.spec.scorer.id, query, passages: subset },
+          (missIndices) => measured(missIndices.map((j) => subset[j])),
+          options,
+        )
+        .then((resolution) =>
+          resolution.results.map((r, j) =>
+            r === null || r === undefined || pairResultProblem(r) !== undefined
+              ? undefined
+              : { result: r, cached: resolution.cached[j] === true },
+          ),
+        );
     }
-    return measured(subset).then((results) => results.map((r) => (r === null ? undefined : { result: r, cached: false })));
+    return measured(subset).then((results) =>
+      results.map((r) => (r === null ? undefined : { result: r, cached: false })),
+    );
   }
 
   stats(): RouterStats {
@@ -621,7 +768,11 @@ class RouterImpl implements Router {
     for (let tries = 0; tries < 4; tries++) {
       const next = refill.take();
       if (next === undefined) return;
-      const hits = (this.cache as RouterCache).lookup({ scorerId: best.spec.scorer.id, query: next.query, passages: next.passages });
+      const hits = (this.cache as RouterCache).lookup({
+        scorerId: best.spec.scorer.id,
+        query: next.query,
+        passages: next.passages,
+      });
       const missing = next.passages.filter((_, j) => hits[j] === undefined);
       if (missing.length > 0) {
         work = { query: next.query, passages: missing };

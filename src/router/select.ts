@@ -7,7 +7,11 @@
  * (closest first: the pairs most likely to change a decision when rescored). Ties keep the input
  * order; pairs without a relevance (NaN) go last.
  */
-export function orderByThresholdDistance(candidates: readonly number[], relevance: ArrayLike<number>, threshold: number): number[] {
+export function orderByThresholdDistance(
+  candidates: readonly number[],
+  relevance: ArrayLike<number>,
+  threshold: number,
+): number[] {
   const order = candidates.slice();
   const distance = (i: number): number => {
     const r = relevance[i];

@@ -161,7 +161,11 @@ export interface RouterStats {
 export interface Router extends Scorer {
   readonly id: string;
   readonly routing: RoutingOptions;
-  score(query: string, passages: Parameters<Scorer['score']>[1], options?: RouterScoreOptions): ReturnType<Scorer['score']>;
+  score(
+    query: string,
+    passages: Parameters<Scorer['score']>[1],
+    options?: RouterScoreOptions,
+  ): ReturnType<Scorer['score']>;
   /** A Scorer with the same tiers, cache and cost models, routing with `routing` merged over the router's. */
   view(routing: Partial<RoutingOptions>): Scorer;
   /** Predicted completion (ms) of `pairs` pairs submitted now on the named tier. */

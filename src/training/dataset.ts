@@ -73,9 +73,12 @@ export async function buildRankingDataset(
         const extra = source.passthrough?.(list, i);
         return extra ? { ...p, features: extra } : p;
       });
-      const feats = passages.length === 0 ? new Float32Array(0) : await source.featurizer.featurize(list.queryText, passages);
+      const feats =
+        passages.length === 0 ? new Float32Array(0) : await source.featurizer.featurize(list.queryText, passages);
       if (feats.length !== passages.length * nf) {
-        throw new InvalidArgumentError(`featurizer returned ${feats.length} values for ${passages.length} pairs × ${nf} features`);
+        throw new InvalidArgumentError(
+          `featurizer returned ${feats.length} values for ${passages.length} pairs × ${nf} features`,
+        );
       }
       groups.push({ collection: source.collection.name, list, offset: rows });
       chunks.push(feats);

@@ -86,7 +86,12 @@ export interface TrainingBackend {
   /** Trains a model and returns its bytes (a format loadTreeModel reads). Must be deterministic. */
   train(request: TrainRequest): Promise<Uint8Array>;
   /** Raw margins (float32 sums of the trees, as float64) of rows under model bytes. */
-  predictMargins(modelBytes: Uint8Array, features: Float32Array, numRows: number, numFeatures: number): Promise<Float64Array>;
+  predictMargins(
+    modelBytes: Uint8Array,
+    features: Float32Array,
+    numRows: number,
+    numFeatures: number,
+  ): Promise<Float64Array>;
   /** One least-squares regression tree (the structure LambdaMART uses); needed for lambdamart points. */
   readonly fitRegressionTree?: RegressionTreeFitter;
 }
@@ -123,7 +128,13 @@ export function labelsFor(dataset: RankingDataset, objective: PointwiseObjective
     for (let i = 0; i < n; i++) {
       const grade = dataset.grades[g.offset + i]!;
       labels[g.offset + i] =
-        objective === 'binary:logistic' ? (grade > 0 ? 1 : 0) : objective === 'reg:logistic' ? grade / top : grade / top - mean;
+        objective === 'binary:logistic'
+          ? grade > 0
+            ? 1
+            : 0
+          : objective === 'reg:logistic'
+            ? grade / top
+            : grade / top - mean;
     }
   }
   return labels;
@@ -159,12 +170,15 @@ async function trainPoint(
     return { model, trees: point.rounds, roundsTrained: point.rounds };
   }
   if (!point.lambdaMart) throw new InvalidArgumentError('a lambdamart grid point needs its lambdaMart settings');
-  if (!backend.fitRegressionTree) throw new InvalidArgumentError('this training back end cannot fit single regression trees (needed for lambdamart)');
+  if (!backend.fitRegressionTree)
+    throw new InvalidArgumentError('this training back end cannot fit single regression trees (needed for lambdamart)');
   const { warmStart, ...settings } = point.lambdaMart;
   let initialTrees: TreeIR[] = [];
   if (warmStart) {
-    if (!bestPointwise) throw new InvalidArgumentError('a warm-started lambdamart point needs a pointwise point earlier in the grid');
-    if (!(warmStart.scale > 0 && Number.isFinite(warmStart.scale))) throw new InvalidArgumentError(`warmStart.scale must be > 0, got ${warmStart.scale}`);
+    if (!bestPointwise)
+      throw new InvalidArgumentError('a warm-started lambdamart point needs a pointwise point earlier in the grid');
+    if (!(warmStart.scale > 0 && Number.isFinite(warmStart.scale)))
+      throw new InvalidArgumentError(`warmStart.scale must be > 0, got ${warmStart.scale}`);
     initialTrees = await scaledTrees(bestPointwise, warmStart.scale);
   }
   const result = await trainLambdaMart(
@@ -182,7 +196,11 @@ async function trainPoint(
     },
     backend.fitRegressionTree,
   );
-  return { model: ensembleBytes(result.ensemble), trees: result.ensemble.trees.length, roundsTrained: result.roundsTrained };
+  return {
+    model: ensembleBytes(result.ensemble),
+    trees: result.ensemble.trees.length,
+    roundsTrained: result.roundsTrained,
+  };
 }
 
 /**
@@ -210,7 +228,15 @@ export async function gridSearch(
   for (let i = 0; i < grid.length; i++) {
     const point = grid[i]!;
     const t0 = performance.now();
-    const { model, trees, roundsTrained } = await trainPoint(backend, train, validation, point, seed, minWorstGain, bestPointwise?.model ?? null);
+    const { model, trees, roundsTrained } = await trainPoint(
+      backend,
+      train,
+      validation,
+      point,
+      seed,
+      minWorstGain,
+      bestPointwise?.model ?? null,
+    );
     const trainMs = performance.now() - t0;
     // Every objective maps margins monotonically (sigmoid or Platt), so margins rank like the final scores.
     const scores = await backend.predictMargins(model, validation.features, validation.numRows, nf);
@@ -231,7 +257,10 @@ export async function gridSearch(
       best = result;
       bestModel = model;
     }
-    if (point.objective !== 'lambdamart' && isBetterSelection(result.selection, bestPointwise?.result.selection ?? null, minWorstGain)) {
+    if (
+      point.objective !== 'lambdamart' &&
+      isBetterSelection(result.selection, bestPointwise?.result.selection ?? null, minWorstGain)
+    ) {
       bestPointwise = { result, model };
     }
   }

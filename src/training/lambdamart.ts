@@ -95,7 +95,11 @@ function rowsWithLambdas(dataset: RankingDataset, weighting: LambdaMartParams['q
     const n = g.list.candidates.length;
     features.set(dataset.features.subarray(g.offset * nf, (g.offset + n) * nf), at * nf);
     grades.set(dataset.grades.subarray(g.offset, g.offset + n), at);
-    queries.push({ offset: at, count: n, weight: weighting === 'collection' ? share / perCollection.get(g.collection)! : 1 });
+    queries.push({
+      offset: at,
+      count: n,
+      weight: weighting === 'collection' ? share / perCollection.get(g.collection)! : 1,
+    });
     at += n;
   }
   return { features, grades, numRows, queries };
@@ -105,10 +109,19 @@ export function validateLambdaMartParams(p: LambdaMartParams): void {
   const ok = (cond: boolean, what: string): void => {
     if (!cond) throw new InvalidArgumentError(`LambdaMART: ${what}`);
   };
-  ok(Number.isInteger(p.maxDepth) && p.maxDepth >= 1 && p.maxDepth <= 16, `maxDepth must be an integer in [1, 16], got ${p.maxDepth}`);
+  ok(
+    Number.isInteger(p.maxDepth) && p.maxDepth >= 1 && p.maxDepth <= 16,
+    `maxDepth must be an integer in [1, 16], got ${p.maxDepth}`,
+  );
   ok(p.learningRate > 0 && p.learningRate <= 1, `learningRate must be in (0, 1], got ${p.learningRate}`);
-  ok(Number.isInteger(p.maxRounds) && p.maxRounds >= 1 && p.maxRounds <= 10_000, `maxRounds must be an integer in [1, 10000], got ${p.maxRounds}`);
-  ok(p.minChildWeight >= 0 && Number.isFinite(p.minChildWeight), `minChildWeight must be >= 0, got ${p.minChildWeight}`);
+  ok(
+    Number.isInteger(p.maxRounds) && p.maxRounds >= 1 && p.maxRounds <= 10_000,
+    `maxRounds must be an integer in [1, 10000], got ${p.maxRounds}`,
+  );
+  ok(
+    p.minChildWeight >= 0 && Number.isFinite(p.minChildWeight),
+    `minChildWeight must be >= 0, got ${p.minChildWeight}`,
+  );
   ok(Number.isInteger(p.patience) && p.patience >= 1, `patience must be a positive integer, got ${p.patience}`);
   ok(p.epsilon > 0 && Number.isFinite(p.epsilon), `epsilon must be > 0, got ${p.epsilon}`);
 }
@@ -169,18 +182,31 @@ export async function trainLambdaMart(
       seed: params.seed,
     });
     const leaves = assignLeaves(structure, rows.features, rows.numRows, nf);
-    const tree = refitLeaves(structure, leaves, lambdas, weights, { learningRate: params.learningRate, epsilon: params.epsilon });
+    const tree = refitLeaves(structure, leaves, lambdas, weights, {
+      learningRate: params.learningRate,
+      epsilon: params.epsilon,
+    });
     trees.push(tree);
     addLeafValues(tree, leaves, scores);
     addLeafValues(tree, assignLeaves(tree, validation.features, validation.numRows, nf), validationScores);
 
     const ndcg10ByCollection = ndcgByCollection(validation, validationScores);
-    const current: LambdaMartRound = { round, ndcg10ByCollection, selection: selectionScore(ndcg10ByCollection, firstStage) };
+    const current: LambdaMartRound = {
+      round,
+      ndcg10ByCollection,
+      selection: selectionScore(ndcg10ByCollection, firstStage),
+    };
     history.push(current);
     if (isBetterSelection(current.selection, best?.selection ?? null, params.minWorstGain)) best = current;
     onRound?.(current, best!);
     if (round - best!.round >= params.patience) break;
   }
   const rounds = best!.round;
-  return { ensemble: ensembleOf([...initial, ...trees.slice(0, rounds)], nf), rounds, roundsTrained: history.length, history, trainedTrees: trees };
+  return {
+    ensemble: ensembleOf([...initial, ...trees.slice(0, rounds)], nf),
+    rounds,
+    roundsTrained: history.length,
+    history,
+    trainedTrees: trees,
+  };
 }

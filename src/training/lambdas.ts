@@ -60,15 +60,19 @@ export function computeLambdas(
   weights: Float64Array,
 ): void {
   const { sigma, truncation } = options;
-  if (!(sigma > 0 && Number.isFinite(sigma))) throw new InvalidArgumentError(`sigma must be a positive finite number, got ${sigma}`);
+  if (!(sigma > 0 && Number.isFinite(sigma)))
+    throw new InvalidArgumentError(`sigma must be a positive finite number, got ${sigma}`);
   if (!(truncation >= 1)) throw new InvalidArgumentError(`truncation must be >= 1, got ${truncation}`);
-  if (lambdas.length !== weights.length) throw new InvalidArgumentError('lambdas and weights must have the same length');
+  if (lambdas.length !== weights.length)
+    throw new InvalidArgumentError('lambdas and weights must have the same length');
   lambdas.fill(0);
   weights.fill(0);
   const discounts: number[] = [];
   for (const q of queries) {
     if (q.offset < 0 || q.count < 0 || q.offset + q.count > lambdas.length) {
-      throw new InvalidArgumentError(`query rows [${q.offset}, ${q.offset + q.count}) are outside the ${lambdas.length} rows`);
+      throw new InvalidArgumentError(
+        `query rows [${q.offset}, ${q.offset + q.count}) are outside the ${lambdas.length} rows`,
+      );
     }
     const ideal = idealDcg(grades, q.offset, q.count);
     if (ideal <= 0 || q.weight === 0) continue;

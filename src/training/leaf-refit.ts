@@ -64,14 +64,17 @@ export function refitLeaves(
   const sumWeight = new Float64Array(n);
   for (let r = 0; r < leafOfRow.length; r++) {
     const leaf = leafOfRow[r]!;
-    if (leaf < 0 || leaf >= n || tree.left[leaf] !== -1) throw new InvalidArgumentError(`row ${r} is assigned to ${leaf}, not a leaf`);
+    if (leaf < 0 || leaf >= n || tree.left[leaf] !== -1)
+      throw new InvalidArgumentError(`row ${r} is assigned to ${leaf}, not a leaf`);
     sumLambda[leaf]! += lambdas[r]!;
     sumWeight[leaf]! += weights[r]!;
   }
   const splitCondition = Float32Array.from(tree.splitCondition);
   for (let node = 0; node < n; node++) {
     if (tree.left[node] !== -1) continue;
-    splitCondition[node] = Math.fround((options.learningRate * sumLambda[node]!) / (sumWeight[node]! + options.epsilon));
+    splitCondition[node] = Math.fround(
+      (options.learningRate * sumLambda[node]!) / (sumWeight[node]! + options.epsilon),
+    );
   }
   return { ...tree, splitCondition };
 }

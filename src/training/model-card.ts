@@ -31,14 +31,23 @@ export interface ModelCardInput {
 
 const f3 = (v: number | null | undefined): string => (v === null || v === undefined ? 'n/a' : v.toFixed(3));
 const f4 = (v: number | null | undefined): string => (v === null || v === undefined ? 'n/a' : v.toFixed(4));
-const signed = (a: number | null, b: number | null): string => (a === null || b === null ? 'n/a' : `${b - a >= 0 ? '+' : ''}${(b - a).toFixed(3)}`);
+const signed = (a: number | null, b: number | null): string =>
+  a === null || b === null ? 'n/a' : `${b - a >= 0 ? '+' : ''}${(b - a).toFixed(3)}`;
 
 /** The limit line about text-only reranking, naming the collections where it lost to BM25 on test. */
 function textOnlyWorse(tests: readonly TestResult[], k: number): string[] {
   const worse = tests
-    .filter((t) => t.textOnly.ndcg10.reranked !== null && t.withRank.ndcg10.firstStage !== null && t.textOnly.ndcg10.reranked < t.withRank.ndcg10.firstStage)
+    .filter(
+      (t) =>
+        t.textOnly.ndcg10.reranked !== null &&
+        t.withRank.ndcg10.firstStage !== null &&
+        t.textOnly.ndcg10.reranked < t.withRank.ndcg10.firstStage,
+    )
     .map((t) => t.name);
-  if (worse.length === 0) return ['- Text only (no `retrieval_rank`), reranking was not worse than the BM25 order on any test collection (table above).'];
+  if (worse.length === 0)
+    return [
+      '- Text only (no `retrieval_rank`), reranking was not worse than the BM25 order on any test collection (table above).',
+    ];
   return [
     `- Without \`retrieval_rank\` (text only) it reorders the BM25 top ${k} WORSE than BM25 itself on the test queries of`,
     `  ${worse.join(', ')} (table above): pass the retriever rank when reranking, or use it only to gate.`,
@@ -50,7 +59,7 @@ function gainByDifficulty(tests: readonly TestResult[]): string[] {
   const rows = tests.map((t) => {
     const part = (hard: boolean): string => {
       const deltas = t.withRank.perQuery
-        .filter((q) => q.ndcg10FirstStage !== null && q.ndcg10Reranked !== null && (q.ndcg10FirstStage < 0.5) === hard)
+        .filter((q) => q.ndcg10FirstStage !== null && q.ndcg10Reranked !== null && q.ndcg10FirstStage < 0.5 === hard)
         .map((q) => q.ndcg10Reranked! - q.ndcg10FirstStage!);
       if (deltas.length === 0) return '0 | n/a';
       return `${deltas.length} | ${signed(0, deltas.reduce((a, b) => a + b, 0) / deltas.length)}`;
@@ -87,7 +96,11 @@ function noMeasurableGain(tests: readonly TestResult[]): string[] {
 /** "1.4x-9.0x" over the collections' test gates (precision kept / precision keep-all). */
 function precisionGainRange(tests: readonly TestResult[]): string {
   const ratios = tests
-    .map((t) => (t.withRank.gate.precisionKept !== null && t.withRank.gate.precisionAll ? t.withRank.gate.precisionKept / t.withRank.gate.precisionAll : null))
+    .map((t) =>
+      t.withRank.gate.precisionKept !== null && t.withRank.gate.precisionAll
+        ? t.withRank.gate.precisionKept / t.withRank.gate.precisionAll
+        : null,
+    )
     .filter((r): r is number => r !== null);
   if (ratios.length === 0) return 'n/a';
   return `${Math.min(...ratios).toFixed(1)}x to ${Math.max(...ratios).toFixed(1)}x`;
@@ -124,7 +137,7 @@ export function renderModelCard(input: ModelCardInput): string {
     '  is too slow or as the cheap first tier of the router.',
     '- Give it corpus statistics of YOUR collection (`relevance-gate stats --docs docs.jsonl --out stats.msgpack`, then',
     '  `loadFastPathScorer(dir, { statsPath })`): the features are IDF/BM25-based and were trained with per-collection statistics.',
-    '- Pass the retriever\'s order as `passage.features.retrieval_rank` (1 = best) when you have it: the model was trained',
+    "- Pass the retriever's order as `passage.features.retrieval_rank` (1 = best) when you have it: the model was trained",
     '  with the rank present for half of the training queries and absent for the other half, and is better with it',
     '  (both are measured below).',
     '',
@@ -159,7 +172,7 @@ export function renderModelCard(input: ModelCardInput): string {
     '## Training and model selection',
     '',
     `ml-xgboost 1.1.2 (WASM build of a pre-1.0 XGBoost), single thread, exact tree method, subsample 1, seed ${options.seed};`,
-    'written as XGBoost JSON. Grid (`' + options.grid + '`), each point trained on the train queries and scored on the',
+    `written as XGBoost JSON. Grid (\`${options.grid}\`), each point trained on the train queries and scored on the`,
     `validation queries (BM25 top ${options.k} reranked, retrieval_rank given). Selection: the highest MEAN per-collection nDCG@10 gain`,
     'over BM25 among the points whose WORST collection gain is >= 0 (when none is, the highest worst gain); LambdaMART picks',
     'its number of trees by the same rule after every round (early stopping), then competes with the pointwise points:',
@@ -175,19 +188,19 @@ export function renderModelCard(input: ModelCardInput): string {
     '',
     `Chosen: **${methodOf(p)}, depth ${p.maxDepth}, eta ${p.eta}, ${training.chosen.trees} trees** (min_child_weight ${p.minChildWeight}).`,
     'Objectives: `binary:logistic` with label = relevant; `reg:logistic` with label = grade / highest grade of the collection;',
-    '`reg:squarederror` with a QUERY-CENTRED label (grade / highest grade, minus its mean over the query\'s candidates), a',
+    "`reg:squarederror` with a QUERY-CENTRED label (grade / highest grade, minus its mean over the query's candidates), a",
     'pointwise stand-in for ranking. `lambdamart`: LambdaMART for NDCG (Burges 2010) built on ml-xgboost, which has no',
     'query groups or custom objectives: every round computes the LambdaRank gradients of each training query (RankNet pairs',
     'weighted by the |ΔNDCG| of swapping them, linear gain = qrels grade) from the current scores, fits ONE least-squares',
     'tree to them with ml-xgboost (its structure; min child weight = least rows per leaf), sets each leaf to the Newton step',
     'eta × Σλ / (Σw + 0.001) of the rows reaching it, and adds the tree. The model still scores each (query, passage) pair',
-    'alone from its features; the model file\'s objective is `rank:ndcg` (margin = sum of the leaves, base_score 0).',
+    "alone from its features; the model file's objective is `rank:ndcg` (margin = sum of the leaves, base_score 0).",
     '"lambdamart from best pointwise": the same, boosting from the best pointwise model of the grid (its trees first, leaves',
     'scaled as shown, then the LambdaMART trees; 0 new trees would keep that model). Trees = all trees in the model.',
     ...(input.training.calibration
       ? [
           '',
-          `Its margins are mapped to probabilities by Platt scaling fitted on the validation queries\' BM25 top ${options.gateK}`,
+          `Its margins are mapped to probabilities by Platt scaling fitted on the validation queries' BM25 top ${options.gateK}`,
           `(\`meta.json\` calibration: relevance = 1 / (1 + exp(-(${input.training.calibration.a.toFixed(6)} × margin + ${input.training.calibration.b.toFixed(6)}))).`,
         ]
       : []),
@@ -238,7 +251,7 @@ export function renderModelCard(input: ModelCardInput): string {
     '- Small, old test collections: MED has 30 judged queries (6 test), CISI 76 (15 test), Cranfield 225 (45 test);',
     '  differences of a few nDCG points on them are within noise. Their judgments are from the 1960s-70s and incomplete',
     '  (unjudged = not relevant).',
-    '- NFCorpus here is the authors\' PRE-PROCESSED text (lower-cased, stop words removed, numbers replaced); scores on',
+    "- NFCorpus here is the authors' PRE-PROCESSED text (lower-cased, stop words removed, numbers replaced); scores on",
     '  natural text from that domain may differ. SciFact is claims → abstracts with ~1 relevant document per query.',
     ...(p.objective === 'lambdamart'
       ? [

@@ -28,7 +28,8 @@ export function selectionScore(
     const base = firstStage[name];
     const value = reranked[name];
     if (base === null || base === undefined) continue;
-    if (value === null || value === undefined) throw new InvalidArgumentError(`no reranked nDCG@10 for collection ${name}`);
+    if (value === null || value === undefined)
+      throw new InvalidArgumentError(`no reranked nDCG@10 for collection ${name}`);
     const gain = value - base;
     sum += gain;
     n++;
@@ -42,7 +43,11 @@ export function selectionScore(
 }
 
 /** True when `a` should replace the current best `b`. */
-export function isBetterSelection(a: SelectionScore, b: SelectionScore | null, minWorstGain = DEFAULT_MIN_WORST_GAIN): boolean {
+export function isBetterSelection(
+  a: SelectionScore,
+  b: SelectionScore | null,
+  minWorstGain = DEFAULT_MIN_WORST_GAIN,
+): boolean {
   if (b === null) return true;
   const aOk = a.worstGain >= minWorstGain;
   const bOk = b.worstGain >= minWorstGain;

@@ -20,7 +20,7 @@ import { buildCorpusStats } from '../features/corpus-stats.js';
 import { LexicalFeaturizer } from '../features/featurizer.js';
 import { type GridPoint, type LambdaMartSettings, modelObjectiveOf } from './grid-search.js';
 import { renderModelCard, type TestResult } from './model-card.js';
-import { buildMeta, jsonText, modelBytesToXGBoostJson, stageModelDir } from './model-dir.js';
+import { buildMeta, modelBytesToXGBoostJson, stageModelDir } from './model-dir.js';
 import { type TrainFastPathOptions, type TrainFastPathResult, trainFastPath } from './train-fastpath.js';
 import { createXGBoostBackend } from './xgboost-backend.js';
 
@@ -54,8 +54,22 @@ export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
     { objective: 'reg:squarederror', maxDepth: 4, eta: 0.05, rounds: 300, minChildWeight: 1 },
     { objective: 'reg:squarederror', maxDepth: 3, eta: 0.05, rounds: 300, minChildWeight: 1 },
     { objective: 'reg:squarederror', maxDepth: 4, eta: 0.1, rounds: 150, minChildWeight: 1 },
-    { objective: 'lambdamart', maxDepth: 4, eta: 0.1, rounds: 250, minChildWeight: 100, lambdaMart: LAMBDAMART_SETTINGS },
-    { objective: 'lambdamart', maxDepth: 4, eta: 0.1, rounds: 200, minChildWeight: 100, lambdaMart: { ...LAMBDAMART_SETTINGS, warmStart: { scale: 5 } } },
+    {
+      objective: 'lambdamart',
+      maxDepth: 4,
+      eta: 0.1,
+      rounds: 250,
+      minChildWeight: 100,
+      lambdaMart: LAMBDAMART_SETTINGS,
+    },
+    {
+      objective: 'lambdamart',
+      maxDepth: 4,
+      eta: 0.1,
+      rounds: 200,
+      minChildWeight: 100,
+      lambdaMart: { ...LAMBDAMART_SETTINGS, warmStart: { scale: 5 } },
+    },
   ],
   quick: [{ objective: 'binary:logistic', maxDepth: 4, eta: 0.1, rounds: 100, minChildWeight: 1 }],
   tiny: [{ objective: 'binary:logistic', maxDepth: 2, eta: 0.3, rounds: 8, minChildWeight: 1 }],
@@ -85,7 +99,12 @@ export interface TrainCommandResult {
   readonly training: TrainFastPathResult;
   readonly tests: readonly TestResult[];
   readonly reproducible: boolean | null;
-  readonly timingsMs: { readonly train: number; readonly write: number; readonly test: number; readonly check: number | null };
+  readonly timingsMs: {
+    readonly train: number;
+    readonly write: number;
+    readonly test: number;
+    readonly check: number | null;
+  };
 }
 
 /** Collection folders under dataDir (those with docs.jsonl), sorted by name. */
@@ -119,11 +138,27 @@ function evalInFreshProcess(
     const ext = extname(fileURLToPath(import.meta.url));
     const cli = fileURLToPath(new URL(`../cli/main${ext}`, import.meta.url));
     const args = ['eval', '--collection', collectionDir, '--tier', 'trees', '--model', modelDir, '--queries', 'test'];
-    args.push('--k', String(k), '--gate-k', String(gateK), '--target-precision', String(targetPrecision), '--json', jsonOut, '--no-progress');
+    args.push(
+      '--k',
+      String(k),
+      '--gate-k',
+      String(gateK),
+      '--target-precision',
+      String(targetPrecision),
+      '--json',
+      jsonOut,
+      '--no-progress',
+    );
     if (!retrievalRank) args.push('--no-retrieval-rank');
-    const run = spawnSync(process.execPath, [...process.execArgv, cli, ...args], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [...process.execArgv, cli, ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      encoding: 'utf8',
+    });
     if (run.status !== 0) {
-      throw new RelevanceGateError('ERR_EVAL_FAILED', `relevance-gate ${args.join(' ')} failed (exit ${run.status}): ${run.stderr.slice(-2000)}`);
+      throw new RelevanceGateError(
+        'ERR_EVAL_FAILED',
+        `relevance-gate ${args.join(' ')} failed (exit ${run.status}): ${run.stderr.slice(-2000)}`,
+      );
     }
     return JSON.parse(readFileSync(jsonOut, 'utf8')) as EvalReport;
   } finally {
@@ -142,7 +177,10 @@ function checkReproducible(outDir: string, log: (line: string) => void): boolean
     const args = process.argv.slice(2).filter((a) => a !== '--check');
     args.push('--out', tmpOut, '--no-progress');
     log(`train-fastpath: --check: rerunning in a fresh process: ${[process.argv[1], ...args].join(' ')}`);
-    const run = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, ...args], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      encoding: 'utf8',
+    });
     if (run.status !== 0) {
       log(`train-fastpath: --check: the second run failed (exit ${run.status}): ${run.stderr.slice(-2000)}`);
       return false;
@@ -155,7 +193,9 @@ function checkReproducible(outDir: string, log: (line: string) => void): boolean
       const a = readFileSync(join(outDir, name));
       const b = other.includes(name) ? readFileSync(join(tmpOut, name)) : Buffer.alloc(0);
       const equal = a.equals(b);
-      log(`train-fastpath: --check: ${name}: ${equal ? 'identical' : 'DIFFERENT'} (${a.length} bytes, sha256 ${createHash('sha256').update(a).digest('hex').slice(0, 16)})`);
+      log(
+        `train-fastpath: --check: ${name}: ${equal ? 'identical' : 'DIFFERENT'} (${a.length} bytes, sha256 ${createHash('sha256').update(a).digest('hex').slice(0, 16)})`,
+      );
       same &&= equal;
     }
     return same;
@@ -198,7 +238,8 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
       : {}),
   });
   const deps = {
-    featurizerFor: async (c: { docs: readonly { title: string; text: string }[] }) => new LexicalFeaturizer(await buildCorpusStats(c.docs)),
+    featurizerFor: async (c: { docs: readonly { title: string; text: string }[] }) =>
+      new LexicalFeaturizer(await buildCorpusStats(c.docs)),
     backend: createXGBoostBackend(),
   };
 
@@ -234,9 +275,17 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
               patience: lambdaMart.patience,
               epsilon: lambdaMart.epsilon,
               queryWeighting: lambdaMart.queryWeighting,
-              ...(lambdaMart.warmStart ? { warmStart: { from: 'best pointwise grid point', leafScale: lambdaMart.warmStart.scale } } : {}),
+              ...(lambdaMart.warmStart
+                ? { warmStart: { from: 'best pointwise grid point', leafScale: lambdaMart.warmStart.scale } }
+                : {}),
             }
-          : { method: p.objective, maxDepth: p.maxDepth, eta: p.eta, rounds: p.rounds, minChildWeight: p.minChildWeight }),
+          : {
+              method: p.objective,
+              maxDepth: p.maxDepth,
+              eta: p.eta,
+              rounds: p.rounds,
+              minChildWeight: p.minChildWeight,
+            }),
         subsample: 1,
         colsampleBytree: 1,
       },
@@ -259,7 +308,10 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
       const withRank = evalInFreshProcess(join(dataDir, name), staged.path, k, gateK, options.targetPrecision, true);
       const textOnly = evalInFreshProcess(join(dataDir, name), staged.path, k, gateK, options.targetPrecision, false);
       if (withRank.queries !== ids.length || textOnly.gate.thresholdSource !== 'given') {
-        throw new RelevanceGateError('ERR_EVAL_MISMATCH', `test evaluation of ${name} did not use the model's test split and threshold`);
+        throw new RelevanceGateError(
+          'ERR_EVAL_MISMATCH',
+          `test evaluation of ${name} did not use the model's test split and threshold`,
+        );
       }
       tests.push({ name, withRank, textOnly });
       log(
@@ -273,7 +325,10 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
       seed: options.seed,
       collections: training.collections,
       grid: training.grid.map((g) => ({
-        point: g.point.lambdaMart && !Number.isFinite(g.point.lambdaMart.truncation) ? { ...g.point, lambdaMart: { ...g.point.lambdaMart, truncation: 'all pairs' } } : g.point,
+        point:
+          g.point.lambdaMart && !Number.isFinite(g.point.lambdaMart.truncation)
+            ? { ...g.point, lambdaMart: { ...g.point.lambdaMart, truncation: 'all pairs' } }
+            : g.point,
         trees: g.trees,
         roundsTrained: g.roundsTrained,
         validationNdcg10: g.ndcg10ByCollection,
@@ -281,20 +336,39 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
         selection: g.selection,
         modelBytes: g.modelBytes,
       })),
-      chosen: { objective: training.chosen.point.objective, maxDepth: p.maxDepth, eta: p.eta, minChildWeight: p.minChildWeight, trees: training.chosen.trees },
+      chosen: {
+        objective: training.chosen.point.objective,
+        maxDepth: p.maxDepth,
+        eta: p.eta,
+        minChildWeight: p.minChildWeight,
+        trees: training.chosen.trees,
+      },
       threshold: training.threshold,
       trainRows: training.trainRows,
       validationRows: training.validationRows,
       test: tests.map((t) => ({
         name: t.name,
         queries: t.withRank.queries,
-        ndcg10: { firstStage: t.withRank.ndcg10.firstStage, reranked: t.withRank.ndcg10.reranked, rerankedTextOnly: t.textOnly.ndcg10.reranked },
+        ndcg10: {
+          firstStage: t.withRank.ndcg10.firstStage,
+          reranked: t.withRank.ndcg10.reranked,
+          rerankedTextOnly: t.textOnly.ndcg10.reranked,
+        },
         map: t.withRank.map,
         gate: t.withRank.gate,
         gateTextOnly: t.textOnly.gate,
       })),
     };
-    staged.writeReports(report, renderModelCard({ training, tests, meta, options: { seed: options.seed, targetPrecision: options.targetPrecision, k, gateK, grid: options.grid, names }, statsTerms: stats.termCount }));
+    staged.writeReports(
+      report,
+      renderModelCard({
+        training,
+        tests,
+        meta,
+        options: { seed: options.seed, targetPrecision: options.targetPrecision, k, gateK, grid: options.grid, names },
+        statsTerms: stats.termCount,
+      }),
+    );
     staged.commit();
     log(`train-fastpath: wrote ${resolve(options.outDir)}`);
 
@@ -304,7 +378,8 @@ export async function runTrainCommand(options: TrainCommandOptions): Promise<Tra
       const t4 = performance.now();
       reproducible = checkReproducible(resolve(options.outDir), log);
       checkMs = Math.round(performance.now() - t4);
-      if (!reproducible) throw new ReproducibilityError(`a second run of the same command wrote different files (see the log above)`);
+      if (!reproducible)
+        throw new ReproducibilityError(`a second run of the same command wrote different files (see the log above)`);
     }
     return {
       outDir: resolve(options.outDir),

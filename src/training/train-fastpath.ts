@@ -14,12 +14,25 @@ import { InvalidArgumentError } from '../errors.js';
 import { fitPlatt } from '../gate/calibration.js';
 import { type Collection, loadCollection } from '../eval/collection.js';
 import { type FirstStage, createBm25FirstStage } from '../eval/first-stage.js';
-import { type GateStats, type LabelledScore, type ThresholdRow, gateStats, thresholdForPrecision } from '../eval/metrics.js';
+import {
+  type GateStats,
+  type LabelledScore,
+  type ThresholdRow,
+  gateStats,
+  thresholdForPrecision,
+} from '../eval/metrics.js';
 import type { SplitsFile } from '../eval/query-set.js';
 import type { CandidateList } from '../eval/candidates.js';
 import { type QuerySplit, fnv1a, splitQueries } from '../eval/splits.js';
 import { type DatasetSource, type PairFeaturizer, type RankingDataset, buildRankingDataset } from './dataset.js';
-import { type GridPoint, type TrainingBackend, type ValidationResult, gridSearch, ndcgByCollection, outputsMargin } from './grid-search.js';
+import {
+  type GridPoint,
+  type TrainingBackend,
+  type ValidationResult,
+  gridSearch,
+  ndcgByCollection,
+  outputsMargin,
+} from './grid-search.js';
 
 export interface TrainFastPathOptions {
   /** Collection folders (each in the ../shared/data layout). */
@@ -109,7 +122,12 @@ export function datasetDigest(dataset: RankingDataset): string {
 }
 
 /** Per-query gate pools (first gateK candidates, scored) of a dataset. */
-export function gatePools(dataset: RankingDataset, scores: Float64Array, gateK: number, collection?: string): LabelledScore[][] {
+export function gatePools(
+  dataset: RankingDataset,
+  scores: Float64Array,
+  gateK: number,
+  collection?: string,
+): LabelledScore[][] {
   const pools: LabelledScore[][] = [];
   for (const g of dataset.groups) {
     if (collection !== undefined && g.collection !== collection) continue;
@@ -159,7 +177,10 @@ interface TrainingDatasets {
  * Steps 1-3: collections, query splits, BM25 candidate lists and features of the TRAIN queries
  * (with the repeats and retrieval_rank dropout of the options) and the VALIDATION queries.
  */
-async function buildTrainingDatasets(options: TrainFastPathOptions, deps: Pick<TrainFastPathDeps, 'featurizerFor'>): Promise<TrainingDatasets> {
+async function buildTrainingDatasets(
+  options: TrainFastPathOptions,
+  deps: Pick<TrainFastPathDeps, 'featurizerFor'>,
+): Promise<TrainingDatasets> {
   const log = options.log ?? (() => {});
   if (options.collectionDirs.length === 0) throw new InvalidArgumentError('no collections to train on');
   if (!(options.gateK >= 1 && options.gateK <= options.k)) throw new InvalidArgumentError(`gateK must be in [1, k]`);
@@ -175,17 +196,23 @@ async function buildTrainingDatasets(options: TrainFastPathOptions, deps: Pick<T
     const split = splitQueries(collection, { seed: options.seed });
     const featurizer = await deps.featurizerFor(collection);
     loaded.push({ collection, firstStage: createBm25FirstStage(collection), featurizer, split });
-    log(`train-fastpath: ${collection.name}: ${collection.docs.length} docs; queries train ${split.train.length}, validation ${split.validation.length}, test ${split.test.length}`);
+    log(
+      `train-fastpath: ${collection.name}: ${collection.docs.length} docs; queries train ${split.train.length}, validation ${split.validation.length}, test ${split.test.length}`,
+    );
   }
 
-  const rankOf = (list: CandidateList, i: number): Record<string, number> => ({ retrieval_rank: list.candidates[i]!.rank });
+  const rankOf = (list: CandidateList, i: number): Record<string, number> => ({
+    retrieval_rank: list.candidates[i]!.rank,
+  });
   const sources = (which: 'train' | 'validation'): DatasetSource[] =>
     loaded.flatMap((l) => {
       const queryIds = limit(l.split[which], options.maxQueriesPerSplit);
       const base = { collection: l.collection, firstStage: l.firstStage, featurizer: l.featurizer, queryIds };
       if (which === 'validation') return [{ ...base, passthrough: rankOf }];
       const copies =
-        options.minQueriesPerCollection > 0 && queryIds.length > 0 ? Math.max(1, Math.ceil(options.minQueriesPerCollection / queryIds.length)) : 1;
+        options.minQueriesPerCollection > 0 && queryIds.length > 0
+          ? Math.max(1, Math.ceil(options.minQueriesPerCollection / queryIds.length))
+          : 1;
       return Array.from({ length: copies }, (_, copy) => ({
         ...base,
         passthrough: (list: CandidateList, i: number) => {
@@ -194,14 +221,19 @@ async function buildTrainingDatasets(options: TrainFastPathOptions, deps: Pick<T
         },
       }));
     });
-  const train = await buildRankingDataset(sources('train'), options.k, (d, t) => options.onDatasetProgress?.('train', d, t));
+  const train = await buildRankingDataset(sources('train'), options.k, (d, t) =>
+    options.onDatasetProgress?.('train', d, t),
+  );
   const validation = await buildRankingDataset(sources('validation'), options.k, (d, t) =>
     options.onDatasetProgress?.('validation', d, t),
   );
   return { loaded, train, validation };
 }
 
-export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFastPathDeps): Promise<TrainFastPathResult> {
+export async function trainFastPath(
+  options: TrainFastPathOptions,
+  deps: TrainFastPathDeps,
+): Promise<TrainFastPathResult> {
   const log = options.log ?? (() => {});
   const t0 = performance.now();
   const { loaded, train, validation } = await buildTrainingDatasets(options, deps);
@@ -211,25 +243,40 @@ export async function trainFastPath(options: TrainFastPathOptions, deps: TrainFa
       `(sha256 ${datasetDigest(validation)}), ${train.featureNames.length} features (${Math.round(t1 - t0)} ms)`,
   );
 
-  const { best, bestModel, results } = await gridSearch(deps.backend, train, validation, options.grid, options.seed, (r, i) =>
-    log(
-      `train-fastpath: grid ${i + 1}/${options.grid.length} ${r.point.objective}${r.point.lambdaMart?.warmStart ? ` (warm start from best pointwise ×${r.point.lambdaMart.warmStart.scale})` : ''} depth ${r.point.maxDepth} eta ${r.point.eta} trees ${r.trees}` +
-        `${r.point.objective === 'lambdamart' ? ` (early stopping; ${r.roundsTrained} rounds trained, at most ${r.point.rounds})` : ''} ` +
-        `mcw ${r.point.minChildWeight}: validation nDCG@10 gain mean ${r.selection.meanGain.toFixed(4)}, worst ${r.selection.worstGain.toFixed(4)} (${r.selection.worstCollection}), ` +
-        `macro ${r.macroNdcg10.toFixed(4)} (${Object.entries(r.ndcg10ByCollection)
-          .map(([n, v]) => `${n} ${v === null ? 'n/a' : v.toFixed(3)}`)
-          .join(', ')}) train ${r.trainMs} ms, ${r.modelBytes} bytes`,
-    ),
+  const { best, bestModel, results } = await gridSearch(
+    deps.backend,
+    train,
+    validation,
+    options.grid,
+    options.seed,
+    (r, i) =>
+      log(
+        `train-fastpath: grid ${i + 1}/${options.grid.length} ${r.point.objective}${r.point.lambdaMart?.warmStart ? ` (warm start from best pointwise ×${r.point.lambdaMart.warmStart.scale})` : ''} depth ${r.point.maxDepth} eta ${r.point.eta} trees ${r.trees}` +
+          `${r.point.objective === 'lambdamart' ? ` (early stopping; ${r.roundsTrained} rounds trained, at most ${r.point.rounds})` : ''} ` +
+          `mcw ${r.point.minChildWeight}: validation nDCG@10 gain mean ${r.selection.meanGain.toFixed(4)}, worst ${r.selection.worstGain.toFixed(4)} (${r.selection.worstCollection}), ` +
+          `macro ${r.macroNdcg10.toFixed(4)} (${Object.entries(r.ndcg10ByCollection)
+            .map(([n, v]) => `${n} ${v === null ? 'n/a' : v.toFixed(3)}`)
+            .join(', ')}) train ${r.trainMs} ms, ${r.modelBytes} bytes`,
+      ),
   );
   const t2 = performance.now();
 
-  const margins = await deps.backend.predictMargins(bestModel, validation.features, validation.numRows, validation.featureNames.length);
-  const calibration = outputsMargin(best.point.objective) ? fitCalibration(gatePools(validation, margins, options.gateK).flat()) : null;
+  const margins = await deps.backend.predictMargins(
+    bestModel,
+    validation.features,
+    validation.numRows,
+    validation.featureNames.length,
+  );
+  const calibration = outputsMargin(best.point.objective)
+    ? fitCalibration(gatePools(validation, margins, options.gateK).flat())
+    : null;
   const validationScores = toProbabilities(margins, calibration);
   const pooled = gatePools(validation, validationScores, options.gateK).flat();
   const threshold = thresholdForPrecision(pooled, options.targetPrecision);
   if (!threshold) {
-    throw new InvalidArgumentError(`no threshold reaches precision ${options.targetPrecision} on the validation queries; lower the target`);
+    throw new InvalidArgumentError(
+      `no threshold reaches precision ${options.targetPrecision} on the validation queries; lower the target`,
+    );
   }
   log(
     `train-fastpath: recommended threshold ${threshold.threshold} for precision >= ${options.targetPrecision} on validation ` +

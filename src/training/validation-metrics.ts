@@ -11,7 +11,9 @@ export function ndcgByCollection(dataset: RankingDataset, scores: Float64Array |
   const perCollection = new Map<string, Array<number | null>>();
   for (const g of dataset.groups) {
     const n = g.list.candidates.length;
-    const order = scores ? rerankOrder(g.list, scores.subarray(g.offset, g.offset + n)) : g.list.candidates.map((c) => c.docId);
+    const order = scores
+      ? rerankOrder(g.list, scores.subarray(g.offset, g.offset + n))
+      : g.list.candidates.map((c) => c.docId);
     const values = perCollection.get(g.collection) ?? [];
     values.push(ndcgAt(order, g.list.judgments, 10));
     perCollection.set(g.collection, values);

@@ -32,11 +32,16 @@ describe('L1 byte bound and TTL', () => {
         const start = Math.floor(random() * (pool.length - k));
         const passages = pool.slice(start, start + k);
         const query = queries[Math.floor(random() * queries.length)];
-        return { query, passages, promise: c.resolve({ scorerId: 'm@1', query, passages }, missScorer(query, passages, newLog())) };
+        return {
+          query,
+          passages,
+          promise: c.resolve({ scorerId: 'm@1', query, passages }, missScorer(query, passages, newLog())),
+        };
       });
       for (const call of calls) {
         const out = await call.promise;
-        for (let i = 0; i < call.passages.length; i++) expect(relevanceOf(out.results[i])).toBe(expectedScore(call.query, call.passages[i]));
+        for (let i = 0; i < call.passages.length; i++)
+          expect(relevanceOf(out.results[i])).toBe(expectedScore(call.query, call.passages[i]));
         const s = c.stats();
         expect(s.bytes).toBeLessThanOrEqual(maxBytes);
         maxSeen = Math.max(maxSeen, s.bytes);
@@ -57,14 +62,22 @@ describe('L1 byte bound and TTL', () => {
     const narrow = estimateEntryBytes('k'.repeat(104), entry);
     const wide = estimateEntryBytes('日'.repeat(104), entry);
     expect(wide - narrow).toBe(104);
-    const detailed = estimateEntryBytes('k'.repeat(100), { result: { probabilities: { relevance: 0.5, answer: 0.1 }, raw: { relevance: 0.1, answer: -2 }, tier: 'crossEncoder' }, scoredAt: 1 });
+    const detailed = estimateEntryBytes('k'.repeat(100), {
+      result: {
+        probabilities: { relevance: 0.5, answer: 0.1 },
+        raw: { relevance: 0.1, answer: -2 },
+        tier: 'crossEncoder',
+      },
+      scoredAt: 1,
+    });
     expect(detailed).toBeGreaterThan(narrow);
   });
 
   it('evicts least recently used first', async () => {
     const c = cache({ maxBytes: 4096 });
     const passages = passagesOf(200);
-    const one = async (p: Passage) => (await c.resolve({ scorerId: 'm', query: 'q', passages: [p] }, missScorer('q', [p], newLog()))).cached[0];
+    const one = async (p: Passage) =>
+      (await c.resolve({ scorerId: 'm', query: 'q', passages: [p] }, missScorer('q', [p], newLog()))).cached[0];
     await one(passages[0]);
     for (let i = 1; i < 200; i++) {
       await one(passages[i]);

@@ -24,8 +24,14 @@ function scorer(id: string, delayMs = 0, fail = false): CountingScorer {
 
 const cache = useCaches();
 
-function allItems(r: { included: readonly { id: string; cached: boolean; relevance: number | null }[]; conflicting: readonly { id: string; cached: boolean; relevance: number | null }[]; excluded: readonly { id: string; cached: boolean; relevance: number | null }[] }) {
-  return [...r.included, ...r.conflicting, ...r.excluded].sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
+function allItems(r: {
+  included: readonly { id: string; cached: boolean; relevance: number | null }[];
+  conflicting: readonly { id: string; cached: boolean; relevance: number | null }[];
+  excluded: readonly { id: string; cached: boolean; relevance: number | null }[];
+}) {
+  return [...r.included, ...r.conflicting, ...r.excluded].sort((a, b) =>
+    a.id.localeCompare(b.id, 'en', { numeric: true }),
+  );
 }
 
 describe('score cache through createGate', () => {
@@ -42,14 +48,21 @@ describe('score cache through createGate', () => {
     const second = await gate.filter('what  is a relevance gate ', extended);
     expect(s.calls[1]).toEqual(['new0', 'new1', 'new2']);
     const items = allItems(second);
-    expect(items.filter((i) => i.cached).map((i) => i.id).sort()).toEqual(passages.map((p) => p.id).sort());
+    expect(
+      items
+        .filter((i) => i.cached)
+        .map((i) => i.id)
+        .sort(),
+    ).toEqual(passages.map((p) => p.id).sort());
     expect(second.stats.cacheHits).toBe(20);
     const firstById = new Map(allItems(first).map((i) => [i.id, i]));
     for (const item of items) {
       if (item.id.startsWith('new')) continue;
       expect(item.relevance).toBe(firstById.get(item.id)?.relevance);
     }
-    expect(first.included.map((i) => i.id)).toEqual(second.included.filter((i) => !i.id.startsWith('new')).map((i) => i.id));
+    expect(first.included.map((i) => i.id)).toEqual(
+      second.included.filter((i) => !i.id.startsWith('new')).map((i) => i.id),
+    );
     expect(c.stats()).toMatchObject({ hits: 20, misses: 23 });
   });
 

@@ -22,13 +22,21 @@ export interface MissScorerOptions {
   /** Delay before answering (ms). */
   readonly delayMs?: number;
   /** Called before answering; may throw or return a replacement result list. */
-  readonly intercept?: (ids: string[], options: ScoreOptions) => ScorerPairResult[] | undefined | Promise<ScorerPairResult[] | undefined>;
+  readonly intercept?: (
+    ids: string[],
+    options: ScoreOptions,
+  ) => ScorerPairResult[] | undefined | Promise<ScorerPairResult[] | undefined>;
   /** Score query for a different model version: a different function of the pair. */
   readonly salt?: string;
 }
 
 /** A scoreMisses for one request, logging what it scored. */
-export function missScorer(query: string, passages: readonly Passage[], log: { calls: string[][] }, options: MissScorerOptions = {}): ScoreMisses {
+export function missScorer(
+  query: string,
+  passages: readonly Passage[],
+  log: { calls: string[][] },
+  options: MissScorerOptions = {},
+): ScoreMisses {
   return async (missIndices, scoreOptions) => {
     const ids = missIndices.map((i) => passages[i].id);
     log.calls.push(ids);
@@ -62,13 +70,18 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-export function passagesOf(n: number, prefix = 'p', textOf: (i: number) => string = (i) => `passage number ${i} about topic ${i % 7}`): Passage[] {
+export function passagesOf(
+  n: number,
+  prefix = 'p',
+  textOf: (i: number) => string = (i) => `passage number ${i} about topic ${i % 7}`,
+): Passage[] {
   return Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}`, text: textOf(i) }));
 }
 
 export function relevanceOf(result: ScorerPairResult): number | undefined {
   if (result === null) return undefined;
-  const probabilities = (result as { probabilities?: Record<string, number> }).probabilities ?? (result as Record<string, number>);
+  const probabilities =
+    (result as { probabilities?: Record<string, number> }).probabilities ?? (result as Record<string, number>);
   return probabilities.relevance;
 }
 

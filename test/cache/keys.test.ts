@@ -24,7 +24,11 @@ describe('score cache keys', () => {
     expect(second.log.calls).toEqual([]);
     for (let i = 0; i < 5; i++) {
       expect(relevanceOf(second.results[i])).toBe(expectedScore('what is a gate', passages[i]));
-      expect(second.results[i]).toEqual({ probabilities: { relevance: expectedScore('what is a gate', passages[i]) }, raw: { relevance: 0.5 }, tier: 'test' });
+      expect(second.results[i]).toEqual({
+        probabilities: { relevance: expectedScore('what is a gate', passages[i]) },
+        raw: { relevance: 0.5 },
+        tier: 'test',
+      });
     }
     const s = c.stats();
     expect(s).toMatchObject({ hits: 5, misses: 5, l1Hits: 5, entries: 5 });
@@ -51,7 +55,14 @@ describe('score cache keys', () => {
     await run(c, 'q', [{ id: 'b', title: 'ab', text: 'c' }]);
     expect((await run(c, 'q', [{ id: 'b', title: 'a', text: 'bc' }])).cached).toEqual([false]);
     // and the originals still hit
-    expect((await run(c, 'q', [{ id: 'a', text: 'one' }, { id: 'a2', text: 'x' }])).cached).toEqual([true, false]);
+    expect(
+      (
+        await run(c, 'q', [
+          { id: 'a', text: 'one' },
+          { id: 'a2', text: 'x' },
+        ])
+      ).cached,
+    ).toEqual([true, false]);
   });
 
   it('misses when another passage id has the same text (the id is part of the key)', async () => {
@@ -107,9 +118,12 @@ describe('score cache keys', () => {
     const c = cache();
     const passages = passagesOf(3);
     const log = newLog();
-    const first = await c.resolve({ scorerId: SCORER, query: 'q', passages }, missScorer('q', passages, log, {
-      intercept: () => [null, { relevance: Number.NaN }, { relevance: 0.25 }],
-    }));
+    const first = await c.resolve(
+      { scorerId: SCORER, query: 'q', passages },
+      missScorer('q', passages, log, {
+        intercept: () => [null, { relevance: Number.NaN }, { relevance: 0.25 }],
+      }),
+    );
     expect(first.results[0]).toBeNull();
     expect(first.results[2]).toEqual({ relevance: 0.25 });
     const second = await run(c, 'q', passages);
@@ -119,7 +133,6 @@ describe('score cache keys', () => {
     const hit = (await run(c, 'q', passages)).results[2] as Record<string, number>;
     expect(Object.isFrozen(hit)).toBe(true);
     expect(() => {
-      'use strict';
       hit.relevance = 1;
     }).toThrow(TypeError);
     expect(relevanceOf((await run(c, 'q', passages)).results[2])).toBe(0.25);
@@ -129,9 +142,15 @@ describe('score cache keys', () => {
     const c = cache();
     const log = newLog();
     const scoreMisses = missScorer('q', [], log);
-    await expect(c.resolve({ scorerId: '', query: 'q', passages: [] }, scoreMisses)).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT' });
-    await expect(c.resolve({ scorerId: 's', query: 'q', passages: [{ id: 1, text: 'x' } as unknown as Passage] }, scoreMisses)).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT' });
-    await expect(c.resolve({ scorerId: 's', query: 'q', passages: [{ id: 'a', text: 'x' }] }, async () => [])).rejects.toMatchObject({ code: 'ERR_SCORE_MISSES_CONTRACT' });
+    await expect(c.resolve({ scorerId: '', query: 'q', passages: [] }, scoreMisses)).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARGUMENT',
+    });
+    await expect(
+      c.resolve({ scorerId: 's', query: 'q', passages: [{ id: 1, text: 'x' } as unknown as Passage] }, scoreMisses),
+    ).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT' });
+    await expect(
+      c.resolve({ scorerId: 's', query: 'q', passages: [{ id: 'a', text: 'x' }] }, async () => []),
+    ).rejects.toMatchObject({ code: 'ERR_SCORE_MISSES_CONTRACT' });
     expect(() => createScoreCache({ maxBytes: 10 })).toThrow(/maxBytes/);
     expect(c.stats().inflight).toBe(0);
     expect(log.calls).toEqual([]);

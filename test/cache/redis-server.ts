@@ -13,7 +13,9 @@ export async function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -33,9 +35,26 @@ export class RedisServer {
   /** Starts the server unless it is already running. */
   async start(): Promise<void> {
     if (this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null) return;
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--loglevel', 'warning'], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--protected-mode',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
     this.child = child;
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {

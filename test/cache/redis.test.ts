@@ -11,7 +11,10 @@ import { freePort, RedisServer, redisServerAvailable } from './redis-server.js';
 
 const available = redisServerAvailable();
 if (!available) {
-  if (process.env.CI) throw new Error('redis-server is not installed, but CI must run the Redis L2 tests (.ci/run installs redis-server)');
+  if (process.env.CI)
+    throw new Error(
+      'redis-server is not installed, but CI must run the Redis L2 tests (.ci/run installs redis-server)',
+    );
   console.warn('[test/cache/redis.test.ts] SKIPPED: redis-server binary not found (apt-get install redis-server)');
 }
 
@@ -20,7 +23,10 @@ let caches: ScoreCache[] = [];
 let prefixCounter = 0;
 
 function l2Cache(prefix: string, redis: Partial<NonNullable<ScoreCacheOptions['redis']>> = {}): ScoreCache {
-  const c = createScoreCache({ maxBytes: 1 << 20, redis: { url: server.url, prefix, timeoutMs: 250, cooldownMs: 150, reconnectMaxDelayMs: 150, ...redis } });
+  const c = createScoreCache({
+    maxBytes: 1 << 20,
+    redis: { url: server.url, prefix, timeoutMs: 250, cooldownMs: 150, reconnectMaxDelayMs: 150, ...redis },
+  });
   caches.push(c);
   return c;
 }
@@ -61,7 +67,11 @@ describe.skipIf(!available)('Redis L2 (real redis-server)', () => {
     const fromL2 = await resolveAll(b, 'shared query', passages);
     expect(fromL2.log.calls).toEqual([]);
     expect(fromL2.cached.every(Boolean)).toBe(true);
-    expect(fromL2.results[3]).toEqual({ probabilities: { relevance: expectedScore('shared query', passages[3]) }, raw: { relevance: 0.5 }, tier: 'test' });
+    expect(fromL2.results[3]).toEqual({
+      probabilities: { relevance: expectedScore('shared query', passages[3]) },
+      raw: { relevance: 0.5 },
+      tier: 'test',
+    });
     expect(b.stats()).toMatchObject({ l2Hits: 20, l1Hits: 0, l2Errors: 0 });
     await resolveAll(b, 'shared query', passages);
     expect(b.stats()).toMatchObject({ l2Hits: 20, l1Hits: 20 });
@@ -130,7 +140,7 @@ describe.skipIf(!available)('Redis L2 (real redis-server)', () => {
       round++;
       await sleep(50);
     }
-    if (process.env.RG_DEBUG) console.log("rounds", round, JSON.stringify(down), JSON.stringify(a.stats()));
+    if (process.env.RG_DEBUG) console.log('rounds', round, JSON.stringify(down), JSON.stringify(a.stats()));
     expect(b.stats().l2Hits).toBeGreaterThanOrEqual(4);
     expect(a.stats().l2Connected).toBe(true);
     expect(a.stats().l2Breaker).toBe('closed');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SnapshotError } from '../../src/cache/errors.js';
-import { type ScoreCache } from '../../src/cache/score-cache.js';
+import type { ScoreCache } from '../../src/cache/score-cache.js';
 import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, useCaches } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rg-cache-snap-'));
@@ -39,7 +39,11 @@ describe('snapshots', () => {
     expect(log.calls).toEqual([]);
     expect(out.cached.every(Boolean)).toBe(true);
     expect(out.results.map(relevanceOf)).toEqual(passages.map((p) => expectedScore('q', p)));
-    expect(out.results[0]).toEqual({ probabilities: { relevance: expectedScore('q', passages[0]) }, raw: { relevance: 0.5 }, tier: 'test' });
+    expect(out.results[0]).toEqual({
+      probabilities: { relevance: expectedScore('q', passages[0]) },
+      raw: { relevance: 0.5 },
+      tier: 'test',
+    });
   });
 
   it('loads via the fromSnapshot option', async () => {
@@ -71,21 +75,29 @@ describe('snapshots', () => {
   });
 
   const corruptions: Array<[string, (bytes: Buffer) => Buffer, string]> = [
-    ['a flipped payload bit', (b) => {
-      const c = Buffer.from(b);
-      c[c.length - 7] ^= 0x10;
-      return c;
-    }, 'checksum'],
+    [
+      'a flipped payload bit',
+      (b) => {
+        const c = Buffer.from(b);
+        c[c.length - 7] ^= 0x10;
+        return c;
+      },
+      'checksum',
+    ],
     ['a truncated file', (b) => b.subarray(0, b.length - 100), 'truncated'],
     ['a truncated header', (b) => b.subarray(0, 20), 'truncated'],
     ['trailing garbage', (b) => Buffer.concat([b, Buffer.from('junk')]), 'malformed'],
     ['a foreign file', () => Buffer.from('{"hello":"world"}'), 'foreign'],
     ['an empty file', () => Buffer.alloc(0), 'foreign'],
-    ['a future format version', (b) => {
-      const c = Buffer.from(b);
-      c.writeUInt32LE(99, 8);
-      return c;
-    }, 'unsupported-version'],
+    [
+      'a future format version',
+      (b) => {
+        const c = Buffer.from(b);
+        c.writeUInt32LE(99, 8);
+        return c;
+      },
+      'unsupported-version',
+    ],
   ];
   for (const [what, corrupt, reason] of corruptions) {
     it(`refuses ${what} with SnapshotError(${reason}) and the cache starts empty`, async () => {
@@ -107,7 +119,11 @@ describe('snapshots', () => {
   it('refuses a well-checksummed snapshot whose entries are not scores', async () => {
     const { Packr } = await import('msgpackr');
     const { hash64Bytes } = await import('../../src/cache/hash.js');
-    const payload = new Packr({ useRecords: false }).pack({ keySchema: 1, createdAt: 1, entries: [['k', 1, { relevance: 'high' }]] });
+    const payload = new Packr({ useRecords: false }).pack({
+      keySchema: 1,
+      createdAt: 1,
+      entries: [['k', 1, { relevance: 'high' }]],
+    });
     const header = Buffer.alloc(32);
     header.write('RGSCACHE', 0, 'latin1');
     header.writeUInt32LE(1, 8);

@@ -4,7 +4,13 @@
  * handling, bounded queue, failure isolation and close().
  */
 import { describe, expect, it } from 'vitest';
-import { AbortedError, DeadlineExceededError, DisposedError, InvalidArgumentError, OverloadedError } from '../../src/errors.js';
+import {
+  AbortedError,
+  DeadlineExceededError,
+  DisposedError,
+  InvalidArgumentError,
+  OverloadedError,
+} from '../../src/errors.js';
 import { DynamicBatcher, type BatcherOptions } from '../../src/tiers/cross-encoder/batcher.js';
 import { expectedLogit, fakeLength, FakeExecutor, pairKey } from './fake-executor.js';
 import { mulberry32 as rng } from '../../src/util/seeded-random.js';
@@ -17,7 +23,6 @@ const BASE: BatcherOptions = {
   maxPendingPairs: 100_000,
   useTypeIds: true,
 };
-
 
 function words(rand: () => number, n: number): string {
   return Array.from({ length: n }, () => `w${Math.floor(rand() * 5000)}`).join(' ');
@@ -38,7 +43,9 @@ describe('DynamicBatcher', () => {
     const requests = Array.from({ length: 1000 }, (_, r) => {
       const query = `q${r} ${words(rand, 1 + Math.floor(rand() * 8))}`;
       // Duplicate passages inside and across requests on purpose.
-      const passages = Array.from({ length: 1 + Math.floor(rand() * 40) }, () => (rand() < 0.1 ? 'shared passage' : words(rand, 1 + Math.floor(rand() * 120))));
+      const passages = Array.from({ length: 1 + Math.floor(rand() * 40) }, () =>
+        rand() < 0.1 ? 'shared passage' : words(rand, 1 + Math.floor(rand() * 120)),
+      );
       return { query, passages };
     });
     const results = await Promise.all(requests.map((r) => batcher.submit(r.query, r.passages)));
@@ -66,7 +73,9 @@ describe('DynamicBatcher', () => {
     await waitFor(() => exec.pendingManual === 1);
     const reqs = Array.from({ length: 30 }, (_, r) => ({
       query: `q${r}`,
-      passages: Array.from({ length: 10 }, () => words(rand, rand() < 0.5 ? 5 + Math.floor(rand() * 5) : 60 + Math.floor(rand() * 20))),
+      passages: Array.from({ length: 10 }, () =>
+        words(rand, rand() < 0.5 ? 5 + Math.floor(rand() * 5) : 60 + Math.floor(rand() * 20)),
+      ),
     }));
     const pending = reqs.map((r) => batcher.submit(r.query, r.passages));
     await waitFor(() => batcher.stats().queuedPairs === 300);
@@ -108,7 +117,14 @@ describe('DynamicBatcher', () => {
     const exec = new FakeExecutor({ msPerToken: 0.002 });
     const batcher = new DynamicBatcher(exec, { ...BASE, workers: 3, maxBatchTokens: 256 });
     const rand = rng(11);
-    await Promise.all(Array.from({ length: 200 }, (_, r) => batcher.submit(`q${r}`, Array.from({ length: 10 }, () => words(rand, 20)))));
+    await Promise.all(
+      Array.from({ length: 200 }, (_, r) =>
+        batcher.submit(
+          `q${r}`,
+          Array.from({ length: 10 }, () => words(rand, 20)),
+        ),
+      ),
+    );
     expect(exec.maxInFlight).toBe(4);
   });
 
@@ -144,7 +160,9 @@ describe('DynamicBatcher', () => {
     const c = new AbortController();
     c.abort();
     await expect(batcher.submit('q', ['p'], { signal: c.signal })).rejects.toBeInstanceOf(AbortedError);
-    await expect(batcher.submit('q', ['p'], { deadline: Date.now() - 1 })).rejects.toBeInstanceOf(DeadlineExceededError);
+    await expect(batcher.submit('q', ['p'], { deadline: Date.now() - 1 })).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
     expect(exec.batches.length).toBe(0);
     expect(await batcher.submit('q', [])).toEqual(new Float64Array(0));
     // Far deadlines (beyond Node's 2^31 ms timer range) must not fire early (runs take ~20 ms here).
@@ -179,7 +197,10 @@ describe('DynamicBatcher', () => {
     const batcher = new DynamicBatcher(exec, { ...BASE, workers: 1, maxInFlight: 1, maxPendingPairs: 10 });
     const first = batcher.submit('first', ['x']);
     await waitFor(() => exec.pendingManual === 1);
-    const queued = batcher.submit('q', Array.from({ length: 8 }, (_, i) => `p${i}`));
+    const queued = batcher.submit(
+      'q',
+      Array.from({ length: 8 }, (_, i) => `p${i}`),
+    );
     await expect(batcher.submit('too much', ['a', 'b', 'c'])).rejects.toBeInstanceOf(OverloadedError);
     const fits = batcher.submit('fits', ['a', 'b']);
     while (batcher.stats().pendingRequests > 0) {
@@ -187,19 +208,27 @@ describe('DynamicBatcher', () => {
       await new Promise((r) => setTimeout(r, 1));
     }
     await Promise.all([first, queued, fits]);
-    expectLogits('later', ['a', 'b', 'c'], await (async () => {
-      const p = batcher.submit('later', ['a', 'b', 'c']);
-      while (exec.pendingManual === 0 && batcher.stats().pendingRequests > 0) await new Promise((r) => setTimeout(r, 1));
-      exec.release();
-      return p;
-    })());
+    expectLogits(
+      'later',
+      ['a', 'b', 'c'],
+      await (async () => {
+        const p = batcher.submit('later', ['a', 'b', 'c']);
+        while (exec.pendingManual === 0 && batcher.stats().pendingRequests > 0)
+          await new Promise((r) => setTimeout(r, 1));
+        exec.release();
+        return p;
+      })(),
+    );
   });
 
   it('a failing batch rejects only the requests in it', async () => {
     const poison = pairKey('poison', 'bad');
     const exec = new FakeExecutor({ failWhen: (keys) => keys.includes(poison) });
     const batcher = new DynamicBatcher(exec, { ...BASE, workers: 1, maxBatchTokens: 8 });
-    const results = await Promise.allSettled([batcher.submit('poison', ['bad']), batcher.submit('fine', ['good one', 'good two'])]);
+    const results = await Promise.allSettled([
+      batcher.submit('poison', ['bad']),
+      batcher.submit('fine', ['good one', 'good two']),
+    ]);
     expect(results[0].status).toBe('rejected');
     expect(results[1].status).toBe('fulfilled');
     if (results[1].status === 'fulfilled') expectLogits('fine', ['good one', 'good two'], results[1].value);
@@ -216,7 +245,10 @@ describe('DynamicBatcher', () => {
     const b2 = new DynamicBatcher(slowTok, { ...BASE, workers: 1, maxQueueDelayMs: 40 });
     const a = b2.submit('a', ['first']);
     // A second request is still tokenizing when the first is queued: the batcher waits for it.
-    const b = b2.submit('b', Array.from({ length: 2 }, (_, i) => `second ${i}`));
+    const b = b2.submit(
+      'b',
+      Array.from({ length: 2 }, (_, i) => `second ${i}`),
+    );
     await Promise.all([a, b]);
     expect(slowTok.batches.length).toBe(1);
   });
@@ -257,10 +289,15 @@ describe('DynamicBatcher', () => {
     expect(before).toBeGreaterThan(0);
     const blocker = batcher.submit('b', ['x']);
     await waitFor(() => exec.pendingManual === 1);
-    const q = batcher.submit('q', Array.from({ length: 50 }, (_, i) => `p ${i} lorem ipsum dolor`));
+    const q = batcher.submit(
+      'q',
+      Array.from({ length: 50 }, (_, i) => `p ${i} lorem ipsum dolor`),
+    );
     await waitFor(() => batcher.stats().queuedPairs === 50);
     const s = batcher.stats();
-    expect(s.queuedTokens).toBe(Array.from({ length: 50 }, (_, i) => fakeLength('q', `p ${i} lorem ipsum dolor`)).reduce((a, b) => a + b, 0));
+    expect(s.queuedTokens).toBe(
+      Array.from({ length: 50 }, (_, i) => fakeLength('q', `p ${i} lorem ipsum dolor`)).reduce((a, b) => a + b, 0),
+    );
     expect(s.inFlightBatches).toBe(1);
     expect(batcher.estimateWaitMs(10, 20)).toBeGreaterThan(before);
     while (batcher.stats().pendingRequests > 0) {

@@ -13,7 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError, DeadlineExceededError, DisposedError, InvalidArgumentError } from '../../src/errors.js';
 import { createCrossEncoder, type CrossEncoder } from '../../src/tiers/cross-encoder/cross-encoder.js';
 import { ModelContractError } from '../../src/tiers/cross-encoder/errors.js';
-import { writeCrossEncoderModelDir, type CrossEncoderPresetName } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import {
+  writeCrossEncoderModelDir,
+  type CrossEncoderPresetName,
+} from '../../src/tiers/cross-encoder/model-gen/index.js';
 import { sigmoid } from '../../src/tiers/cross-encoder/model-contract.js';
 import { createCrossEncoderScorer } from '../../src/tiers/cross-encoder/scorer.js';
 import { isDetailedPairScore } from '../../src/types.js';
@@ -24,14 +27,18 @@ let root: string;
 const dirs = new Map<CrossEncoderPresetName, string>();
 let ce: CrossEncoder;
 
-
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'rg-ce-'));
   for (const preset of TINY_PRESETS) {
     const info = await writeCrossEncoderModelDir(join(root, preset), preset, { seed: 42 });
     dirs.set(preset, info.dir);
   }
-  ce = await createCrossEncoder({ modelDir: dirs.get('tiny')!, workers: 2, maxBatchTokens: 4096, maxPendingPairs: 50_000 });
+  ce = await createCrossEncoder({
+    modelDir: dirs.get('tiny')!,
+    workers: 2,
+    maxBatchTokens: 4096,
+    maxPendingPairs: 50_000,
+  });
 });
 
 afterAll(async () => {
@@ -100,16 +107,28 @@ describe('createCrossEncoder (tiny speed/shape model)', () => {
 
   it('1000 concurrent random requests each get exactly their own scores in their own order', async () => {
     // Real passages cut to their first 300 characters keep this test fast (6500 pairs).
-    const base = realRequests(12, 25).map((r) => ({ query: r.query, passages: r.passages.map((p) => p.slice(0, 300)) }));
+    const base = realRequests(12, 25).map((r) => ({
+      query: r.query,
+      passages: r.passages.map((p) => p.slice(0, 300)),
+    }));
     // Reference: every (query, passage) scored alone in one request per query.
     const refs = await Promise.all(base.map((r) => ce.score(r.query, r.passages)));
     const rand = mulberry32(12345);
     const requests = Array.from({ length: 1000 }, () => {
       const b = Math.floor(rand() * base.length);
-      const idx = Array.from({ length: 1 + Math.floor(rand() * 12) }, () => Math.floor(rand() * base[b].passages.length));
+      const idx = Array.from({ length: 1 + Math.floor(rand() * 12) }, () =>
+        Math.floor(rand() * base[b].passages.length),
+      );
       return { b, idx };
     });
-    const results = await Promise.all(requests.map((r) => ce.score(base[r.b].query, r.idx.map((i) => base[r.b].passages[i]))));
+    const results = await Promise.all(
+      requests.map((r) =>
+        ce.score(
+          base[r.b].query,
+          r.idx.map((i) => base[r.b].passages[i]),
+        ),
+      ),
+    );
     requests.forEach((r, k) => {
       expect(results[k].logits.length).toBe(r.idx.length);
       r.idx.forEach((i, j) => expect(Math.abs(results[k].logits[j] - refs[r.b].logits[i])).toBeLessThan(1e-4));
@@ -169,7 +188,10 @@ describe('createCrossEncoder (tiny speed/shape model)', () => {
       { id: 'b', text: '  supersonic inlet design  ' },
     ];
     const results = await scorer.score('flutter', passages);
-    const direct = await ce.score('flutter', ['Wing flutter flutter of swept wings at transonic speed', 'supersonic inlet design']);
+    const direct = await ce.score('flutter', [
+      'Wing flutter flutter of swept wings at transonic speed',
+      'supersonic inlet design',
+    ]);
     results.forEach((r, i) => {
       expect(r !== null && isDetailedPairScore(r)).toBe(true);
       if (r === null || !isDetailedPairScore(r)) return;
@@ -180,7 +202,9 @@ describe('createCrossEncoder (tiny speed/shape model)', () => {
   });
 
   it('rejects an explicit maxLength above the model limit and uses a shorter one when asked', async () => {
-    await expect(createCrossEncoder({ modelDir: dirs.get('tiny')!, maxLength: 100_000, workers: 1 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(
+      createCrossEncoder({ modelDir: dirs.get('tiny')!, maxLength: 100_000, workers: 1 }),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
     const short = await createCrossEncoder({ modelDir: dirs.get('tiny')!, maxLength: 32, workers: 1 });
     try {
       expect(short.info.maxLength).toBe(32);

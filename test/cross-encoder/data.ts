@@ -5,7 +5,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/util/package-root.js';
-import { BENCHMARK_PRESETS, CROSS_ENCODER_PRESETS, type CrossEncoderPresetName } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import {
+  BENCHMARK_PRESETS,
+  CROSS_ENCODER_PRESETS,
+  type CrossEncoderPresetName,
+} from '../../src/tiers/cross-encoder/model-gen/index.js';
 
 export interface TextPair {
   readonly collection: string;
@@ -16,9 +20,9 @@ export interface TextPair {
 export const SHARED_DATA = join(packageRoot(), '..', 'shared', 'data');
 export const BERT_TOKENIZER_JSON = join(SHARED_DATA, 'bert-base-uncased', 'tokenizer.json');
 /** The tiny generated models the tests load: every preset except the benchmark-sized ones. */
-export const TINY_PRESETS: readonly CrossEncoderPresetName[] = (Object.keys(CROSS_ENCODER_PRESETS) as CrossEncoderPresetName[]).filter(
-  (name) => !BENCHMARK_PRESETS.includes(name),
-);
+export const TINY_PRESETS: readonly CrossEncoderPresetName[] = (
+  Object.keys(CROSS_ENCODER_PRESETS) as CrossEncoderPresetName[]
+).filter((name) => !BENCHMARK_PRESETS.includes(name));
 export const COLLECTIONS = ['cranfield', 'cisi', 'med', 'scifact', 'nfcorpus'] as const;
 
 function readJsonl(path: string): Array<Record<string, string>> {
@@ -44,7 +48,9 @@ export function loadCollection(name: string): CollectionData {
   const dir = join(SHARED_DATA, name);
   if (!existsSync(dir)) throw new Error(`shared data not found at ${dir}`);
   const queries = new Map(readJsonl(join(dir, 'queries.jsonl')).map((q) => [q.id, q.text]));
-  const docs = new Map(readJsonl(join(dir, 'docs.jsonl')).map((d) => [d.id, `${d.title ?? ''} ${d.text ?? ''}`.trim()]));
+  const docs = new Map(
+    readJsonl(join(dir, 'docs.jsonl')).map((d) => [d.id, `${d.title ?? ''} ${d.text ?? ''}`.trim()]),
+  );
   const judged = new Map<string, string[]>();
   const lines = readFileSync(join(dir, 'qrels.tsv'), 'utf8').split('\n').slice(1);
   for (const line of lines) {
@@ -81,7 +87,11 @@ export function judgedPairs(perCollection: number, collections: readonly string[
 }
 
 /** Requests of `size` passages: a query with its judged docs, topped up with other docs of the collection. */
-export function realRequests(count: number, size: number, collections: readonly string[] = COLLECTIONS): Array<{ query: string; passages: string[] }> {
+export function realRequests(
+  count: number,
+  size: number,
+  collections: readonly string[] = COLLECTIONS,
+): Array<{ query: string; passages: string[] }> {
   const out: Array<{ query: string; passages: string[] }> = [];
   const datas = collections.map(loadCollection);
   const iters = datas.map((c) => ({ c, qids: [...c.judged.keys()], docIds: [...c.docs.keys()], next: 0 }));

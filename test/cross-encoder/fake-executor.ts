@@ -3,7 +3,12 @@
  * text and ids that encode the pair's identity, and "infers" a logit that is a pure function of
  * the ids, so any mix-up between pairs or requests shows up as a wrong value.
  */
-import type { InferBatch, InferOutput, PairBatchExecutor, TokenizedChunk } from '../../src/tiers/cross-encoder/batcher.js';
+import type {
+  InferBatch,
+  InferOutput,
+  PairBatchExecutor,
+  TokenizedChunk,
+} from '../../src/tiers/cross-encoder/batcher.js';
 
 export function pairKey(query: string, passage: string): number {
   let h = 2166136261;

@@ -3,8 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { ModelContractError } from '../../src/tiers/cross-encoder/errors.js';
 import { discoverContract, sigmoid, type ValueMetadataLike } from '../../src/tiers/cross-encoder/model-contract.js';
 
-const int64 = (name: string): ValueMetadataLike => ({ name, isTensor: true, type: 'int64', shape: ['batch', 'sequence'] });
-const out = (name: string, shape: Array<number | string>, type = 'float32'): ValueMetadataLike => ({ name, isTensor: true, type, shape });
+const int64 = (name: string): ValueMetadataLike => ({
+  name,
+  isTensor: true,
+  type: 'int64',
+  shape: ['batch', 'sequence'],
+});
+const out = (name: string, shape: Array<number | string>, type = 'float32'): ValueMetadataLike => ({
+  name,
+  isTensor: true,
+  type,
+  shape,
+});
 const BERT = [int64('input_ids'), int64('attention_mask'), int64('token_type_ids')];
 
 describe('discoverContract', () => {
@@ -22,15 +32,34 @@ describe('discoverContract', () => {
   });
 
   it('turns several [b,1] outputs into named signals in output order', () => {
-    const c = discoverContract(BERT, [out('relevant', ['batch', 1]), out('injection', ['batch', 1]), out('evidence', ['batch'])]);
+    const c = discoverContract(BERT, [
+      out('relevant', ['batch', 1]),
+      out('injection', ['batch', 1]),
+      out('evidence', ['batch']),
+    ]);
     expect(c.head).toEqual({ kind: 'multi', names: ['relevant', 'injection', 'evidence'] });
     expect(c.signalNames).toEqual(['relevant', 'injection', 'evidence']);
   });
 
   it.each([
-    ['missing input_ids', [int64('attention_mask')], [out('logits', ['batch', 1])], /missing required input "input_ids"/],
-    ['unknown input', [...BERT, int64('position_ids')], [out('logits', ['batch', 1])], /unexpected input "position_ids"/],
-    ['int32 ids', [{ ...int64('input_ids'), type: 'int32' }, int64('attention_mask')], [out('logits', ['batch', 1])], /must be an int64/],
+    [
+      'missing input_ids',
+      [int64('attention_mask')],
+      [out('logits', ['batch', 1])],
+      /missing required input "input_ids"/,
+    ],
+    [
+      'unknown input',
+      [...BERT, int64('position_ids')],
+      [out('logits', ['batch', 1])],
+      /unexpected input "position_ids"/,
+    ],
+    [
+      'int32 ids',
+      [{ ...int64('input_ids'), type: 'int32' }, int64('attention_mask')],
+      [out('logits', ['batch', 1])],
+      /must be an int64/,
+    ],
     ['3 classes', BERT, [out('logits', ['batch', 3])], /must be \[batch,1\] or \[batch,2\]/],
     ['symbolic classes', BERT, [out('logits', ['batch', 'classes'])], /must be \[batch,1\] or \[batch,2\]/],
     ['rank 3 output', BERT, [out('hidden', ['batch', 'sequence', 128])], /must be \[batch,1\] or \[batch,2\]/],

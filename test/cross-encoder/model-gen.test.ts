@@ -50,7 +50,12 @@ interface EncodedPair {
 }
 
 /** Pads rows to `length` (ids 0, mask 0, type 0) and builds the feeds the session asks for. */
-function feeds(s: ort.InferenceSession, rows: readonly EncodedPair[], length: number, maskPadding = true): Record<string, ort.Tensor> {
+function feeds(
+  s: ort.InferenceSession,
+  rows: readonly EncodedPair[],
+  length: number,
+  maskPadding = true,
+): Record<string, ort.Tensor> {
   const b = rows.length;
   const ids = new BigInt64Array(b * length);
   const mask = new BigInt64Array(b * length);
@@ -69,7 +74,13 @@ function feeds(s: ort.InferenceSession, rows: readonly EncodedPair[], length: nu
   return Object.fromEntries(s.inputNames.map((n) => [n, all[n]!]));
 }
 
-async function logits(s: ort.InferenceSession, rows: readonly EncodedPair[], length: number, output = 'logits', maskPadding = true): Promise<ort.Tensor> {
+async function logits(
+  s: ort.InferenceSession,
+  rows: readonly EncodedPair[],
+  length: number,
+  output = 'logits',
+  maskPadding = true,
+): Promise<ort.Tensor> {
   const out = await s.run(feeds(s, rows, length, maskPadding));
   return out[output]!;
 }
@@ -85,17 +96,27 @@ function syntheticRow(length: number, salt: number): EncodedPair {
 }
 
 const PAIRS: [string, string][] = [
-  ['what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft', 'experimental investigation of the aerodynamics of a wing in a slipstream'],
-  ['how can the aerodynamic performance of channel flow ground effect machines be calculated', 'the boundary layer in simple shear flow past a flat plate'],
+  [
+    'what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft',
+    'experimental investigation of the aerodynamics of a wing in a slipstream',
+  ],
+  [
+    'how can the aerodynamic performance of channel flow ground effect machines be calculated',
+    'the boundary layer in simple shear flow past a flat plate',
+  ],
   ['what is a fox', 'a fox is a small canine with a bushy tail'],
-  ['papers on shock-sound wave interaction', 'the propagation of weak shock waves through a region of turbulence is studied; results show the sound generated'],
+  [
+    'papers on shock-sound wave interaction',
+    'the propagation of weak shock waves through a region of turbulence is studied; results show the sound generated',
+  ],
   ['heat transfer', 'no'],
 ];
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'rg-model-gen-'));
   const presets: CrossEncoderPresetName[] = [...TINY_PRESETS, 'tinybert-l2'];
-  for (const preset of presets) dirs.set(preset, await writeCrossEncoderModelDir(join(root, preset), preset, { seed: 42 }));
+  for (const preset of presets)
+    dirs.set(preset, await writeCrossEncoderModelDir(join(root, preset), preset, { seed: 42 }));
   tokenizer = Tokenizer.fromFile(join(dirs.get('tiny')!.dir, 'tokenizer.json'));
 }, 30_000);
 
@@ -164,8 +185,16 @@ describe('padding invariance (what makes cross-request batching correct)', () =>
     const order = [3, 0, 4, 2, 1];
     const longest = Math.max(...rows.map((r) => r.ids.length));
     for (const length of [longest, longest + 17, 128]) {
-      const batched = (await logits(s, order.map((i) => rows[i]!), length)).data as Float32Array;
-      order.forEach((pairIndex, position) => expect(Math.abs(batched[position]! - alone[pairIndex]!)).toBeLessThanOrEqual(1e-4));
+      const batched = (
+        await logits(
+          s,
+          order.map((i) => rows[i]!),
+          length,
+        )
+      ).data as Float32Array;
+      order.forEach((pairIndex, position) =>
+        expect(Math.abs(batched[position]! - alone[pairIndex]!)).toBeLessThanOrEqual(1e-4),
+      );
     }
   });
 
@@ -301,7 +330,14 @@ describe('determinism', () => {
 describe('model folder', () => {
   it('has the Hugging Face layout and says it is not a relevance model', async () => {
     const dir = dirs.get('tinybert-l2')!.dir;
-    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'README.md', 'onnx/model.onnx']) {
+    for (const f of [
+      'config.json',
+      'tokenizer.json',
+      'tokenizer_config.json',
+      'special_tokens_map.json',
+      'README.md',
+      'onnx/model.onnx',
+    ]) {
       expect(existsSync(join(dir, f)), f).toBe(true);
     }
     const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
@@ -317,7 +353,11 @@ describe('model folder', () => {
       type_vocab_size: 2,
       num_labels: 1,
       id2label: { '0': 'LABEL_0' },
-      relevance_gate: { kind: 'speed/shape model, random weights, NOT a relevance model', seed: 42, preset: 'tinybert-l2' },
+      relevance_gate: {
+        kind: 'speed/shape model, random weights, NOT a relevance model',
+        seed: 42,
+        preset: 'tinybert-l2',
+      },
     });
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toMatch(/NOT A RELEVANCE MODEL/);
     expect(readFileSync(join(dir, 'tokenizer.json')).equals(readFileSync(defaultTokenizerJsonPath()))).toBe(true);
@@ -331,7 +371,11 @@ describe('model folder', () => {
     env.allowLocalModels = true;
     const dir = dirs.get('tinybert-l2')!.dir;
     const hfTokenizer = await AutoTokenizer.from_pretrained(dir, { local_files_only: true });
-    const model = await AutoModelForSequenceClassification.from_pretrained(dir, { local_files_only: true, dtype: 'fp32', device: 'cpu' });
+    const model = await AutoModelForSequenceClassification.from_pretrained(dir, {
+      local_files_only: true,
+      dtype: 'fp32',
+      device: 'cpu',
+    });
     try {
       const [queries, passages] = [PAIRS.map((p) => p[0]), PAIRS.map((p) => p[1])];
       const inputs = hfTokenizer(queries, { text_pair: passages, padding: true, truncation: true });
@@ -352,13 +396,24 @@ describe('model folder', () => {
 
 describe('errors and CLI', () => {
   it('rejects unknown presets, bad specs and bad seeds with InvalidArgumentError', async () => {
-    await expect(writeCrossEncoderModelDir(join(root, 'x'), 'nope' as CrossEncoderPresetName)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(writeCrossEncoderModelDir(join(root, 'x'), 'nope' as CrossEncoderPresetName)).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
     await expect(
       writeCrossEncoderModelDir(join(root, 'x'), { ...CROSS_ENCODER_PRESETS.tiny, name: 'bad', numHeads: 3 }),
     ).rejects.toThrow(/not divisible/);
-    await expect(writeCrossEncoderModelDir(join(root, 'x'), 'tiny', { seed: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(writeCrossEncoderModelDir(join(root, 'x'), 'tiny', { seed: -1 })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
     await expect(
-      writeCrossEncoderModelDir(join(root, 'x'), { ...CROSS_ENCODER_PRESETS.tiny, name: 'dup', outputs: [{ name: 'a', size: 1 }, { name: 'a', size: 1 }] }),
+      writeCrossEncoderModelDir(join(root, 'x'), {
+        ...CROSS_ENCODER_PRESETS.tiny,
+        name: 'dup',
+        outputs: [
+          { name: 'a', size: 1 },
+          { name: 'a', size: 1 },
+        ],
+      }),
     ).rejects.toThrow(/duplicate/);
   });
 
@@ -371,7 +426,11 @@ describe('errors and CLI', () => {
 
   it('refuses a tokenizer whose ids do not fit the vocabulary', async () => {
     await expect(
-      writeCrossEncoderModelDir(join(root, 'z'), { ...CROSS_ENCODER_PRESETS.tiny, name: 'small-vocab', vocabSize: 1000 }),
+      writeCrossEncoderModelDir(join(root, 'z'), {
+        ...CROSS_ENCODER_PRESETS.tiny,
+        name: 'small-vocab',
+        vocabSize: 1000,
+      }),
     ).rejects.toBeInstanceOf(TokenizerSourceError);
   });
 
@@ -383,7 +442,9 @@ describe('errors and CLI', () => {
     const write = process.stdout.write.bind(process.stdout);
     process.stdout.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stdout.write;
     try {
-      await program.parseAsync(['models', '--out', out, '--only', 'tiny,tiny-two-logits', '--seed', '3'], { from: 'user' });
+      await program.parseAsync(['models', '--out', out, '--only', 'tiny,tiny-two-logits', '--seed', '3'], {
+        from: 'user',
+      });
     } finally {
       process.stdout.write = write;
     }

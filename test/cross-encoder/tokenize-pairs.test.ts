@@ -96,8 +96,16 @@ describe('PairTokenizer parity with tokenizers encode(query, passage)', () => {
   it('only_second differs from longest_first when the query is long (the option does something)', async () => {
     const q = 'what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft';
     const p = 'the aerodynamics of a wing in a slipstream '.repeat(20);
-    const a = await PairTokenizer.fromFile({ tokenizerPath: BERT_TOKENIZER_JSON, maxLength: 24, truncation: 'only_second' }).encodePairs(q, [p]);
-    const b = await PairTokenizer.fromFile({ tokenizerPath: BERT_TOKENIZER_JSON, maxLength: 24, truncation: 'longest_first' }).encodePairs(q, [p]);
+    const a = await PairTokenizer.fromFile({
+      tokenizerPath: BERT_TOKENIZER_JSON,
+      maxLength: 24,
+      truncation: 'only_second',
+    }).encodePairs(q, [p]);
+    const b = await PairTokenizer.fromFile({
+      tokenizerPath: BERT_TOKENIZER_JSON,
+      maxLength: 24,
+      truncation: 'longest_first',
+    }).encodePairs(q, [p]);
     const qLen = (await reference(512, 'LongestFirst').encode(q)).getLength() - 2;
     // only_second keeps the whole query when it fits: [CLS] q [SEP] p' [SEP].
     expect(qLen).toBeLessThan(20);
@@ -108,22 +116,34 @@ describe('PairTokenizer parity with tokenizers encode(query, passage)', () => {
   it('is identical when both sides exceed the limit (longest-first tie-break on full lengths)', async () => {
     // Long passages used as queries: both sides longer than 64 tokens, query longer or shorter.
     const long = pairs.filter((p) => p.passage.length > 1500).slice(0, 40);
-    const swapped: TextPair[] = long.map((p, i) => ({ collection: p.collection, query: p.passage, passage: long[(i + 1) % long.length].passage }));
+    const swapped: TextPair[] = long.map((p, i) => ({
+      collection: p.collection,
+      query: p.passage,
+      passage: long[(i + 1) % long.length].passage,
+    }));
     const { truncated } = await checkParity(swapped, 64, 'longest_first');
     expect(truncated).toBe(swapped.length);
   });
 
   it('only_second with a query longer than the limit scores the pair with longest_first', async () => {
-    const tok = PairTokenizer.fromFile({ tokenizerPath: BERT_TOKENIZER_JSON, maxLength: 16, truncation: 'only_second' });
+    const tok = PairTokenizer.fromFile({
+      tokenizerPath: BERT_TOKENIZER_JSON,
+      maxLength: 16,
+      truncation: 'only_second',
+    });
     const got = await tok.encodePairs('word '.repeat(40), ['a passage']);
     const want = await reference(16, 'LongestFirst').encode('word '.repeat(40), 'a passage');
     expect(Array.from(got.ids)).toEqual(want.getIds());
   });
 
   it('a missing tokenizer file fails with a typed error', () => {
-    expect(() => PairTokenizer.fromFile({ tokenizerPath: '/nonexistent/tokenizer.json', maxLength: 16, truncation: 'longest_first' })).toThrow(
-      ModelFormatError,
-    );
+    expect(() =>
+      PairTokenizer.fromFile({
+        tokenizerPath: '/nonexistent/tokenizer.json',
+        maxLength: 16,
+        truncation: 'longest_first',
+      }),
+    ).toThrow(ModelFormatError);
   });
 
   it('handles empty strings and unicode like the reference', async () => {

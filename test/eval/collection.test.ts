@@ -2,7 +2,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CollectionFormatError, compareIds, docPassage, judgedQueryIds, loadCollection } from '../../src/eval/collection.js';
+import {
+  CollectionFormatError,
+  compareIds,
+  docPassage,
+  judgedQueryIds,
+  loadCollection,
+} from '../../src/eval/collection.js';
 import { createBm25FirstStage } from '../../src/eval/first-stage.js';
 import { splitQueries } from '../../src/eval/splits.js';
 
@@ -20,12 +26,17 @@ function makeCollection(files: Record<string, string>): string {
     ]
       .map((d) => JSON.stringify(d))
       .join('\n'),
-    'queries.jsonl': ['{"id":"1","text":"wing flutter"}', '{"id":"2","text":"heat conduction slabs"}', '{"id":"3","text":"unjudged"}'].join('\n'),
+    'queries.jsonl': [
+      '{"id":"1","text":"wing flutter"}',
+      '{"id":"2","text":"heat conduction slabs"}',
+      '{"id":"3","text":"unjudged"}',
+    ].join('\n'),
     'qrels.tsv': 'query-id\tcorpus-id\tscore\n1\td1\t2\n2\td3\t1\n2\td2\t0\n',
   };
   const merged = { ...base, ...files };
   mkdirSync(dir);
-  for (const [name, content] of Object.entries(merged)) if (content !== '<absent>') writeFileSync(join(dir, name), content);
+  for (const [name, content] of Object.entries(merged))
+    if (content !== '<absent>') writeFileSync(join(dir, name), content);
   return dir;
 }
 
@@ -50,7 +61,11 @@ describe('loadCollection', () => {
     ['duplicate doc', { 'docs.jsonl': '{"id":"d1","text":"x"}\n{"id":"d1","text":"y"}' }, /duplicate document id "d1"/],
     ['duplicate query', { 'queries.jsonl': '{"id":"1","text":"x"}\n{"id":"1","text":"y"}' }, /duplicate query id "1"/],
     ['no header', { 'qrels.tsv': '1\td1\t1\n' }, /qrels\.tsv:1: missing header/],
-    ['unknown doc', { 'qrels.tsv': 'query-id\tcorpus-id\tscore\n1\tzz\t1\n' }, /qrels\.tsv:2: unknown document id "zz"/],
+    [
+      'unknown doc',
+      { 'qrels.tsv': 'query-id\tcorpus-id\tscore\n1\tzz\t1\n' },
+      /qrels\.tsv:2: unknown document id "zz"/,
+    ],
     ['unknown query', { 'qrels.tsv': 'query-id\tcorpus-id\tscore\n9\td1\t1\n' }, /unknown query id "9"/],
     ['bad score', { 'qrels.tsv': 'query-id\tcorpus-id\tscore\n1\td1\t0.5\n' }, /score "0.5" is not an integer/],
     ['duplicate pair', { 'qrels.tsv': 'query-id\tcorpus-id\tscore\n1\td1\t1\n1\td1\t2\n' }, /duplicate pair \(1, d1\)/],
@@ -100,8 +115,12 @@ describe('BM25 first stage', () => {
 
 describe('query splits', () => {
   it('splits judged queries deterministically and disjointly, never documents', () => {
-    const docs = Array.from({ length: 5 }, (_, i) => JSON.stringify({ id: `d${i}`, title: '', text: `doc ${i}` })).join('\n');
-    const queries = Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: String(i + 1), text: `q ${i}` })).join('\n');
+    const docs = Array.from({ length: 5 }, (_, i) => JSON.stringify({ id: `d${i}`, title: '', text: `doc ${i}` })).join(
+      '\n',
+    );
+    const queries = Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: String(i + 1), text: `q ${i}` })).join(
+      '\n',
+    );
     const qrels = `query-id\tcorpus-id\tscore\n${Array.from({ length: 50 }, (_, i) => `${i + 1}\td${i % 5}\t1`).join('\n')}\n`;
     const c = loadCollection(makeCollection({ 'docs.jsonl': docs, 'queries.jsonl': queries, 'qrels.tsv': qrels }));
     const s = splitQueries(c, { seed: 7 });
@@ -113,9 +132,7 @@ describe('query splits', () => {
   });
 
   it('uses the official split when qrels_train.tsv exists', () => {
-    const c = loadCollection(
-      makeCollection({ 'qrels_train.tsv': 'query-id\tcorpus-id\tscore\n3\td2\t1\n' }),
-    );
+    const c = loadCollection(makeCollection({ 'qrels_train.tsv': 'query-id\tcorpus-id\tscore\n3\td2\t1\n' }));
     const s = splitQueries(c, { seed: 1, validationShareOfTrain: 0 });
     expect(s.test).toEqual(['1', '2']);
     expect(s.train).toEqual(['3']);

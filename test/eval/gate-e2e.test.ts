@@ -49,7 +49,10 @@ describe('gate end to end with the shipped fast-path model on MED', () => {
     let relevantKept = 0;
     let dropped = 0;
     for (const list of lists) {
-      const passages = list.candidates.map((c) => ({ ...toPassage(collection.docById.get(c.docId)!), features: { retrieval_rank: c.rank } }));
+      const passages = list.candidates.map((c) => ({
+        ...toPassage(collection.docById.get(c.docId)!),
+        features: { retrieval_rank: c.rank },
+      }));
       const result = await gate.filter(list.queryText, passages);
       expect(result.stats.retrieved).toBe(20);
       expect(result.stats.scored).toBe(20);
@@ -101,7 +104,8 @@ describe('gate end to end with the shipped fast-path model on MED', () => {
     expect(typeof parsed.ndcg10.firstStage).toBe('number');
     expect(typeof parsed.ndcg10.reranked).toBe('number');
     expect(parsed.gate).toMatchObject({ threshold: scorer.recommendedThreshold, thresholdSource: 'given' });
-    for (const key of ['precisionAll', 'precisionKept', 'recallKept', 'keptPerQuery']) expect(parsed.gate).toHaveProperty(key);
+    for (const key of ['precisionAll', 'precisionKept', 'recallKept', 'keptPerQuery'])
+      expect(parsed.gate).toHaveProperty(key);
     expect(parsed.thresholds).toHaveLength(101);
     expect(parsed.thresholds[0]).toMatchObject({ threshold: 0, recall: 1 });
     expect(existsSync(plot)).toBe(true);
@@ -114,9 +118,13 @@ describe('gate end to end with the shipped fast-path model on MED', () => {
   it('refuses unknown tiers and splits the model does not have', async () => {
     const base = { collectionDir: MED, model: MODEL, k: 100, gateK: 20, progress: false, log: () => {} };
     await expect(runEvalCommand({ ...base, tier: 'nope', queries: 'default' })).rejects.toThrow(InvalidArgumentError);
-    await expect(runEvalCommand({ ...base, tier: 'trees', queries: 'bogus' })).rejects.toThrow(/--queries must be one of/);
+    await expect(runEvalCommand({ ...base, tier: 'trees', queries: 'bogus' })).rejects.toThrow(
+      /--queries must be one of/,
+    );
     const other = { ...collection, fingerprint: 'f'.repeat(64) };
-    expect(() => resolveQuerySet(other, 'test', readSplitsFile(join(MODEL, 'splits.json')))).toThrow(/no split for this collection/);
+    expect(() => resolveQuerySet(other, 'test', readSplitsFile(join(MODEL, 'splits.json')))).toThrow(
+      /no split for this collection/,
+    );
     expect(resolveQuerySet(other, 'default', readSplitsFile(join(MODEL, 'splits.json'))).name).toBe('all');
   });
 });

@@ -16,7 +16,13 @@ const j = (entries: Array<[string, number]>): Map<string, number> => new Map(ent
 describe('nDCG@k', () => {
   it('matches a hand-computed graded example (linear gains, log2 discount)', () => {
     // ranking d1(g3) d2(0) d3(2) d4(unjudged) d5(1); d6 (g2) judged relevant but not retrieved.
-    const judg = j([['d1', 3], ['d3', 2], ['d5', 1], ['d6', 2], ['d2', 0]]);
+    const judg = j([
+      ['d1', 3],
+      ['d3', 2],
+      ['d5', 1],
+      ['d6', 2],
+      ['d2', 0],
+    ]);
     const ranking = ['d1', 'd2', 'd3', 'd4', 'd5'];
     const dcg = 3 / 1 + 2 / 2 + 1 / Math.log2(6); // ranks 1, 3, 5 → log2(2)=1, log2(4)=2, log2(6)
     expect(dcgAt(ranking, judg, 10)).toBeCloseTo(dcg, 12);
@@ -28,7 +34,11 @@ describe('nDCG@k', () => {
   });
 
   it('cuts at k, both in DCG and in the ideal ranking', () => {
-    const judg = j([['a', 1], ['b', 1], ['c', 1]]);
+    const judg = j([
+      ['a', 1],
+      ['b', 1],
+      ['c', 1],
+    ]);
     expect(ndcgAt(['x', 'a'], judg, 1)).toBe(0);
     expect(ndcgAt(['a', 'x'], judg, 1)).toBe(1);
     // k = 2, ranking x a: dcg = 1/log2(3); idcg = 1 + 1/log2(3)
@@ -36,7 +46,15 @@ describe('nDCG@k', () => {
   });
 
   it('is 1 for the ideal order and null without relevant judgments', () => {
-    expect(ndcgAt(['b', 'a'], j([['a', 1], ['b', 2]]))).toBe(1);
+    expect(
+      ndcgAt(
+        ['b', 'a'],
+        j([
+          ['a', 1],
+          ['b', 2],
+        ]),
+      ),
+    ).toBe(1);
     expect(ndcgAt(['a'], j([['a', 0]]))).toBeNull();
     expect(ndcgAt([], j([['a', 1]]))).toBe(0);
     expect(() => ndcgAt(['a'], j([['a', 1]]), 0)).toThrow(InvalidArgumentError);
@@ -46,7 +64,16 @@ describe('nDCG@k', () => {
 describe('average precision', () => {
   it('matches a hand-computed example with a relevant doc not retrieved', () => {
     // relevant at ranks 1 and 3, one more relevant never retrieved: (1/1 + 2/3) / 3
-    expect(averagePrecision(['r1', 'n', 'r2', 'n2'], j([['r1', 1], ['r2', 2], ['r3', 1]]))).toBeCloseTo((1 + 2 / 3) / 3, 12);
+    expect(
+      averagePrecision(
+        ['r1', 'n', 'r2', 'n2'],
+        j([
+          ['r1', 1],
+          ['r2', 2],
+          ['r3', 1],
+        ]),
+      ),
+    ).toBeCloseTo((1 + 2 / 3) / 3, 12);
     expect(averagePrecision(['a'], j([]))).toBeNull();
   });
   it('meanOf skips nulls', () => {

@@ -20,7 +20,10 @@ describe('eval tiers', () => {
     const speed = join(dir, 'speed');
     const real = join(dir, 'real');
     for (const d of [speed, real]) mkdirSync(d);
-    writeFileSync(join(speed, 'config.json'), JSON.stringify({ relevance_gate: { kind: 'speed/shape model, random weights, NOT a relevance model' } }));
+    writeFileSync(
+      join(speed, 'config.json'),
+      JSON.stringify({ relevance_gate: { kind: 'speed/shape model, random weights, NOT a relevance model' } }),
+    );
     writeFileSync(join(real, 'config.json'), JSON.stringify({ architectures: ['BertForSequenceClassification'] }));
     expect(isRelevanceCrossEncoder(speed)).toBe(false);
     expect(isRelevanceCrossEncoder(real)).toBe(true);

@@ -12,7 +12,14 @@ function fakeDataset(): RankingDataset {
     candidates: grades.map((g, i) => ({ docId: `${queryId}-d${i}`, bm25: 10 - i, rank: i + 1, grade: g })),
     judgments: new Map(judgments),
   });
-  const a = list('qa', [4, 0, 2, 0], [['qa-d0', 4], ['qa-d2', 2]]);
+  const a = list(
+    'qa',
+    [4, 0, 2, 0],
+    [
+      ['qa-d0', 4],
+      ['qa-d2', 2],
+    ],
+  );
   const b = list('qb', [1, 0], [['qb-d0', 1]]);
   return {
     featureNames: ['x'],
@@ -47,7 +54,8 @@ describe('training labels', () => {
 
 describe('trainFastPath on a small real subset (med)', () => {
   it('is reproducible: two runs give byte-identical models, splits and thresholds', async () => {
-    const run = () => trainOnMedSubset(3, [{ objective: 'reg:squarederror', maxDepth: 2, eta: 0.3, rounds: 6, minChildWeight: 1 }]);
+    const run = () =>
+      trainOnMedSubset(3, [{ objective: 'reg:squarederror', maxDepth: 2, eta: 0.3, rounds: 6, minChildWeight: 1 }]);
     const first = await run();
     const second = await run();
     expect(first.modelBytes.length).toBeGreaterThan(100);
@@ -57,9 +65,11 @@ describe('trainFastPath on a small real subset (med)', () => {
     expect(second.calibration).toEqual(first.calibration);
     expect(first.calibration).not.toBeNull();
     // splits are of queries, disjoint, and the limited train/validation lists are what was used
-    const s = first.splits.collections['med']!;
+    const s = first.splits.collections.med!;
     expect(s.train).toHaveLength(6);
-    expect(new Set([...s.train, ...s.validation, ...s.test]).size).toBe(s.train.length + s.validation.length + s.test.length);
+    expect(new Set([...s.train, ...s.validation, ...s.test]).size).toBe(
+      s.train.length + s.validation.length + s.test.length,
+    );
     expect(first.trainRows).toBe(6 * 30);
   }, 60_000);
 });

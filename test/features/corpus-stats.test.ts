@@ -26,13 +26,16 @@ const docs = [
 
 function writeJsonl(name: string, lines: readonly string[]): string {
   const path = join(dir, name);
-  writeFileSync(path, lines.join('\n') + '\n');
+  writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
 }
 
 describe('corpus statistics files', () => {
   it('builds the same statistics from a docs.jsonl and from an iterable', async () => {
-    const path = writeJsonl('docs.jsonl', docs.map((d) => JSON.stringify(d)));
+    const path = writeJsonl(
+      'docs.jsonl',
+      docs.map((d) => JSON.stringify(d)),
+    );
     const fromFile = await buildCorpusStats(path);
     const fromIterable = await buildCorpusStats(docs, { source: path });
     expect(fromFile.docCount).toBe(3);
@@ -81,7 +84,9 @@ describe('corpus statistics files', () => {
     ];
     for (const v of variants) expect(() => CorpusStats.decode(packr.pack(v))).toThrow(CorpusStatsFormatError);
     await expect(loadCorpusStats(join(dir, 'missing.msgpack'))).rejects.toThrow(InvalidArgumentError);
-    await expect(saveCorpusStats(await buildCorpusStats(docs), join(dir, 'no-such-dir', 'x.msgpack'))).rejects.toThrow(InvalidArgumentError);
+    await expect(saveCorpusStats(await buildCorpusStats(docs), join(dir, 'no-such-dir', 'x.msgpack'))).rejects.toThrow(
+      InvalidArgumentError,
+    );
   });
 
   it('reports malformed docs.jsonl lines with their line number', async () => {
@@ -101,12 +106,19 @@ describe('corpus statistics files', () => {
   });
 
   it('`relevance-gate stats` writes a loadable file', async () => {
-    const path = writeJsonl('cli.jsonl', docs.map((d) => JSON.stringify(d)));
+    const path = writeJsonl(
+      'cli.jsonl',
+      docs.map((d) => JSON.stringify(d)),
+    );
     const out = join(dir, 'cli.msgpack');
-    const stdout = execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'stats', '--docs', path, '--out', out], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const stdout = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'stats', '--docs', path, '--out', out],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     expect(stdout).toMatch(/3 documents/);
     const loaded = await loadCorpusStats(out);
     expect(Buffer.from(loaded.encode()).equals(Buffer.from((await buildCorpusStats(path)).encode()))).toBe(true);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BM25_PARAMETERS,
-  CorpusStats,
+  type CorpusStats,
   FEATURE_NAMES,
   InvalidArgumentError,
   NUM_FEATURES,
@@ -55,7 +55,9 @@ describe('BM25 features: exact values computed by hand', () => {
     const stats = await tinyStats();
     // Passage body terms: apple apple cherry banana (the "the" is a stop word) → length 4.
     // Title terms: apple → length 1.
-    const f = extractFeatures(stats, 'Apple cherries', [{ title: 'An apple', text: 'apple, APPLE; the cherry banana' }]);
+    const f = extractFeatures(stats, 'Apple cherries', [
+      { title: 'An apple', text: 'apple, APPLE; the cherry banana' },
+    ]);
     const bodyExpected = bm25Term(idf(1), 2, 4, avgBody) + bm25Term(idf(2), 1, 4, avgBody);
     const titleExpected = bm25Term(idf(1), 1, 1, avgTitle); // title df(appl) = 1; cherri never in a title → tf 0
     const allExpected = bm25Term(idf(1), 3, 5, avgBody + avgTitle) + bm25Term(idf(2), 1, 5, avgBody + avgTitle);
@@ -98,7 +100,11 @@ describe('coverage, bigram, span and proximity features on hand-checked examples
     const stats = await tinyStats();
     // Query terms: solar wind speed measur (4 positions, 3 bigrams).
     // Passage terms: solar wind speed high wind measur (positions 0..5).
-    const [row] = rows(extractFeatures(stats, 'the solar wind speed measurement', [{ text: 'The solar wind speed was high; wind measurements' }]));
+    const [row] = rows(
+      extractFeatures(stats, 'the solar wind speed measurement', [
+        { text: 'The solar wind speed was high; wind measurements' },
+      ]),
+    );
     expect(row!.query_coverage).toBe(1);
     expect(row!.body_coverage).toBe(1);
     expect(row!.title_coverage).toBe(0);
@@ -186,10 +192,12 @@ describe('edge cases', () => {
 
   it('passes caller-supplied features through and fills NaN when missing', async () => {
     const stats = await tinyStats();
-    const f = extractFeatures(stats, 'apple', [{ text: 'apple' }, { text: 'kiwi' }], [
-      { retrieval_score: 12.5, retrieval_rank: 1 },
-      { embedding_similarity: -0.25 },
-    ]);
+    const f = extractFeatures(
+      stats,
+      'apple',
+      [{ text: 'apple' }, { text: 'kiwi' }],
+      [{ retrieval_score: 12.5, retrieval_rank: 1 }, { embedding_similarity: -0.25 }],
+    );
     const [r0, r1] = rows(f);
     expect(r0!.retrieval_score).toBe(12.5);
     expect(r0!.retrieval_rank).toBe(1);
@@ -205,9 +213,21 @@ describe('edge cases', () => {
 
   it('async extraction gives the same rows as inline extraction', async () => {
     const stats = await tinyStats();
-    const passages = [{ title: 'Apple pie', text: 'apple banana apple' }, { text: 'cherry durian fig kiwi' }, { text: '' }];
-    const sync = extractFeatures(stats, 'apple fig pie', passages, [{ retrieval_rank: 1 }, undefined, { retrieval_rank: 3 }]);
-    const asyncRows = await extractFeaturesAsync(stats, 'apple fig pie', passages, [{ retrieval_rank: 1 }, undefined, { retrieval_rank: 3 }]);
+    const passages = [
+      { title: 'Apple pie', text: 'apple banana apple' },
+      { text: 'cherry durian fig kiwi' },
+      { text: '' },
+    ];
+    const sync = extractFeatures(stats, 'apple fig pie', passages, [
+      { retrieval_rank: 1 },
+      undefined,
+      { retrieval_rank: 3 },
+    ]);
+    const asyncRows = await extractFeaturesAsync(stats, 'apple fig pie', passages, [
+      { retrieval_rank: 1 },
+      undefined,
+      { retrieval_rank: 3 },
+    ]);
     expect(Array.from(asyncRows)).toEqual(Array.from(sync));
     expect(sync.length).toBe(3 * NUM_FEATURES);
   });
@@ -227,7 +247,9 @@ describe('edge cases', () => {
       () => extractFeatures(stats, 'q', [{ text: 'a' }], new Float32Array(2)),
     ];
     for (const call of bad) expect(call).toThrow(InvalidArgumentError);
-    await expect(extractFeaturesAsync(stats, 'q', [{ text: 1 as unknown as string }])).rejects.toThrow(InvalidArgumentError);
+    await expect(extractFeaturesAsync(stats, 'q', [{ text: 1 as unknown as string }])).rejects.toThrow(
+      InvalidArgumentError,
+    );
   });
 });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortedError,
-  CorpusStats,
+  type CorpusStats,
   DeadlineExceededError,
   FEATURE_NAMES,
   FEATURE_SCHEMA_VERSION,
@@ -85,7 +85,12 @@ function meta(extra: Record<string, unknown> = {}): Record<string, unknown> {
   };
 }
 
-async function modelDir(name: string, m: Record<string, unknown>, ir: TreeEnsembleIR = fixtureIR(), withStats = true): Promise<string> {
+async function modelDir(
+  name: string,
+  m: Record<string, unknown>,
+  ir: TreeEnsembleIR = fixtureIR(),
+  withStats = true,
+): Promise<string> {
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'model.json'), writeXGBoostJson(ir));
@@ -106,12 +111,22 @@ describe('loadFastPathScorer', () => {
     expect(scorer.id).toMatch(new RegExp(`^fastpath/${FEATURE_SCHEMA_VERSION}/[0-9a-f]{20}$`));
     const query = 'supersonic boundary layer flow';
     const passages = [
-      { id: 'a', title: 'Boundary layer', text: 'supersonic boundary layer flow over a plate', features: { retrieval_rank: 1 } },
+      {
+        id: 'a',
+        title: 'Boundary layer',
+        text: 'supersonic boundary layer flow over a plate',
+        features: { retrieval_rank: 1 },
+      },
       { id: 'b', text: 'wing flutter', features: { retrieval_rank: 9 } },
       { id: 'c', text: 'boundary layer' },
     ];
     const results = await scorer.score(query, passages);
-    const rows = extractFeatures(stats, query, passages, passages.map((p) => p.features));
+    const rows = extractFeatures(
+      stats,
+      query,
+      passages,
+      passages.map((p) => p.features),
+    );
     expect(results).toHaveLength(3);
     results.forEach((r, i) => {
       expect(r).not.toBeNull();
@@ -134,7 +149,9 @@ describe('loadFastPathScorer', () => {
     row[col('retrieval_rank')] = 2;
     const [r] = await scorer.score('anything', [{ id: 'x', text: 'unrelated', features: row }]);
     expect(r !== null && isDetailedPairScore(r) ? r.raw!.relevance : NaN).toBeCloseTo(1.5, 6);
-    await expect(scorer.score('q', [{ id: 'x', text: 't', features: new Float32Array(3) }])).rejects.toThrow(InvalidArgumentError);
+    await expect(scorer.score('q', [{ id: 'x', text: 't', features: new Float32Array(3) }])).rejects.toThrow(
+      InvalidArgumentError,
+    );
   });
 
   it("uses the caller's statistics when given, and the id changes with them", async () => {
@@ -165,27 +182,42 @@ describe('loadFastPathScorer', () => {
     for (const [i, m] of cases.entries()) {
       await expect(loadFastPathScorer(await modelDir(`mismatch${i}`, m))).rejects.toThrow(FeatureSchemaMismatchError);
     }
-    await expect(loadFastPathScorer(await modelDir('narrow', meta(), fixtureIR(22)))).rejects.toThrow(FeatureSchemaMismatchError);
+    await expect(loadFastPathScorer(await modelDir('narrow', meta(), fixtureIR(22)))).rejects.toThrow(
+      FeatureSchemaMismatchError,
+    );
     const err = await loadFastPathScorer(await modelDir('code', meta({ schemaVersion: 'x' }))).catch((e: unknown) => e);
     expect((err as FeatureSchemaMismatchError).code).toBe('ERR_FEATURE_SCHEMA_MISMATCH');
   });
 
   it('refuses malformed directories with typed errors', async () => {
     await expect(loadFastPathScorer(join(root, 'does-not-exist'))).rejects.toThrow(InvalidArgumentError);
-    await expect(loadFastPathScorer(await modelDir('fmt', meta({ format: 'other' })))).rejects.toThrow(ModelFormatError);
-    await expect(loadFastPathScorer(await modelDir('escape', meta({ modelFile: '../ok/model.json' })))).rejects.toThrow(ModelFormatError);
-    await expect(loadFastPathScorer(await modelDir('obj', meta({ objective: 'reg:logistic' })))).rejects.toThrow(ModelFormatError);
-    const squared = { ...fixtureIR(), objective: 'reg:squarederror' as const, baseScore: 0 };
-    await expect(loadFastPathScorer(await modelDir('uncal', meta({ objective: 'reg:squarederror' }), squared))).rejects.toThrow(
-      UnsupportedModelError,
+    await expect(loadFastPathScorer(await modelDir('fmt', meta({ format: 'other' })))).rejects.toThrow(
+      ModelFormatError,
     );
+    await expect(loadFastPathScorer(await modelDir('escape', meta({ modelFile: '../ok/model.json' })))).rejects.toThrow(
+      ModelFormatError,
+    );
+    await expect(loadFastPathScorer(await modelDir('obj', meta({ objective: 'reg:logistic' })))).rejects.toThrow(
+      ModelFormatError,
+    );
+    const squared = { ...fixtureIR(), objective: 'reg:squarederror' as const, baseScore: 0 };
+    await expect(
+      loadFastPathScorer(await modelDir('uncal', meta({ objective: 'reg:squarederror' }), squared)),
+    ).rejects.toThrow(UnsupportedModelError);
     const calibrated = await loadFastPathScorer(
-      await modelDir('cal', meta({ objective: 'reg:squarederror', calibration: { type: 'platt', a: 2, b: -1 } }), squared),
+      await modelDir(
+        'cal',
+        meta({ objective: 'reg:squarederror', calibration: { type: 'platt', a: 2, b: -1 } }),
+        squared,
+      ),
     );
     const [r] = await calibrated.score('q', [{ id: 'a', text: 'x', features: { retrieval_rank: 1 } }]);
     const m = r !== null && isDetailedPairScore(r) ? r.raw!.relevance : NaN;
     expect(m).toBeCloseTo(-0.5, 6);
-    expect(r !== null && isDetailedPairScore(r) ? r.probabilities.relevance : NaN).toBeCloseTo(1 / (1 + Math.exp(-(2 * m - 1))), 6);
+    expect(r !== null && isDetailedPairScore(r) ? r.probabilities.relevance : NaN).toBeCloseTo(
+      1 / (1 + Math.exp(-(2 * m - 1))),
+      6,
+    );
     const nostats = await modelDir('nostats', meta({ statsFile: undefined }), fixtureIR(), false);
     await expect(loadFastPathScorer(nostats)).rejects.toThrow(InvalidArgumentError);
     const bad = join(root, 'badjson');
@@ -199,7 +231,9 @@ describe('loadFastPathScorer', () => {
     const ac = new AbortController();
     ac.abort();
     await expect(scorer.score('q', [{ id: 'a', text: 'x' }], { signal: ac.signal })).rejects.toThrow(AbortedError);
-    await expect(scorer.score('q', [{ id: 'a', text: 'x' }], { deadline: Date.now() - 1 })).rejects.toThrow(DeadlineExceededError);
+    await expect(scorer.score('q', [{ id: 'a', text: 'x' }], { deadline: Date.now() - 1 })).rejects.toThrow(
+      DeadlineExceededError,
+    );
     await expect(scorer.score('q', [{ id: 'a', text: 5 as unknown as string }])).rejects.toThrow(InvalidArgumentError);
     await expect(scorer.score(7 as unknown as string, [])).rejects.toThrow(InvalidArgumentError);
     await expect(

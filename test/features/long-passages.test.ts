@@ -1,10 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { FEATURE_NAMES, NUM_FEATURES, buildCorpusStats, extractFeatures, extractFeaturesAsync, featureRow, tokenize } from '../../src/index.js';
+import {
+  FEATURE_NAMES,
+  NUM_FEATURES,
+  buildCorpusStats,
+  extractFeatures,
+  extractFeaturesAsync,
+  featureRow,
+  tokenize,
+} from '../../src/index.js';
 
 // Deterministic pseudo-random text where query terms are frequent, so the proximity and span
 // computations see many matches (the worst case for them).
 function text(bytes: number, seed: number): string {
-  const vocab = ['wing', 'flutter', 'supersonic', 'boundary', 'layer', 'heat', 'flow', 'plate', 'shock', 'wave', 'the', 'of', 'and'];
+  const vocab = [
+    'wing',
+    'flutter',
+    'supersonic',
+    'boundary',
+    'layer',
+    'heat',
+    'flow',
+    'plate',
+    'shock',
+    'wave',
+    'the',
+    'of',
+    'and',
+  ];
   let x = seed;
   const parts: string[] = [];
   let n = 0;
@@ -36,7 +58,10 @@ describe('very long passages', () => {
     const query = 'supersonic flow over a plate boundary layer with shock wave heat';
     const one = text(1 << 20, 7);
     const four = text(4 << 20, 7);
-    const [t1, t4] = bestTimesMs([() => extractFeatures(stats, query, [{ text: one }]), () => extractFeatures(stats, query, [{ text: four }])]);
+    const [t1, t4] = bestTimesMs([
+      () => extractFeatures(stats, query, [{ text: one }]),
+      () => extractFeatures(stats, query, [{ text: four }]),
+    ]);
     const row = featureRow(extractFeatures(stats, query, [{ text: one }]), 0, FEATURE_NAMES);
     expect(row.body_length).toBeGreaterThan(100_000);
     expect(row.query_coverage).toBe(1);

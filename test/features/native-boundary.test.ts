@@ -26,7 +26,8 @@ describe('native feature extractor boundary', () => {
       () => new a.FeatureCorpusStats('a', new Uint32Array(1), new Uint32Array(1), new Uint32Array(1), -1, 1, 1),
       () => new a.FeatureCorpusStats('a', new Uint32Array(1), new Uint32Array(1), new Uint32Array(1), 1, Number.NaN, 1),
       () => new a.FeatureCorpusStats('', new Uint32Array(1), new Uint32Array(1), new Uint32Array(1), 1, 1, 1),
-      () => new a.FeatureCorpusStats('a', [1] as unknown as Uint32Array, new Uint32Array(1), new Uint32Array(1), 1, 1, 1),
+      () =>
+        new a.FeatureCorpusStats('a', [1] as unknown as Uint32Array, new Uint32Array(1), new Uint32Array(1), 1, 1, 1),
       () => new a.FeatureCorpusStatsBuilder().add(1 as unknown as string, 'x'),
     ];
     for (const call of calls) expect(call).toThrow();
@@ -34,7 +35,13 @@ describe('native feature extractor boundary', () => {
       Promise.resolve().then(() => a.featuresExtractAsync(stats, 'q', null, [{} as unknown as string], null)),
     ).rejects.toThrow();
     // A well-formed call still works afterwards, also on Buffers with invalid UTF-8.
-    const rows = a.featuresExtract(stats, Buffer.from([0x77, 0x69, 0x6e, 0x67, 0xc0]), [undefined], [Buffer.from([0xff, 0x77, 0x69, 0x6e, 0x67])], null);
+    const rows = a.featuresExtract(
+      stats,
+      Buffer.from([0x77, 0x69, 0x6e, 0x67, 0xc0]),
+      [undefined],
+      [Buffer.from([0xff, 0x77, 0x69, 0x6e, 0x67])],
+      null,
+    );
     expect(rows[0]).toBeGreaterThan(0);
   });
 });

@@ -22,14 +22,24 @@ describe('feature extraction is independent of call history', () => {
   });
 
   it('gives identical features for a batch regardless of what ran before, on shuffled inputs', async () => {
-    const texts = ["the cell's membrane", 'cell membranes', "membrane's cells", 'cells', 'membrane protein', "protein's fold"];
+    const texts = [
+      "the cell's membrane",
+      'cell membranes',
+      "membrane's cells",
+      'cells',
+      'membrane protein',
+      "protein's fold",
+    ];
     const stats = await buildCorpusStats(texts.map((text) => ({ text })));
     const passages = texts.map((text, i) => ({ id: String(i), text }));
     const reference = new LexicalFeaturizer(stats).featurize('cell membrane protein', passages);
     const f = new LexicalFeaturizer(stats);
     for (let round = 0; round < 5; round++) {
       const order = passages.map((_, i) => (i * (round + 2)) % passages.length);
-      f.featurize('membrane', order.map((i) => passages[i]!));
+      f.featurize(
+        'membrane',
+        order.map((i) => passages[i]!),
+      );
     }
     expect(Array.from(f.featurize('cell membrane protein', passages))).toEqual(Array.from(reference));
   });

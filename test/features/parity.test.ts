@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BM25_PARAMETERS, FEATURE_NAMES, NUM_FEATURES, buildCorpusStats, extractFeatures, tokenize } from '../../src/index.js';
+import {
+  BM25_PARAMETERS,
+  FEATURE_NAMES,
+  NUM_FEATURES,
+  buildCorpusStats,
+  extractFeatures,
+  tokenize,
+} from '../../src/index.js';
 
 // The extractor's hot path (in-place ASCII tokens, stem cache, match pre-filter) must agree with
 // the plain tokenizer on real text: recompute coverage, lengths and BM25 from tokenize() output
@@ -10,7 +17,10 @@ const dataDir = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');
 const col = (n: string): number => FEATURE_NAMES.indexOf(n);
 
 function readJsonl<T>(path: string): T[] {
-  return readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as T);
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as T);
 }
 
 describe.each(['cranfield', 'scifact', 'nfcorpus'])('extractor agrees with tokenize() on %s', (name) => {

@@ -8,11 +8,28 @@ describe('tokenize: case folding, splitting, stop words', () => {
   });
 
   it('folds mixed-case words and keeps letter-digit runs whole (unstemmed)', () => {
-    expect(tokenize('McDonald ABC123def Fox42s RUNNING Running running')).toEqual(['mcdonald', 'abc123def', 'fox42s', 'run', 'run', 'run']);
+    expect(tokenize('McDonald ABC123def Fox42s RUNNING Running running')).toEqual([
+      'mcdonald',
+      'abc123def',
+      'fox42s',
+      'run',
+      'run',
+      'run',
+    ]);
   });
 
   it('splits on punctuation, hyphens and symbols; keeps digits and letter-digit runs', () => {
-    expect(tokenize('high-speed flow (mach=3.5), f-104/x86!')).toEqual(['high', 'speed', 'flow', 'mach', '3', '5', 'f', '104', 'x86']);
+    expect(tokenize('high-speed flow (mach=3.5), f-104/x86!')).toEqual([
+      'high',
+      'speed',
+      'flow',
+      'mach',
+      '3',
+      '5',
+      'f',
+      '104',
+      'x86',
+    ]);
   });
 
   it('keeps apostrophes inside words, drops the possessive, and treats contractions as stop words', () => {
@@ -22,21 +39,68 @@ describe('tokenize: case folding, splitting, stop words', () => {
 
   it('stems with Porter (reference examples from Porter 1980)', () => {
     const pairs: Array<[string, string]> = [
-      ['caresses', 'caress'], ['ponies', 'poni'], ['ties', 'ti'], ['cats', 'cat'], ['feed', 'feed'],
-      ['agreed', 'agre'], ['plastered', 'plaster'], ['motoring', 'motor'], ['sing', 'sing'],
-      ['conflated', 'conflat'], ['troubled', 'troubl'], ['sized', 'size'], ['hopping', 'hop'],
-      ['falling', 'fall'], ['hissing', 'hiss'], ['filing', 'file'], ['happy', 'happi'], ['sky', 'sky'],
-      ['relational', 'relat'], ['conditional', 'condit'], ['rational', 'ration'], ['digitizer', 'digit'],
-      ['vietnamization', 'vietnam'], ['predication', 'predic'], ['operator', 'oper'], ['feudalism', 'feudal'],
-      ['decisiveness', 'decis'], ['hopefulness', 'hope'], ['callousness', 'callous'], ['formaliti', 'formal'],
-      ['sensitiviti', 'sensit'], ['sensibiliti', 'sensibl'], ['triplicate', 'triplic'], ['formative', 'form'],
-      ['formalize', 'formal'], ['electrical', 'electr'], ['hopeful', 'hope'], ['goodness', 'good'],
-      ['revival', 'reviv'], ['allowance', 'allow'], ['inference', 'infer'], ['airliner', 'airlin'],
-      ['gyroscopic', 'gyroscop'], ['adjustable', 'adjust'], ['defensible', 'defens'], ['irritant', 'irrit'],
-      ['replacement', 'replac'], ['adjustment', 'adjust'], ['dependent', 'depend'], ['adoption', 'adopt'],
-      ['communism', 'commun'], ['activate', 'activ'], ['angulariti', 'angular'], ['homologous', 'homolog'],
-      ['effective', 'effect'], ['bowdlerize', 'bowdler'], ['probate', 'probat'], ['rate', 'rate'],
-      ['cease', 'ceas'], ['controll', 'control'], ['roll', 'roll'], ['generalizations', 'gener'],
+      ['caresses', 'caress'],
+      ['ponies', 'poni'],
+      ['ties', 'ti'],
+      ['cats', 'cat'],
+      ['feed', 'feed'],
+      ['agreed', 'agre'],
+      ['plastered', 'plaster'],
+      ['motoring', 'motor'],
+      ['sing', 'sing'],
+      ['conflated', 'conflat'],
+      ['troubled', 'troubl'],
+      ['sized', 'size'],
+      ['hopping', 'hop'],
+      ['falling', 'fall'],
+      ['hissing', 'hiss'],
+      ['filing', 'file'],
+      ['happy', 'happi'],
+      ['sky', 'sky'],
+      ['relational', 'relat'],
+      ['conditional', 'condit'],
+      ['rational', 'ration'],
+      ['digitizer', 'digit'],
+      ['vietnamization', 'vietnam'],
+      ['predication', 'predic'],
+      ['operator', 'oper'],
+      ['feudalism', 'feudal'],
+      ['decisiveness', 'decis'],
+      ['hopefulness', 'hope'],
+      ['callousness', 'callous'],
+      ['formaliti', 'formal'],
+      ['sensitiviti', 'sensit'],
+      ['sensibiliti', 'sensibl'],
+      ['triplicate', 'triplic'],
+      ['formative', 'form'],
+      ['formalize', 'formal'],
+      ['electrical', 'electr'],
+      ['hopeful', 'hope'],
+      ['goodness', 'good'],
+      ['revival', 'reviv'],
+      ['allowance', 'allow'],
+      ['inference', 'infer'],
+      ['airliner', 'airlin'],
+      ['gyroscopic', 'gyroscop'],
+      ['adjustable', 'adjust'],
+      ['defensible', 'defens'],
+      ['irritant', 'irrit'],
+      ['replacement', 'replac'],
+      ['adjustment', 'adjust'],
+      ['dependent', 'depend'],
+      ['adoption', 'adopt'],
+      ['communism', 'commun'],
+      ['activate', 'activ'],
+      ['angulariti', 'angular'],
+      ['homologous', 'homolog'],
+      ['effective', 'effect'],
+      ['bowdlerize', 'bowdler'],
+      ['probate', 'probat'],
+      ['rate', 'rate'],
+      ['cease', 'ceas'],
+      ['controll', 'control'],
+      ['roll', 'roll'],
+      ['generalizations', 'gener'],
       ['oscillators', 'oscil'],
     ];
     const words = pairs.map(([w]) => w).join(' ');
@@ -77,7 +141,9 @@ describe('tokenize: Unicode', () => {
   });
 
   it('treats invalid UTF-8 bytes and lone surrogates as separators, never crashing', () => {
-    const bytes = Uint8Array.from([0x77, 0x69, 0x6e, 0x67, 0xff, 0x66, 0x6c, 0x61, 0x70, 0xc3, 0x28, 0x6a, 0x65, 0x74, 0xe2, 0x82]);
+    const bytes = Uint8Array.from([
+      0x77, 0x69, 0x6e, 0x67, 0xff, 0x66, 0x6c, 0x61, 0x70, 0xc3, 0x28, 0x6a, 0x65, 0x74, 0xe2, 0x82,
+    ]);
     expect(tokenize(bytes)).toEqual(['wing', 'flap', 'jet']);
     expect(tokenize(Uint8Array.from([0xed, 0xa0, 0x80, 0x61, 0x62, 0x63, 0xf4, 0x90, 0x80, 0x80]))).toEqual(['abc']);
     expect(tokenize('wing\ud800flap\udfffjet')).toEqual(['wing', 'flap', 'jet']);

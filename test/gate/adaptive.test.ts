@@ -18,7 +18,13 @@ describe('query-adaptive thresholds', () => {
   });
 
   it('by query length: first bucket with words ≤ maxWords, straddling the bucket edge', async () => {
-    const policy: GatePolicy = { threshold: 0.5, thresholdByQueryLength: [{ maxWords: 2, threshold: 0.7 }, { maxWords: 5, threshold: 0.4 }] };
+    const policy: GatePolicy = {
+      threshold: 0.5,
+      thresholdByQueryLength: [
+        { maxWords: 2, threshold: 0.7 },
+        { maxWords: 5, threshold: 0.4 },
+      ],
+    };
     expect(await thresholdFor(policy, 'one two')).toEqual({ threshold: 0.7, returned: 1 });
     expect(await thresholdFor(policy, 'one two three')).toEqual({ threshold: 0.4, returned: 4 });
     expect(await thresholdFor(policy, 'a b c d e')).toMatchObject({ threshold: 0.4 });
@@ -52,7 +58,14 @@ describe('query-adaptive thresholds', () => {
     const gate = createGate({ scorer: relevanceScorer(VALUES), policy: { thresholdFn: () => Number.NaN } });
     await expect(gate.filter('q', passages(1))).rejects.toThrow(InvalidPolicyError);
     await expect(gate.filter('q', passages(1))).rejects.toThrow(/thresholdFn/);
-    const throwing = createGate({ scorer: relevanceScorer(VALUES), policy: { thresholdFn: () => { throw new Error('no class'); } } });
+    const throwing = createGate({
+      scorer: relevanceScorer(VALUES),
+      policy: {
+        thresholdFn: () => {
+          throw new Error('no class');
+        },
+      },
+    });
     await expect(throwing.filter('q', passages(1))).rejects.toThrow(/policy\.thresholdFn: threw: no class/);
   });
 
@@ -64,7 +77,9 @@ describe('query-adaptive thresholds', () => {
 
   it('per-call overrides switch mode without touching the gate policy', async () => {
     const gate = createGate({ scorer: relevanceScorer(VALUES), policy: { threshold: 0.6 } });
-    const related = await gate.filter('q', passages(VALUES.length), { policy: { mode: 'related', relatedThreshold: 0.3 } });
+    const related = await gate.filter('q', passages(VALUES.length), {
+      policy: { mode: 'related', relatedThreshold: 0.3 },
+    });
     expect(related.stats.returned).toBe(5);
     const plain = await gate.filter('q', passages(VALUES.length));
     expect(plain.stats.threshold).toBe(0.6);
@@ -73,8 +88,20 @@ describe('query-adaptive thresholds', () => {
 
   it('rejects bad adaptive options naming the field', () => {
     const scorer = relevanceScorer([]);
-    expect(() => createGate({ scorer, policy: { thresholdByQueryLength: [{ maxWords: 3, threshold: 0.5 }, { maxWords: 3, threshold: 0.4 }] } })).toThrow(/thresholdByQueryLength\[1\]\.maxWords/);
-    expect(() => createGate({ scorer, policy: { thresholdByQueryClass: { a: 2 } } })).toThrow(/thresholdByQueryClass\.a/);
+    expect(() =>
+      createGate({
+        scorer,
+        policy: {
+          thresholdByQueryLength: [
+            { maxWords: 3, threshold: 0.5 },
+            { maxWords: 3, threshold: 0.4 },
+          ],
+        },
+      }),
+    ).toThrow(/thresholdByQueryLength\[1\]\.maxWords/);
+    expect(() => createGate({ scorer, policy: { thresholdByQueryClass: { a: 2 } } })).toThrow(
+      /thresholdByQueryClass\.a/,
+    );
     expect(() => createGate({ scorer, policy: { mode: 'loose' as never } })).toThrow(/policy\.mode/);
     expect(() => createGate({ scorer, policy: { relatedThreshold: -0.1 } })).toThrow(/relatedThreshold/);
   });

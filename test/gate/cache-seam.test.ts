@@ -9,7 +9,8 @@ class FakeCache implements PairScoreCache {
   readonly requests: CacheRequest[] = [];
   async resolve(request: CacheRequest, scoreMisses: ScoreMisses, options?: ScoreOptions) {
     this.requests.push(request);
-    const key = (i: number) => JSON.stringify([request.scorerId, request.query, request.passages[i].id, request.passages[i].text]);
+    const key = (i: number) =>
+      JSON.stringify([request.scorerId, request.query, request.passages[i].id, request.passages[i].text]);
     const results: ScorerPairResult[] = [];
     const cached: boolean[] = [];
     const misses: number[] = [];
@@ -38,7 +39,10 @@ describe('cache seam', () => {
     const first = await gate.filter('q', passages(2));
     expect(first.included.every((i) => !i.cached)).toBe(true);
     const second = await gate.filter('q', passages(4));
-    expect(scorer.calls.map((c) => c.ids)).toEqual([['p0', 'p1'], ['p2', 'p3']]);
+    expect(scorer.calls.map((c) => c.ids)).toEqual([
+      ['p0', 'p1'],
+      ['p2', 'p3'],
+    ]);
     const cachedById = Object.fromEntries([...second.included, ...second.excluded].map((i) => [i.id, i.cached]));
     expect(cachedById).toEqual({ p0: true, p1: true, p2: false, p3: false });
     expect(second.stats).toMatchObject({ scored: 4, cacheHits: 2 });
@@ -62,7 +66,12 @@ describe('cache seam', () => {
     const cache = new FakeCache();
     const good = relevanceScorer([0.9, 0.8]);
     await createGate({ scorer: good, cache }).filter('q', passages(1));
-    const failing = { id: 'rel-model', score: async () => { throw new Error('down'); } };
+    const failing = {
+      id: 'rel-model',
+      score: async () => {
+        throw new Error('down');
+      },
+    };
     const r = await createGate({ scorer: failing, cache }).filter('q', passages(2));
     expect(r.included.map((i) => [i.id, i.cached])).toEqual([['p0', true]]);
     expect(r.excluded[0]).toMatchObject({ id: 'p1', reason: 'scorer-error' });
@@ -79,16 +88,27 @@ describe('cache seam', () => {
 
   it('a rejecting or malformed cache fails the chunk closed as cache-error', async () => {
     const scorer = relevanceScorer([0.9]);
-    const rejecting: PairScoreCache = { resolve: async () => { throw new Error('redis gone'); } };
+    const rejecting: PairScoreCache = {
+      resolve: async () => {
+        throw new Error('redis gone');
+      },
+    };
     const r = await createGate({ scorer, cache: rejecting }).filter('q', passages(1));
     expect(r.excluded[0].reason).toBe('cache-error');
     expect(r.errors[0]).toMatch(/redis gone/);
     const malformed: PairScoreCache = { resolve: async () => ({ results: [], cached: [] }) };
-    expect((await createGate({ scorer, cache: malformed }).filter('q', passages(1))).excluded[0].reason).toBe('cache-error');
+    expect((await createGate({ scorer, cache: malformed }).filter('q', passages(1))).excluded[0].reason).toBe(
+      'cache-error',
+    );
   });
 
   it('a corrupt cached value is validated like a scorer answer', async () => {
-    const corrupt: PairScoreCache = { resolve: async (req) => ({ results: req.passages.map(() => ({ relevance: 7 })), cached: req.passages.map(() => true) }) };
+    const corrupt: PairScoreCache = {
+      resolve: async (req) => ({
+        results: req.passages.map(() => ({ relevance: 7 })),
+        cached: req.passages.map(() => true),
+      }),
+    };
     const r = await createGate({ scorer: relevanceScorer([0.9]), cache: corrupt }).filter('q', passages(1));
     expect(r.excluded[0]).toMatchObject({ reason: 'invalid-signal', cached: true });
   });
@@ -96,7 +116,9 @@ describe('cache seam', () => {
   it('a hanging cache is bounded by the deadline', async () => {
     const hanging: PairScoreCache = { resolve: () => new Promise(() => undefined) };
     const start = Date.now();
-    const r = await createGate({ scorer: relevanceScorer([0.9]), cache: hanging }).filter('q', passages(1), { budgetMs: 20 });
+    const r = await createGate({ scorer: relevanceScorer([0.9]), cache: hanging }).filter('q', passages(1), {
+      budgetMs: 20,
+    });
     expect(Date.now() - start).toBeLessThan(150);
     expect(r.excluded[0].reason).toBe('timeout');
   });
@@ -106,13 +128,21 @@ describe('cache seam', () => {
     const cache = new FakeCache();
     const gate = createGate({ scorer, cache, policy: { earlyStop: { window: 2, minRate: 0, chunk: 2 } } });
     await gate.filter('q', passages(4));
-    expect(cache.requests.map((r) => r.passages.map((p) => p.id))).toEqual([['p0', 'p1'], ['p2', 'p3']]);
+    expect(cache.requests.map((r) => r.passages.map((p) => p.id))).toEqual([
+      ['p0', 'p1'],
+      ['p2', 'p3'],
+    ]);
   });
 });
 
 describe('cache seam contract', () => {
   it('a cache asking to score an out-of-range miss index gets a typed error and the pairs fail closed', async () => {
-    const broken: PairScoreCache = { resolve: async (req, scoreMisses) => ({ results: [...(await scoreMisses([5], {}))], cached: req.passages.map(() => false) }) };
+    const broken: PairScoreCache = {
+      resolve: async (req, scoreMisses) => ({
+        results: [...(await scoreMisses([5], {}))],
+        cached: req.passages.map(() => false),
+      }),
+    };
     const scorer = relevanceScorer([0.9]);
     const r = await createGate({ scorer, cache: broken }).filter('q', passages(1));
     expect(r.excluded[0].reason).toBe('cache-error');

@@ -92,7 +92,14 @@ describe('CalibratedThreshold', () => {
   const { raws, labels } = synthetic(2000, -1.2, 0.3);
 
   it('serialises and parses back exactly (float64), refusing foreign or corrupt JSON', () => {
-    const ct = fitCalibratedThreshold({ model: 'trees@abc', raws, labels, targetPrecision: 0.8, fittedAt: '2026-01-01T00:00:00Z', dataset: 'synthetic' });
+    const ct = fitCalibratedThreshold({
+      model: 'trees@abc',
+      raws,
+      labels,
+      targetPrecision: 0.8,
+      fittedAt: '2026-01-01T00:00:00Z',
+      dataset: 'synthetic',
+    });
     expect(ct.precisionAtThreshold).toBeGreaterThanOrEqual(0.8);
     const round = parseCalibratedThreshold(serializeCalibratedThreshold(ct));
     expect(round).toEqual(ct);
@@ -100,7 +107,9 @@ describe('CalibratedThreshold', () => {
     expect(() => parseCalibratedThreshold('{')).toThrow(CalibrationFormatError);
     expect(() => parseCalibratedThreshold({ ...ct, format: 'other' })).toThrow(/not a calibrated threshold/);
     expect(() => parseCalibratedThreshold({ ...ct, threshold: 2 })).toThrow(/threshold/);
-    expect(() => parseCalibratedThreshold({ ...ct, calibration: { method: 'platt', a: 'x', b: 0 } })).toThrow(/calibration\.a/);
+    expect(() => parseCalibratedThreshold({ ...ct, calibration: { method: 'platt', a: 'x', b: 0 } })).toThrow(
+      /calibration\.a/,
+    );
     expect(() => fitCalibratedThreshold({ model: 'm', raws, labels })).toThrow(/exactly one/);
   });
 
@@ -131,11 +140,17 @@ describe('CalibratedThreshold', () => {
     const other = tableScorer({}, 'trees@def');
     expect(() => createGate({ scorer: other, policy: { calibrated: ct } })).toThrow(CalibrationModelMismatchError);
     const gate = createGate({ scorer: other });
-    return expect(gate.filter('q', passages(1), { policy: { calibrated: ct } })).rejects.toMatchObject({ code: 'ERR_CALIBRATION_MODEL_MISMATCH', expectedModel: 'trees@abc', actualModel: 'trees@def' });
+    return expect(gate.filter('q', passages(1), { policy: { calibrated: ct } })).rejects.toMatchObject({
+      code: 'ERR_CALIBRATION_MODEL_MISMATCH',
+      expectedModel: 'trees@abc',
+      actualModel: 'trees@def',
+    });
   });
 
   it('calibrated and threshold together are refused', () => {
     const ct = fitCalibratedThreshold({ model: 'm', raws, labels, threshold: 0.5, fittedAt: 'x' });
-    expect(() => createGate({ scorer: tableScorer({}, 'm'), policy: { calibrated: ct, threshold: 0.4 } })).toThrow(/policy\.threshold/);
+    expect(() => createGate({ scorer: tableScorer({}, 'm'), policy: { calibrated: ct, threshold: 0.4 } })).toThrow(
+      /policy\.threshold/,
+    );
   });
 });

@@ -14,9 +14,17 @@ describe('rank-order early stopping', () => {
 
   it('scores in rank-order chunks and stops when the window pass rate drops below minRate', async () => {
     const scorer = relevanceScorer(values);
-    const r = await createGate({ scorer, policy: { earlyStop: { window: 4, minRate: 0.5, chunk: 2 } } }).filter('q', passages(12));
+    const r = await createGate({ scorer, policy: { earlyStop: { window: 4, minRate: 0.5, chunk: 2 } } }).filter(
+      'q',
+      passages(12),
+    );
     // After chunk [0,1]: window not full. [2,3]: 4/4. [4,5]: 2/4. [6,7]: 1/4 < 0.5 → stop.
-    expect(scorer.calls.map((c) => c.ids)).toEqual([['p0', 'p1'], ['p2', 'p3'], ['p4', 'p5'], ['p6', 'p7']]);
+    expect(scorer.calls.map((c) => c.ids)).toEqual([
+      ['p0', 'p1'],
+      ['p2', 'p3'],
+      ['p4', 'p5'],
+      ['p6', 'p7'],
+    ]);
     expect(r.stats).toMatchObject({ retrieved: 12, scored: 8, skippedByEarlyStop: 4, unscored: 0, passed: 5 });
     const skipped = r.excluded.filter((i) => i.rule === 'early-stop');
     expect(ids(skipped)).toEqual(['p8', 'p9', 'p10', 'p11']);
@@ -27,7 +35,13 @@ describe('rank-order early stopping', () => {
   it('minRate boundary is strict: a rate equal to minRate continues, straddled by 0.01', async () => {
     // window 4, chunk 4: first chunk [0..3] has 2 passes → rate 0.5.
     const v = [0.9, 0.9, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1];
-    const run = async (minRate: number) => (await createGate({ scorer: relevanceScorer(v), policy: { earlyStop: { window: 4, minRate, chunk: 4 } } }).filter('q', passages(8))).stats.skippedByEarlyStop;
+    const run = async (minRate: number) =>
+      (
+        await createGate({
+          scorer: relevanceScorer(v),
+          policy: { earlyStop: { window: 4, minRate, chunk: 4 } },
+        }).filter('q', passages(8))
+      ).stats.skippedByEarlyStop;
     expect(await run(0.5)).toBe(0);
     expect(await run(0.49)).toBe(0);
     expect(await run(0.51)).toBe(4);
@@ -35,15 +49,39 @@ describe('rank-order early stopping', () => {
 
   it('minRate 0 never stops (chunked scoring only); window larger than k never stops', async () => {
     const a = relevanceScorer(values);
-    expect((await createGate({ scorer: a, policy: { earlyStop: { window: 2, minRate: 0, chunk: 5 } } }).filter('q', passages(12))).stats.skippedByEarlyStop).toBe(0);
+    expect(
+      (
+        await createGate({ scorer: a, policy: { earlyStop: { window: 2, minRate: 0, chunk: 5 } } }).filter(
+          'q',
+          passages(12),
+        )
+      ).stats.skippedByEarlyStop,
+    ).toBe(0);
     expect(a.calls).toHaveLength(3);
     const b = relevanceScorer(values.map(() => 0));
-    expect((await createGate({ scorer: b, policy: { earlyStop: { window: 50, minRate: 1, chunk: 3 } } }).filter('q', passages(12))).stats.skippedByEarlyStop).toBe(0);
+    expect(
+      (
+        await createGate({ scorer: b, policy: { earlyStop: { window: 50, minRate: 1, chunk: 3 } } }).filter(
+          'q',
+          passages(12),
+        )
+      ).stats.skippedByEarlyStop,
+    ).toBe(0);
   });
 
   it('a deadline during chunked scoring marks the rest timeout, not early-stop', async () => {
-    const slow: Scorer = { id: 's', score: async (_q, ps) => { await sleep(30); return ps.map(() => ({ relevance: 0.9 })); } };
-    const r = await createGate({ scorer: slow, policy: { earlyStop: { window: 2, minRate: 0.5, chunk: 2 } } }).filter('q', passages(10), { budgetMs: 45 });
+    const slow: Scorer = {
+      id: 's',
+      score: async (_q, ps) => {
+        await sleep(30);
+        return ps.map(() => ({ relevance: 0.9 }));
+      },
+    };
+    const r = await createGate({ scorer: slow, policy: { earlyStop: { window: 2, minRate: 0.5, chunk: 2 } } }).filter(
+      'q',
+      passages(10),
+      { budgetMs: 45 },
+    );
     expect(r.stats.skippedByEarlyStop).toBe(0);
     expect(r.stats.scored).toBe(2);
     expect(r.stats.unscoredByReason.timeout).toBe(8);
@@ -81,7 +119,10 @@ describe('streaming', () => {
         return ps.map(() => ({ relevance: 0.9 }));
       },
     };
-    const stream = createGate({ scorer, policy: { earlyStop: { window: 10, minRate: 0, chunk: 2 } } }).stream('q', passages(4));
+    const stream = createGate({ scorer, policy: { earlyStop: { window: 10, minRate: 0, chunk: 2 } } }).stream(
+      'q',
+      passages(4),
+    );
     const iterator = stream[Symbol.asyncIterator]();
     expect((await iterator.next()).value?.id).toBe('p0');
     expect((await iterator.next()).value?.id).toBe('p1');
@@ -106,14 +147,20 @@ describe('streaming', () => {
   });
 
   it('with fallback none, nothing is yielded before minKept passes are in hand', async () => {
-    const gate = createGate({ scorer: relevanceScorer(values), policy: { threshold: 0.5, minKept: 2, fallback: 'none', earlyStop: { window: 3, minRate: 0, chunk: 1 } } });
+    const gate = createGate({
+      scorer: relevanceScorer(values),
+      policy: { threshold: 0.5, minKept: 2, fallback: 'none', earlyStop: { window: 3, minRate: 0, chunk: 1 } },
+    });
     const streamed = await collect(gate.stream('q', passages(values.length)));
     expect(streamed).toEqual(['p0', 'p2', 'p3', 'p5', 'p7']);
   });
 
   it('breaking out of the iteration cancels the remaining chunks; result still settles', async () => {
     const scorer = relevanceScorer(values);
-    const stream = createGate({ scorer, policy: { earlyStop: { window: 8, minRate: 0, chunk: 1 } } }).stream('q', passages(values.length));
+    const stream = createGate({ scorer, policy: { earlyStop: { window: 8, minRate: 0, chunk: 1 } } }).stream(
+      'q',
+      passages(values.length),
+    );
     for await (const item of stream) {
       expect(item.id).toBe('p0');
       break;
@@ -125,7 +172,12 @@ describe('streaming', () => {
   });
 
   it('a scorer failure ends the stream normally with fail-closed pairs in result', async () => {
-    const scorer: Scorer = { id: 'x', score: async () => { throw new Error('down'); } };
+    const scorer: Scorer = {
+      id: 'x',
+      score: async () => {
+        throw new Error('down');
+      },
+    };
     const stream = createGate({ scorer }).stream('q', passages(3));
     expect(await collect(stream)).toEqual([]);
     expect((await stream.result).stats.unscoredByReason['scorer-error']).toBe(3);

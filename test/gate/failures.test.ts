@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { createGate, type Scorer, type ScorerPairResult } from '../../src/index.js';
 import { ids, passages, sleep, tableScorer } from './helpers.js';
 
-function fixedScorer(results: () => Promise<ReadonlyArray<ScorerPairResult>> | ReadonlyArray<ScorerPairResult>, id = 'fixed'): Scorer {
+function fixedScorer(
+  results: () => Promise<ReadonlyArray<ScorerPairResult>> | ReadonlyArray<ScorerPairResult>,
+  id = 'fixed',
+): Scorer {
   return { id, score: async () => results() };
 }
 
@@ -33,21 +36,39 @@ describe('fail closed', () => {
     });
     expect(r.excluded.find((i) => i.id === 'p0')?.signals).toBeNull();
     expect(r.included[1]).toMatchObject({ raw: { relevance: 2.1 }, tier: 'trees' });
-    expect(r.stats).toMatchObject({ retrieved: 9, scored: 2, unscored: 7, unscoredByReason: { 'invalid-signal': 5, 'scorer-null': 1, 'missing-signal': 1 } });
+    expect(r.stats).toMatchObject({
+      retrieved: 9,
+      scored: 2,
+      unscored: 7,
+      unscoredByReason: { 'invalid-signal': 5, 'scorer-null': 1, 'missing-signal': 1 },
+    });
     expect(r.tier).toEqual({ scorer: 'table-model', name: 'mixed', counts: { trees: 1, 'table-model': 1 } });
   });
 
   it('boundary probabilities 0 and 1 are valid', async () => {
-    const r = await createGate({ scorer: tableScorer({ p0: { relevance: 1 }, p1: { relevance: 0 } }), policy: { threshold: 0 } }).filter('q', passages(2));
+    const r = await createGate({
+      scorer: tableScorer({ p0: { relevance: 1 }, p1: { relevance: 0 } }),
+      policy: { threshold: 0 },
+    }).filter('q', passages(2));
     expect(r.stats.returned).toBe(2);
   });
 
   it('a scorer that rejects, throws synchronously, or returns the wrong count fails every pair closed and records it', async () => {
     const rejecting = fixedScorer(() => Promise.reject(new Error('model crashed')));
-    const syncThrow: Scorer = { id: 'sync', score: () => { throw new Error('sync boom'); } };
+    const syncThrow: Scorer = {
+      id: 'sync',
+      score: () => {
+        throw new Error('sync boom');
+      },
+    };
     const wrongCount = fixedScorer(() => [{ relevance: 0.9 }]);
     const notArray = fixedScorer(() => ({ relevance: 0.9 }) as never);
-    for (const [scorer, message] of [[rejecting, /model crashed/], [syncThrow, /sync boom/], [wrongCount, /returned 1 results for 3 passages/], [notArray, /returned object results/]] as const) {
+    for (const [scorer, message] of [
+      [rejecting, /model crashed/],
+      [syncThrow, /sync boom/],
+      [wrongCount, /returned 1 results for 3 passages/],
+      [notArray, /returned object results/],
+    ] as const) {
       const r = await createGate({ scorer }).filter('q', passages(3));
       expect(r.included).toEqual([]);
       expect(r.excluded.map((i) => i.reason)).toEqual(['scorer-error', 'scorer-error', 'scorer-error']);
@@ -127,7 +148,12 @@ describe('fail closed', () => {
 
 describe('fail open (explicit)', () => {
   it('includes unscored pairs flagged with their reason, after the scored ones, and reports them', async () => {
-    const scorer = tableScorer({ p0: { relevance: Number.NaN }, p1: { relevance: 0.3 }, p2: { relevance: 0.8 }, p3: null });
+    const scorer = tableScorer({
+      p0: { relevance: Number.NaN },
+      p1: { relevance: 0.3 },
+      p2: { relevance: 0.8 },
+      p3: null,
+    });
     const r = await createGate({ scorer, policy: { threshold: 0.5, failOpen: true } }).filter('q', passages(4));
     expect(r.included.map((i) => [i.id, i.rule, i.reason])).toEqual([
       ['p2', 'threshold', undefined],
@@ -139,7 +165,10 @@ describe('fail open (explicit)', () => {
 
   it('fail-open does not apply to early-stop skips', async () => {
     const scorer = tableScorer({ p0: { relevance: 0.1 }, p1: { relevance: 0.1 }, p2: { relevance: 0.9 } });
-    const r = await createGate({ scorer, policy: { failOpen: true, earlyStop: { window: 2, minRate: 0.5, chunk: 1 } } }).filter('q', passages(3));
+    const r = await createGate({
+      scorer,
+      policy: { failOpen: true, earlyStop: { window: 2, minRate: 0.5, chunk: 1 } },
+    }).filter('q', passages(3));
     expect(r.excluded.find((i) => i.id === 'p2')).toMatchObject({ rule: 'early-stop', reason: undefined });
     expect(r.stats).toMatchObject({ skippedByEarlyStop: 1, unscored: 0, failedOpen: 0 });
   });
@@ -154,7 +183,13 @@ describe('fail open (explicit)', () => {
 
 describe('deadline edge cases', () => {
   it('a deadline beyond the timer range does not fire early', async () => {
-    const scorer: Scorer = { id: 's', score: async (_q, ps) => { await sleep(20); return ps.map(() => ({ relevance: 0.9 })); } };
+    const scorer: Scorer = {
+      id: 's',
+      score: async (_q, ps) => {
+        await sleep(20);
+        return ps.map(() => ({ relevance: 0.9 }));
+      },
+    };
     const r = await createGate({ scorer }).filter('q', passages(1), { deadline: Date.now() + 1e12 });
     expect(r.included).toHaveLength(1);
   });
@@ -170,7 +205,12 @@ describe('scorers that honour limits themselves', () => {
       [new TypeError('bug'), 'scorer-error'],
     ];
     for (const [error, reason] of cases) {
-      const scorer: Scorer = { id: 's', score: async () => { throw error; } };
+      const scorer: Scorer = {
+        id: 's',
+        score: async () => {
+          throw error;
+        },
+      };
       const r = await createGate({ scorer }).filter('q', passages(2));
       expect(r.excluded.map((i) => i.reason)).toEqual([reason, reason]);
       expect(r.errors.length).toBe(reason === 'scorer-error' ? 1 : 0);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createDefaultRoutingRules, createGate, DEFAULT_ROUTING_RULES, InvalidPolicyError, type RoutingRule, type SignalProbabilities } from '../../src/index.js';
+import {
+  createDefaultRoutingRules,
+  createGate,
+  DEFAULT_ROUTING_RULES,
+  InvalidPolicyError,
+  type RoutingRule,
+  type SignalProbabilities,
+} from '../../src/index.js';
 import { passages, tableScorer } from './helpers.js';
 
 /** Neutral signals that reach the evidence rule and pass it. */
@@ -14,7 +21,12 @@ async function routeOf(signals: SignalProbabilities, rules: readonly RoutingRule
 
 describe('default routing rules', () => {
   it('is exported in evaluation order: injection, contradicts-premise, relevance-floor, evidence', () => {
-    expect(DEFAULT_ROUTING_RULES.map((r) => r.name)).toEqual(['injection', 'contradicts-premise', 'relevance-floor', 'evidence']);
+    expect(DEFAULT_ROUTING_RULES.map((r) => r.name)).toEqual([
+      'injection',
+      'contradicts-premise',
+      'relevance-floor',
+      'evidence',
+    ]);
     expect(Object.isFrozen(DEFAULT_ROUTING_RULES)).toBe(true);
   });
 
@@ -25,7 +37,10 @@ describe('default routing rules', () => {
   });
 
   it('contradicts_premise > 0.5 (strict) → conflicting, straddled by 0.01', async () => {
-    expect(await routeOf({ ...BASE, contradicts_premise: 0.51 })).toMatchObject({ route: 'conflicting', rule: 'contradicts-premise' });
+    expect(await routeOf({ ...BASE, contradicts_premise: 0.51 })).toMatchObject({
+      route: 'conflicting',
+      rule: 'contradicts-premise',
+    });
     expect(await routeOf({ ...BASE, contradicts_premise: 0.5 })).toMatchObject({ route: 'included' });
     expect(await routeOf({ ...BASE, contradicts_premise: 0.49 })).toMatchObject({ route: 'included' });
   });
@@ -43,19 +58,32 @@ describe('default routing rules', () => {
   });
 
   it('security first: an injected passage is excluded even if it also contradicts and has evidence', async () => {
-    expect(await routeOf({ injection: 0.9, contradicts_premise: 0.9, relevant: 0.9, evidence: 0.9 })).toMatchObject({ route: 'excluded', rule: 'injection' });
+    expect(await routeOf({ injection: 0.9, contradicts_premise: 0.9, relevant: 0.9, evidence: 0.9 })).toMatchObject({
+      route: 'excluded',
+      rule: 'injection',
+    });
   });
 
   it('contradiction is checked before evidence and before the relevance floor', async () => {
-    expect(await routeOf({ ...BASE, contradicts_premise: 0.8, evidence: 0.95 })).toMatchObject({ route: 'conflicting' });
+    expect(await routeOf({ ...BASE, contradicts_premise: 0.8, evidence: 0.95 })).toMatchObject({
+      route: 'conflicting',
+    });
     expect(await routeOf({ ...BASE, contradicts_premise: 0.8, relevant: 0.1 })).toMatchObject({ route: 'conflicting' });
   });
 
   it('a missing signal a rule reads fails the pair closed', async () => {
     const { injection: _i, ...noInjection } = BASE;
-    expect(await routeOf(noInjection)).toMatchObject({ route: 'excluded', rule: 'fail-closed', reason: 'missing-signal' });
+    expect(await routeOf(noInjection)).toMatchObject({
+      route: 'excluded',
+      rule: 'fail-closed',
+      reason: 'missing-signal',
+    });
     const { evidence: _e, ...noEvidence } = BASE;
-    expect(await routeOf(noEvidence)).toMatchObject({ route: 'excluded', rule: 'fail-closed', reason: 'missing-signal' });
+    expect(await routeOf(noEvidence)).toMatchObject({
+      route: 'excluded',
+      rule: 'fail-closed',
+      reason: 'missing-signal',
+    });
   });
 
   it('a signal is only required when evaluation reaches its rule', async () => {
@@ -64,10 +92,19 @@ describe('default routing rules', () => {
   });
 
   it('createDefaultRoutingRules moves the limits', async () => {
-    const rules = createDefaultRoutingRules({ injectionLimit: 0.2, contradictionLimit: 0.7, relevanceFloor: 0.5, evidenceLevel: 0.8 });
+    const rules = createDefaultRoutingRules({
+      injectionLimit: 0.2,
+      contradictionLimit: 0.7,
+      relevanceFloor: 0.5,
+      evidenceLevel: 0.8,
+    });
     expect(await routeOf({ ...BASE, injection: 0.21 }, rules)).toMatchObject({ rule: 'injection' });
-    expect(await routeOf({ ...BASE, injection: 0.19, contradicts_premise: 0.69 }, rules)).toMatchObject({ route: 'included' });
-    expect(await routeOf({ ...BASE, injection: 0.19, relevant: 0.49 }, rules)).toMatchObject({ rule: 'relevance-floor' });
+    expect(await routeOf({ ...BASE, injection: 0.19, contradicts_premise: 0.69 }, rules)).toMatchObject({
+      route: 'included',
+    });
+    expect(await routeOf({ ...BASE, injection: 0.19, relevant: 0.49 }, rules)).toMatchObject({
+      rule: 'relevance-floor',
+    });
     expect(await routeOf({ ...BASE, injection: 0.19, evidence: 0.79 }, rules)).toMatchObject({ rule: 'default' });
   });
 
@@ -104,12 +141,16 @@ describe('custom rules', () => {
         { name: 'r1', when, route: 'conflicting' },
         { name: 'r2', when: { signal: 's', op: '>=', value: 0 }, route: 'included' },
       ];
-      expect((await routeOf({ relevance: 0.5, s }, rules)).rule, `${when && JSON.stringify(when)} s=${s}`).toBe(matches ? 'r1' : 'r2');
+      expect((await routeOf({ relevance: 0.5, s }, rules)).rule, `${when && JSON.stringify(when)} s=${s}`).toBe(
+        matches ? 'r1' : 'r2',
+      );
     }
   });
 
   it("value 'threshold' compares with the call's threshold", async () => {
-    const rules: RoutingRule[] = [{ name: 'ok', when: { signal: 'relevance', op: '>=', value: 'threshold' }, route: 'included' }];
+    const rules: RoutingRule[] = [
+      { name: 'ok', when: { signal: 'relevance', op: '>=', value: 'threshold' }, route: 'included' },
+    ];
     const gate = createGate({ scorer: tableScorer({ p0: { relevance: 0.6 } }), policy: { rules, threshold: 0.61 } });
     expect((await gate.filter('q', passages(1))).included).toHaveLength(0);
     expect((await gate.filter('q', passages(1), { policy: { threshold: 0.6 } })).included).toHaveLength(1);
@@ -119,29 +160,70 @@ describe('custom rules', () => {
     const rules: RoutingRule[] = [{ name: 'pred', when: (s, ctx) => s.a! > ctx.relevance, route: 'included' }];
     expect(await routeOf({ relevance: 0.3, a: 0.4 }, rules)).toMatchObject({ rule: 'pred', route: 'included' });
     expect(await routeOf({ relevance: 0.5, a: 0.4 }, rules)).toMatchObject({ rule: 'default', route: 'excluded' });
-    const throwing: RoutingRule[] = [{ name: 'bad', when: () => { throw new Error('boom'); }, route: 'included' }];
+    const throwing: RoutingRule[] = [
+      {
+        name: 'bad',
+        when: () => {
+          throw new Error('boom');
+        },
+        route: 'included',
+      },
+    ];
     expect(await routeOf({ relevance: 0.9 }, throwing)).toMatchObject({ route: 'excluded', reason: 'rule-error' });
   });
 
   it('defaultRoute is configurable', async () => {
-    const gate = createGate({ scorer: tableScorer({ p0: { relevance: 0.9 } }), policy: { rules: [], defaultRoute: 'included' } });
+    const gate = createGate({
+      scorer: tableScorer({ p0: { relevance: 0.9 } }),
+      policy: { rules: [], defaultRoute: 'included' },
+    });
     const r = await gate.filter('q', passages(1));
     expect(r.included[0]).toMatchObject({ rule: 'default', route: 'included' });
   });
 
   it('fallback top only promotes fallback-eligible exclusions, never injection', async () => {
-    const scorer = tableScorer({ p0: { ...BASE, injection: 0.9, relevant: 0.99 }, p1: { ...BASE, relevant: 0.2 }, p2: { ...BASE, evidence: 0.1, relevant: 0.4 } });
-    const r = await createGate({ scorer, policy: { rules: DEFAULT_ROUTING_RULES, minKept: 3 } }).filter('q', passages(3));
-    expect(r.included.map((i) => [i.id, i.rule])).toEqual([['p2', 'fallback-top'], ['p1', 'fallback-top']]);
+    const scorer = tableScorer({
+      p0: { ...BASE, injection: 0.9, relevant: 0.99 },
+      p1: { ...BASE, relevant: 0.2 },
+      p2: { ...BASE, evidence: 0.1, relevant: 0.4 },
+    });
+    const r = await createGate({ scorer, policy: { rules: DEFAULT_ROUTING_RULES, minKept: 3 } }).filter(
+      'q',
+      passages(3),
+    );
+    expect(r.included.map((i) => [i.id, i.rule])).toEqual([
+      ['p2', 'fallback-top'],
+      ['p1', 'fallback-top'],
+    ]);
     expect(r.excluded.map((i) => i.id)).toEqual(['p0']);
     expect(r.stats.fallbackTriggered).toBe(true);
   });
 
   it('rejects malformed rules naming the field', () => {
     const scorer = tableScorer({});
-    expect(() => createGate({ scorer, policy: { rules: [{ name: 'x', when: { signal: 's', op: '=>' as never, value: 0.5 }, route: 'included' }] } })).toThrow(/rules\[0\]\.when\.op/);
-    expect(() => createGate({ scorer, policy: { rules: [{ name: 'x', when: { signal: 's', op: '>', value: 1.5 }, route: 'included' }] } })).toThrow(InvalidPolicyError);
-    expect(() => createGate({ scorer, policy: { rules: [{ name: '', when: { signal: 's', op: '>', value: 0.5 }, route: 'included' }] } })).toThrow(/rules\[0\]\.name/);
-    expect(() => createGate({ scorer, policy: { rules: [{ name: 'x', when: { signal: 's', op: '>', value: 0.5 }, route: 'kept' as never }] } })).toThrow(/rules\[0\]\.route/);
+    expect(() =>
+      createGate({
+        scorer,
+        policy: { rules: [{ name: 'x', when: { signal: 's', op: '=>' as never, value: 0.5 }, route: 'included' }] },
+      }),
+    ).toThrow(/rules\[0\]\.when\.op/);
+    expect(() =>
+      createGate({
+        scorer,
+        policy: { rules: [{ name: 'x', when: { signal: 's', op: '>', value: 1.5 }, route: 'included' }] },
+      }),
+    ).toThrow(InvalidPolicyError);
+    expect(() =>
+      createGate({
+        scorer,
+        policy: { rules: [{ name: '', when: { signal: 's', op: '>', value: 0.5 }, route: 'included' }] },
+      }),
+    ).toThrow(/rules\[0\]\.name/);
+    expect(() =>
+      createGate({
+        scorer,
+        policy: { rules: [{ name: 'x', when: { signal: 's', op: '>', value: 0.5 }, route: 'kept' as never }] },
+      }),
+    ).toThrow(/rules\[0\]\.route/);
   });
 });

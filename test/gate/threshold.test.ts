@@ -11,7 +11,15 @@ describe('threshold gate', () => {
     expect(ids(r.excluded)).toEqual(['p0']);
     expect(r.excluded[0].rule).toBe('below-threshold');
     expect(r.included.map((i) => i.rule)).toEqual(['threshold', 'threshold']);
-    expect(r.stats).toMatchObject({ retrieved: 3, scored: 3, passed: 2, returned: 2, threshold: 0.6, fallbackTriggered: false, insufficientContext: false });
+    expect(r.stats).toMatchObject({
+      retrieved: 3,
+      scored: 3,
+      passed: 2,
+      returned: 2,
+      threshold: 0.6,
+      fallbackTriggered: false,
+      insufficientContext: false,
+    });
   });
 
   it('orders included by relevance desc with ties broken by input rank', async () => {
@@ -29,7 +37,15 @@ describe('threshold gate', () => {
     const gate = createGate({ scorer: relevanceScorer([0.8, 0.2]) });
     const r = await gate.filter('q', ps);
     expect(r.included[0].passage).toBe(ps[0]);
-    expect(r.included[0]).toMatchObject({ id: 'p0', route: 'included', signals: { relevance: 0.8 }, relevance: 0.8, cached: false, rank: 0, tier: 'rel-model' });
+    expect(r.included[0]).toMatchObject({
+      id: 'p0',
+      route: 'included',
+      signals: { relevance: 0.8 },
+      relevance: 0.8,
+      cached: false,
+      rank: 0,
+      tier: 'rel-model',
+    });
     expect(r.tier).toEqual({ scorer: 'rel-model', name: 'rel-model', counts: { 'rel-model': 2 } });
     expect(r.timings.totalMs).toBeGreaterThanOrEqual(r.timings.scoringMs);
     expect(r.errors).toEqual([]);
@@ -45,7 +61,10 @@ describe('threshold gate', () => {
   });
 
   it("fallback 'top' returns the best minKept anyway and flags it", async () => {
-    const gate = createGate({ scorer: relevanceScorer([0.2, 0.4, 0.3, 0.6]), policy: { threshold: 0.5, minKept: 3, fallback: 'top' } });
+    const gate = createGate({
+      scorer: relevanceScorer([0.2, 0.4, 0.3, 0.6]),
+      policy: { threshold: 0.5, minKept: 3, fallback: 'top' },
+    });
     const r = await gate.filter('q', passages(4));
     expect(ids(r.included)).toEqual(['p3', 'p1', 'p2']);
     expect(r.included.map((i) => i.rule)).toEqual(['threshold', 'fallback-top', 'fallback-top']);
@@ -54,7 +73,10 @@ describe('threshold gate', () => {
   });
 
   it("fallback 'none' returns nothing when fewer than minKept pass", async () => {
-    const gate = createGate({ scorer: relevanceScorer([0.2, 0.9]), policy: { threshold: 0.5, minKept: 2, fallback: 'none' } });
+    const gate = createGate({
+      scorer: relevanceScorer([0.2, 0.9]),
+      policy: { threshold: 0.5, minKept: 2, fallback: 'none' },
+    });
     const r = await gate.filter('q', passages(2));
     expect(r.included).toEqual([]);
     expect(r.excluded.find((i) => i.id === 'p1')?.rule).toBe('fallback-none');
@@ -73,7 +95,10 @@ describe('threshold gate', () => {
   it('insufficientBelow: flagged when the returned mean is below it (strict), straddled by 0.01', async () => {
     // Fallback returns [0.3, 0.2]: mean 0.25.
     const run = (insufficientBelow: number) =>
-      createGate({ scorer: relevanceScorer([0.3, 0.2]), policy: { threshold: 0.9, minKept: 2, insufficientBelow } }).filter('q', passages(2));
+      createGate({
+        scorer: relevanceScorer([0.3, 0.2]),
+        policy: { threshold: 0.9, minKept: 2, insufficientBelow },
+      }).filter('q', passages(2));
     expect((await run(0.26)).stats.insufficientContext).toBe(true);
     expect((await run(0.25)).stats.insufficientContext).toBe(false);
     expect((await run(0.24)).stats.insufficientContext).toBe(false);
@@ -82,7 +107,13 @@ describe('threshold gate', () => {
 
   it('insufficientContext is set whenever nothing is returned', async () => {
     const r = await createGate({ scorer: relevanceScorer([0.1]), policy: { threshold: 0.5 } }).filter('q', passages(1));
-    expect(r.stats).toMatchObject({ returned: 0, insufficientContext: true, meanRelevance: null, minRelevance: null, maxRelevance: null });
+    expect(r.stats).toMatchObject({
+      returned: 0,
+      insufficientContext: true,
+      meanRelevance: null,
+      minRelevance: null,
+      maxRelevance: null,
+    });
   });
 
   it('empty input: no scorer call, empty groups, zero stats', async () => {
@@ -108,13 +139,17 @@ describe('threshold gate', () => {
     const expected = values.filter((v) => v >= 0.5).length;
     expect(r.stats).toMatchObject({ retrieved: 1000, scored: 1000, passed: expected, returned: expected });
     expect(r.included.length + r.excluded.length).toBe(1000);
-    for (let i = 1; i < r.included.length; i++) expect(r.included[i - 1].relevance!).toBeGreaterThanOrEqual(r.included[i].relevance!);
+    for (let i = 1; i < r.included.length; i++)
+      expect(r.included[i - 1].relevance!).toBeGreaterThanOrEqual(r.included[i].relevance!);
     expect(r.excluded.map((i) => i.rank)).toEqual([...r.excluded.map((i) => i.rank)].sort((a, b) => a - b));
     expect(scorer.calls).toHaveLength(1);
   });
 
   it('relevanceSignal picks the named signal; default falls back to "relevant"', async () => {
-    const scorer = { id: 'm', score: async (_q: string, ps: readonly { id: string }[]) => ps.map(() => ({ relevant: 0.8, other: 0.1 })) };
+    const scorer = {
+      id: 'm',
+      score: async (_q: string, ps: readonly { id: string }[]) => ps.map(() => ({ relevant: 0.8, other: 0.1 })),
+    };
     const byDefault = await createGate({ scorer }).filter('q', passages(1));
     expect(byDefault.included[0].relevance).toBe(0.8);
     const named = await createGate({ scorer, policy: { relevanceSignal: 'other' } }).filter('q', passages(1));

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createGate, DuplicatePassageIdError, InvalidArgumentError, InvalidPolicyError, type Passage } from '../../src/index.js';
+import {
+  createGate,
+  DuplicatePassageIdError,
+  InvalidArgumentError,
+  InvalidPolicyError,
+  type Passage,
+} from '../../src/index.js';
 import { passages, relevanceScorer } from './helpers.js';
 
 describe('input validation', () => {
@@ -30,7 +36,12 @@ describe('input validation', () => {
     await expect(gate.filter('q', passages(1), { budgetMs: -1 })).rejects.toThrow(/budgetMs/);
     await expect(gate.filter('q', passages(1), { deadline: Number.NaN })).rejects.toThrow(/deadline/);
     await expect(gate.filter('q', passages(1), { signal: {} as never })).rejects.toThrow(/signal/);
-    expect(() => gate.stream('q', [{ id: 'a', text: 'x' }, { id: 'a', text: 'y' }])).toThrow(DuplicatePassageIdError);
+    expect(() =>
+      gate.stream('q', [
+        { id: 'a', text: 'x' },
+        { id: 'a', text: 'y' },
+      ]),
+    ).toThrow(DuplicatePassageIdError);
   });
 
   it('bounds k by maxPassages (k = 1000 works by default; more than the bound is refused)', async () => {
@@ -96,6 +107,8 @@ describe('input validation', () => {
   });
 
   it('refuses unknown filter options so a misspelt budget cannot mean "no deadline"', async () => {
-    await expect(gate.filter('q', passages(1), { timeoutMs: 5 } as never)).rejects.toThrow(/options\.timeoutMs is not a filter option/);
+    await expect(gate.filter('q', passages(1), { timeoutMs: 5 } as never)).rejects.toThrow(
+      /options\.timeoutMs is not a filter option/,
+    );
   });
 });

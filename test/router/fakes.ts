@@ -17,7 +17,12 @@ export interface CountingScorer extends Scorer {
 }
 
 /** A tier that answers at once with `relevance(passage id)`, counting the pairs it scored. */
-function answeringTier(id: string, tier: 'trees' | 'crossEncoder', raw: number, relevance: (id: string) => number): CountingScorer {
+function answeringTier(
+  id: string,
+  tier: 'trees' | 'crossEncoder',
+  raw: number,
+  relevance: (id: string) => number,
+): CountingScorer {
   const calls: string[][] = [];
   const executed: string[] = [];
   return {
@@ -82,7 +87,10 @@ export function slowTier(options: SlowTierOptions): CountingScorer {
         };
         const onAbort = (): void => cancel(new AbortedError());
         opts?.signal?.addEventListener('abort', onAbort, { once: true });
-        const timer = opts?.deadline === undefined ? undefined : setTimeout(() => cancel(new DeadlineExceededError()), Math.max(0, opts.deadline - Date.now()));
+        const timer =
+          opts?.deadline === undefined
+            ? undefined
+            : setTimeout(() => cancel(new DeadlineExceededError()), Math.max(0, opts.deadline - Date.now()));
         const run = (): void => {
           started = true;
           busy = true;
@@ -95,7 +103,14 @@ export function slowTier(options: SlowTierOptions): CountingScorer {
               settled = true;
               const error = options.fail?.(ids);
               if (error !== undefined) reject(error);
-              else resolve(ids.map((id) => ({ probabilities: { relevance: options.relevance?.(id) ?? 0.9 }, raw: { relevance: 2 }, tier: 'crossEncoder' })));
+              else
+                resolve(
+                  ids.map((id) => ({
+                    probabilities: { relevance: options.relevance?.(id) ?? 0.9 },
+                    raw: { relevance: 2 },
+                    tier: 'crossEncoder',
+                  })),
+                );
             }
             next();
           }, options.latencyMs);

@@ -46,7 +46,9 @@ describe('workload', () => {
       if (q.synthetic) {
         expect(originals.has(q.text)).toBe(false);
         // "<query a> <query b>" of two collection queries
-        expect([...originals].some((o) => q.text.startsWith(`${o} `) && originals.has(q.text.slice(o.length + 1)))).toBe(true);
+        expect(
+          [...originals].some((o) => q.text.startsWith(`${o} `) && originals.has(q.text.slice(o.length + 1))),
+        ).toBe(true);
       } else expect(originals.has(q.text)).toBe(true);
     }
   });
@@ -70,7 +72,16 @@ describe('workload', () => {
 
 function fakeWorkload(): Workload {
   const q = { text: 'q', passages: [{ id: 'a', text: 'x' }] as Passage[], synthetic: false };
-  return { queries: [q], collectionQueries: 1, syntheticQueries: 0, k: 1, zipf: undefined, meanPassages: 1, next: () => q, restart: () => undefined };
+  return {
+    queries: [q],
+    collectionQueries: 1,
+    syntheticQueries: 0,
+    k: 1,
+    zipf: undefined,
+    meanPassages: 1,
+    next: () => q,
+    restart: () => undefined,
+  };
 }
 
 function instantGate(stallFirstMs: number): Gate & { calls: number } {
@@ -114,7 +125,15 @@ function instantGate(stallFirstMs: number): Gate & { calls: number } {
 describe('open-loop generator', () => {
   it('measures latency from the scheduled send time (coordinated omission): a stall shows up in the latencies', async () => {
     const gate = instantGate(120);
-    const r = await runOpenLoopPhase({ gate, workload: fakeWorkload(), qps: 200, durationSec: 1, warmupSec: 0, budgetMs: undefined, seed: 1 });
+    const r = await runOpenLoopPhase({
+      gate,
+      workload: fakeWorkload(),
+      qps: 200,
+      durationSec: 1,
+      warmupSec: 0,
+      budgetMs: undefined,
+      seed: 1,
+    });
     // ~200 requests offered in 1 s (Poisson), all answered instantly by the fake gate...
     expect(r.requests).toBeGreaterThan(140);
     expect(r.requests).toBeLessThan(260);

@@ -11,7 +11,12 @@ import { FakeExecutor, pairKey } from '../cross-encoder/fake-executor.js';
 import { fastTier, indexOf, instantTier, passages, sleep, slowTier, type CountingScorer } from './fakes.js';
 
 const trees = (s: Scorer): TierSpec => ({ name: 'trees', scorer: s, quality: 1, inline: true });
-const ce = (s: Scorer, extra: Partial<TierSpec> = {}): TierSpec => ({ name: 'crossEncoder', scorer: s, quality: 2, ...extra });
+const ce = (s: Scorer, extra: Partial<TierSpec> = {}): TierSpec => ({
+  name: 'crossEncoder',
+  scorer: s,
+  quality: 2,
+  ...extra,
+});
 const routed = (r: unknown): RoutedPairScore => r as RoutedPairScore;
 
 describe('hard deadline', () => {
@@ -54,9 +59,15 @@ describe('hard deadline', () => {
   it('keeps slow-tier answers that arrived and degrades only the late ones', async () => {
     // First call occupies the single worker for 40 ms; the second call's pairs wait behind it.
     const slow = slowTier({ latencyMs: 40 });
-    const router = createRouter({ tiers: [trees(fastTier(() => 0.2)), ce(slow, { estimateMs: () => 1 })], routing: { mode: 'budget' } });
+    const router = createRouter({
+      tiers: [trees(fastTier(() => 0.2)), ce(slow, { estimateMs: () => 1 })],
+      routing: { mode: 'budget' },
+    });
     const now = Date.now();
-    const [a, b] = await Promise.all([router.score('q', passages(3, 'a'), { deadline: now + 1000 }), router.score('q', passages(3, 'b'), { deadline: now + 60 })]);
+    const [a, b] = await Promise.all([
+      router.score('q', passages(3, 'a'), { deadline: now + 1000 }),
+      router.score('q', passages(3, 'b'), { deadline: now + 60 }),
+    ]);
     expect(a.map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder', 'crossEncoder']);
     expect(b.map((r) => routed(r).tier)).toEqual(['trees', 'trees', 'trees']);
     expect(b.every((r) => routed(r).degraded === 'deadline')).toBe(true);
@@ -66,15 +77,34 @@ describe('hard deadline', () => {
 describe('cancellation', () => {
   it('pairs cancelled at the deadline never reach a worker (real batcher, counting executor)', async () => {
     const exec = new FakeExecutor({ manual: true });
-    const batcher = new DynamicBatcher(exec, { workers: 1, maxInFlight: 1, signals: 1, maxBatchTokens: 4096, maxQueueDelayMs: 0, maxPendingPairs: 10_000, useTypeIds: true });
+    const batcher = new DynamicBatcher(exec, {
+      workers: 1,
+      maxInFlight: 1,
+      signals: 1,
+      maxBatchTokens: 4096,
+      maxQueueDelayMs: 0,
+      maxPendingPairs: 10_000,
+      useTypeIds: true,
+    });
     const ceScorer: Scorer = {
       id: 'batcher-ce',
       async score(query, ps, opts) {
-        const logits = await batcher.submit(query, ps.map((p) => p.text), opts ?? {});
-        return ps.map((_, i) => ({ probabilities: { relevance: 1 / (1 + Math.exp(-logits[i])) }, raw: { relevance: logits[i] }, tier: 'crossEncoder' }));
+        const logits = await batcher.submit(
+          query,
+          ps.map((p) => p.text),
+          opts ?? {},
+        );
+        return ps.map((_, i) => ({
+          probabilities: { relevance: 1 / (1 + Math.exp(-logits[i])) },
+          raw: { relevance: logits[i] },
+          tier: 'crossEncoder',
+        }));
       },
     };
-    const router = createRouter({ tiers: [trees(fastTier(() => 0.4)), ce(ceScorer, { estimateMs: () => 1 })], routing: { mode: 'budget' } });
+    const router = createRouter({
+      tiers: [trees(fastTier(() => 0.4)), ce(ceScorer, { estimateMs: () => 1 })],
+      routing: { mode: 'budget' },
+    });
     const now = Date.now();
     const first = router.score('qa', passages(4, 'a'), { deadline: now + 5000 });
     for (let i = 0; i < 200 && exec.pendingManual === 0; i++) await sleep(5); // A's batch reaches the (blocked) worker
@@ -99,7 +129,10 @@ describe('cancellation', () => {
 
   it('a queued call cancelled at the deadline does not execute on the fake single-worker tier', async () => {
     const slow = slowTier({ latencyMs: 80 });
-    const router = createRouter({ tiers: [trees(fastTier(() => 0.1)), ce(slow, { estimateMs: () => 1 })], routing: { mode: 'budget' } });
+    const router = createRouter({
+      tiers: [trees(fastTier(() => 0.1)), ce(slow, { estimateMs: () => 1 })],
+      routing: { mode: 'budget' },
+    });
     const now = Date.now();
     const a = router.score('q', passages(2, 'a'), { deadline: now + 2000 });
     const b = router.score('q', passages(2, 'b'), { deadline: now + 30 });
@@ -129,7 +162,18 @@ describe('cascade', () => {
     expect(slow.calls).toHaveLength(1);
     expect(slow.calls[0]).toEqual(['p5', 'p1', 'p3', 'p9', 'p7']); // distances 0, .02, .03, .06, .11
     const tiers = out.map((r) => routed(r).tier);
-    expect(tiers).toEqual(['trees', 'crossEncoder', 'trees', 'crossEncoder', 'trees', 'crossEncoder', 'trees', 'crossEncoder', 'trees', 'crossEncoder']);
+    expect(tiers).toEqual([
+      'trees',
+      'crossEncoder',
+      'trees',
+      'crossEncoder',
+      'trees',
+      'crossEncoder',
+      'trees',
+      'crossEncoder',
+      'trees',
+      'crossEncoder',
+    ]);
     for (const i of [0, 2, 4, 6, 8]) {
       expect(routed(out[i]).degraded).toBe('shed');
       expect(routed(out[i]).probabilities.relevance).toBe(values[i]);
@@ -154,7 +198,9 @@ describe('cascade', () => {
     const out = await router.score('q', ps, { deadline: Date.now() + 1000 });
     // p0..p2 from cache (source crossEncoder, its score), p3..p5 scored now.
     expect(slow.executed).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
-    expect(out.slice(0, 3).map((r) => [routed(r).tier, routed(r).sourceTier, routed(r).probabilities.relevance])).toEqual(Array(3).fill(['cache', 'crossEncoder', 0.77]));
+    expect(
+      out.slice(0, 3).map((r) => [routed(r).tier, routed(r).sourceTier, routed(r).probabilities.relevance]),
+    ).toEqual(Array(3).fill(['cache', 'crossEncoder', 0.77]));
     expect(out.slice(3).map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder', 'crossEncoder']);
     // The fast path only ran on uncached pairs.
     expect(fast.executed).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
@@ -176,7 +222,9 @@ describe('cascade', () => {
     const a = await router.score('q', ps, { deadline: Date.now() + 100 });
     expect(a.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(3).fill(['trees', 'shed']));
     const b = await router.score('q', ps, { deadline: Date.now() + 100 });
-    expect(b.map((r) => [routed(r).tier, routed(r).sourceTier, routed(r).degraded])).toEqual(Array(3).fill(['cache', 'trees', 'shed']));
+    expect(b.map((r) => [routed(r).tier, routed(r).sourceTier, routed(r).degraded])).toEqual(
+      Array(3).fill(['cache', 'trees', 'shed']),
+    );
     expect(fast.executed).toHaveLength(3); // not rescored
     ceMs = 1;
     const c = await router.score('q', ps, { deadline: Date.now() + 100 });
@@ -191,11 +239,20 @@ describe('cascade', () => {
     const fast = fastTier(() => 0.4);
     const slow = slowTier({ latencyMs: 1000, relevance: () => 0.9 });
     const cache = createScoreCache({ maxBytes: 1 << 20 });
-    const router = createRouter({ tiers: [trees(fast), ce(slow, { estimateMs: () => 1 })], routing: { mode: 'cascade' }, cache });
+    const router = createRouter({
+      tiers: [trees(fast), ce(slow, { estimateMs: () => 1 })],
+      routing: { mode: 'cascade' },
+      cache,
+    });
     const ps = passages(4);
     const out = await router.score('q', ps, { deadline: Date.now() + 40 });
     expect(out.every((r) => routed(r).tier === 'trees')).toBe(true);
-    expect(cache.lookup({ scorerId: slow.id, query: 'q', passages: ps })).toEqual([undefined, undefined, undefined, undefined]);
+    expect(cache.lookup({ scorerId: slow.id, query: 'q', passages: ps })).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     // Fast-path results are not cached by default either: the next call goes to the tiers again.
     const again = await router.score('q', ps, { deadline: Date.now() + 40 });
     expect(again.every((r) => routed(r).tier === 'trees')).toBe(true);
@@ -207,7 +264,10 @@ describe('budget mode', () => {
   it('picks the best tier whose predicted completion fits, else the next one down', async () => {
     const now = 5_000_000;
     // Each scenario a fresh router: the tiers' own estimators are the model before any measurement.
-    const route = async (bigMs: number, smallMs: number): Promise<{ tiers: string[]; degraded: Array<string | undefined>; shed: number }> => {
+    const route = async (
+      bigMs: number,
+      smallMs: number,
+    ): Promise<{ tiers: string[]; degraded: Array<string | undefined>; shed: number }> => {
       const router = createRouter({
         tiers: [
           trees(fastTier(() => 0.5)),
@@ -221,11 +281,27 @@ describe('budget mode', () => {
         probeIntervalMs: Number.POSITIVE_INFINITY,
       });
       const out = await router.score('q', passages(3), { deadline: now + 100 });
-      return { tiers: out.map((r) => routed(r).tier), degraded: out.map((r) => routed(r).degraded), shed: router.stats().shedPairs };
+      return {
+        tiers: out.map((r) => routed(r).tier),
+        degraded: out.map((r) => routed(r).degraded),
+        shed: router.stats().shedPairs,
+      };
     };
-    expect(await route(200, 30)).toEqual({ tiers: ['smallCe', 'smallCe', 'smallCe'], degraded: ['shed', 'shed', 'shed'], shed: 3 });
-    expect(await route(90, 30)).toEqual({ tiers: ['bigCe', 'bigCe', 'bigCe'], degraded: [undefined, undefined, undefined], shed: 0 });
-    expect(await route(150, 150)).toEqual({ tiers: ['trees', 'trees', 'trees'], degraded: ['shed', 'shed', 'shed'], shed: 3 });
+    expect(await route(200, 30)).toEqual({
+      tiers: ['smallCe', 'smallCe', 'smallCe'],
+      degraded: ['shed', 'shed', 'shed'],
+      shed: 3,
+    });
+    expect(await route(90, 30)).toEqual({
+      tiers: ['bigCe', 'bigCe', 'bigCe'],
+      degraded: [undefined, undefined, undefined],
+      shed: 0,
+    });
+    expect(await route(150, 150)).toEqual({
+      tiers: ['trees', 'trees', 'trees'],
+      degraded: ['shed', 'shed', 'shed'],
+      shed: 3,
+    });
   });
 
   it('the cost model fits overhead + per-pair drain time from completions', () => {
@@ -258,7 +334,10 @@ describe('budget mode', () => {
 
   it('learns the cost from measurements when the tier has no estimator', async () => {
     const slow = slowTier({ latencyMs: 30 });
-    const router = createRouter({ tiers: [trees(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 0.001 })], routing: { mode: 'budget' } });
+    const router = createRouter({
+      tiers: [trees(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 0.001 })],
+      routing: { mode: 'budget' },
+    });
     // Prior says 0.001 ms/pair: the first calls go to the slow tier and teach the model ~3 ms/pair.
     for (let i = 0; i < 3; i++) await router.score('q', passages(10, `w${i}`), { deadline: Date.now() + 1000 });
     const perPair = router.stats().tiers.find((t) => t.name === 'crossEncoder')?.msPerPair ?? 0;
@@ -378,14 +457,26 @@ describe('background fill', () => {
 describe('overload protection', () => {
   it('sheds new work to the fast path when the slow tier queue bound is reached', async () => {
     const exec = new FakeExecutor({ manual: true });
-    const batcher = new DynamicBatcher(exec, { workers: 1, maxInFlight: 1, signals: 1, maxBatchTokens: 4096, maxQueueDelayMs: 0, maxPendingPairs: 10_000, useTypeIds: true });
+    const batcher = new DynamicBatcher(exec, {
+      workers: 1,
+      maxInFlight: 1,
+      signals: 1,
+      maxBatchTokens: 4096,
+      maxQueueDelayMs: 0,
+      maxPendingPairs: 10_000,
+      useTypeIds: true,
+    });
     const ceScorer: CountingScorer = {
       id: 'batcher-ce',
       calls: [],
       executed: [],
       async score(query, ps, opts) {
         this.calls.push(ps.map((p) => p.id));
-        const logits = await batcher.submit(query, ps.map((p) => p.text), opts ?? {});
+        const logits = await batcher.submit(
+          query,
+          ps.map((p) => p.text),
+          opts ?? {},
+        );
         return ps.map((_, i) => ({ probabilities: { relevance: logits[i] > 0 ? 1 : 0 }, tier: 'crossEncoder' }));
       },
     };
@@ -398,10 +489,13 @@ describe('overload protection', () => {
     // 20 outstanding of 30: cascade sends only 10 more, budget sends none.
     const second = router.score('q2', passages(20, 'b'), { deadline: Date.now() + 5000 });
     await sleep(5);
-    const third = await router.score('q3', passages(20, 'c'), { deadline: Date.now() + 5000 }, );
+    const third = await router.score('q3', passages(20, 'c'), { deadline: Date.now() + 5000 });
     expect(ceScorer.calls.map((c) => c.length)).toEqual([20, 10]);
     expect(third.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
-    const budget = await router.score('q4', passages(5, 'd'), { deadline: Date.now() + 5000, routing: { mode: 'budget' } });
+    const budget = await router.score('q4', passages(5, 'd'), {
+      deadline: Date.now() + 5000,
+      routing: { mode: 'budget' },
+    });
     expect(budget.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
     expect(router.stats().shedPairs).toBe(10 + 20 + 5);
     for (let i = 0; i < 5; i++) {
@@ -421,7 +515,10 @@ describe('overload protection', () => {
       [overloaded, 'shed'],
       [broken, 'error'],
     ] as const) {
-      const router = createRouter({ tiers: [trees(fastTier(() => 0.6)), ce(scorer, { estimateMs: () => 1 })], routing: { mode: 'budget' } });
+      const router = createRouter({
+        tiers: [trees(fastTier(() => 0.6)), ce(scorer, { estimateMs: () => 1 })],
+        routing: { mode: 'budget' },
+      });
       const out = await router.score('q', passages(3), { deadline: Date.now() + 500 });
       expect(out.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(3).fill(['trees', reason]));
       expect(router.stats().degradedPairs).toBe(3);
@@ -433,13 +530,19 @@ describe('fixed mode and configuration', () => {
   it('fixed routing uses one tier only, with no fallback', async () => {
     const fast = fastTier(() => 0.5);
     const slow = instantTier();
-    const router = createRouter({ tiers: [trees(fast), ce(slow)], routing: { mode: 'fixed', fixedTier: 'crossEncoder' } });
+    const router = createRouter({
+      tiers: [trees(fast), ce(slow)],
+      routing: { mode: 'fixed', fixedTier: 'crossEncoder' },
+    });
     const out = await router.score('q', passages(4));
     expect(out.map((r) => routed(r).tier)).toEqual(Array(4).fill('crossEncoder'));
     expect(fast.executed).toHaveLength(0);
     const viaView = await router.view({ fixedTier: 'trees' }).score('q', passages(2));
     expect(viaView.map((r) => routed(r).tier)).toEqual(['trees', 'trees']);
-    const broken = createRouter({ tiers: [trees(fast), ce({ id: 'b', score: () => Promise.reject(new Error('boom')) })], routing: { mode: 'fixed' } });
+    const broken = createRouter({
+      tiers: [trees(fast), ce({ id: 'b', score: () => Promise.reject(new Error('boom')) })],
+      routing: { mode: 'fixed' },
+    });
     await expect(broken.score('q', passages(2))).rejects.toThrow('boom');
   });
 
@@ -448,7 +551,13 @@ describe('fixed mode and configuration', () => {
     const now = Date.now(); // a frozen clock: the cost model sees exactly the budget
     const cache = createScoreCache({ maxBytes: 1 << 20 });
     const router = createRouter({
-      tiers: [trees(fastTier((id) => values[indexOf(id)])), ce(instantTier('fake-ce', () => 0.8), { estimateMs: (n) => n * 10 })],
+      tiers: [
+        trees(fastTier((id) => values[indexOf(id)])),
+        ce(
+          instantTier('fake-ce', () => 0.8),
+          { estimateMs: (n) => n * 10 },
+        ),
+      ],
       routing: { mode: 'cascade', threshold: 0.5 },
       cache,
       headroom: 1,
@@ -471,7 +580,9 @@ describe('fixed mode and configuration', () => {
     expect(() => createRouter({ tiers: [ce(s), { ...ce(s), quality: 3 }] })).toThrow(/twice/);
     expect(() => createRouter({ tiers: [{ ...trees(s), quality: 5 }, ce(s)] })).toThrow(/lowest/);
     expect(() => createRouter({ tiers: [{ ...ce(s), name: 'cache' }] })).toThrow(/cache/);
-    expect(() => createRouter({ tiers: [ce(s)], routing: { mode: 'fixed', fixedTier: 'nope' } })).toThrow(/not a registered tier/);
+    expect(() => createRouter({ tiers: [ce(s)], routing: { mode: 'fixed', fixedTier: 'nope' } })).toThrow(
+      /not a registered tier/,
+    );
     expect(() => createRouter({ tiers: [ce(s)], routing: { mode: 'fast' as never } })).toThrow(/routing.mode/);
     expect(() => createRouter({ tiers: [ce(s)], headroom: 2 })).toThrow(/headroom/);
   });

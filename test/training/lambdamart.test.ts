@@ -41,7 +41,10 @@ describe('Newton leaf refit', () => {
     expect(tree.splitCondition[0]).toBe(0.5);
     expect(tree.splitCondition[2]).toBe(2);
     expect(tree.left).toEqual(handTree().left);
-    const empty = refitLeaves(handTree(), Int32Array.from([1]), Float64Array.from([1]), Float64Array.from([1]), { learningRate: 1, epsilon: 1 });
+    const empty = refitLeaves(handTree(), Int32Array.from([1]), Float64Array.from([1]), Float64Array.from([1]), {
+      learningRate: 1,
+      epsilon: 1,
+    });
     expect(empty.splitCondition[3]).toBe(0);
     const scores = new Float64Array(6);
     addLeafValues(tree, leaves, scores);
@@ -50,8 +53,18 @@ describe('Newton leaf refit', () => {
   });
 
   it('refuses rows assigned to inner nodes and bad step options', () => {
-    expect(() => refitLeaves(handTree(), Int32Array.from([0]), Float64Array.from([1]), Float64Array.from([1]), { learningRate: 1, epsilon: 1 })).toThrow(/not a leaf/);
-    expect(() => refitLeaves(handTree(), Int32Array.from([1]), Float64Array.from([1]), Float64Array.from([1]), { learningRate: 0, epsilon: 1 })).toThrow(/learningRate/);
+    expect(() =>
+      refitLeaves(handTree(), Int32Array.from([0]), Float64Array.from([1]), Float64Array.from([1]), {
+        learningRate: 1,
+        epsilon: 1,
+      }),
+    ).toThrow(/not a leaf/);
+    expect(() =>
+      refitLeaves(handTree(), Int32Array.from([1]), Float64Array.from([1]), Float64Array.from([1]), {
+        learningRate: 0,
+        epsilon: 1,
+      }),
+    ).toThrow(/learningRate/);
   });
 });
 
@@ -153,15 +166,30 @@ describe('LambdaMART on ml-xgboost', () => {
   }, 30_000);
 
   it('stops after `patience` rounds without a better validation score and keeps the best prefix', async () => {
-    const result = await trainLambdaMart(train, validation, { ...PARAMS, maxRounds: 40, patience: 2 }, fitRegressionTreeWithXGBoost);
+    const result = await trainLambdaMart(
+      train,
+      validation,
+      { ...PARAMS, maxRounds: 40, patience: 2 },
+      fitRegressionTreeWithXGBoost,
+    );
     expect(result.roundsTrained).toBeLessThan(40);
     expect(result.roundsTrained - result.rounds).toBe(2);
   }, 30_000);
 
   it('boosts from an existing model: its trees come first and round 0 (that model alone) is a candidate', async () => {
-    const start = await trainLambdaMart(train, validation, { ...PARAMS, maxRounds: 3, patience: 3 }, fitRegressionTreeWithXGBoost);
+    const start = await trainLambdaMart(
+      train,
+      validation,
+      { ...PARAMS, maxRounds: 3, patience: 3 },
+      fitRegressionTreeWithXGBoost,
+    );
     const initialTrees = start.ensemble.trees;
-    const warm = await trainLambdaMart(train, validation, { ...PARAMS, maxRounds: 3, patience: 3, initialTrees }, fitRegressionTreeWithXGBoost);
+    const warm = await trainLambdaMart(
+      train,
+      validation,
+      { ...PARAMS, maxRounds: 3, patience: 3, initialTrees },
+      fitRegressionTreeWithXGBoost,
+    );
     expect(warm.ensemble.trees.slice(0, initialTrees.length)).toEqual(initialTrees);
     expect(warm.ensemble.trees).toHaveLength(initialTrees.length + warm.rounds);
     // the first new tree was fitted to the lambdas of the initial model's scores, not of zero scores
@@ -176,13 +204,22 @@ describe('LambdaMART on ml-xgboost', () => {
       splitCondition: Float32Array.from([0]),
       defaultLeft: Uint8Array.from([0]),
     });
-    const kept = await trainLambdaMart(train, validation, { ...PARAMS, maxRounds: 2, patience: 2, initialTrees }, oneLeaf);
+    const kept = await trainLambdaMart(
+      train,
+      validation,
+      { ...PARAMS, maxRounds: 2, patience: 2, initialTrees },
+      oneLeaf,
+    );
     expect(kept.rounds).toBe(0);
     expect(kept.ensemble.trees).toEqual(initialTrees);
   }, 30_000);
 
   it('refuses bad parameters', async () => {
-    await expect(trainLambdaMart(train, validation, { ...PARAMS, learningRate: 0 }, fitRegressionTreeWithXGBoost)).rejects.toThrow(/learningRate/);
-    await expect(trainLambdaMart(train, validation, { ...PARAMS, maxDepth: 0 }, fitRegressionTreeWithXGBoost)).rejects.toThrow(/maxDepth/);
+    await expect(
+      trainLambdaMart(train, validation, { ...PARAMS, learningRate: 0 }, fitRegressionTreeWithXGBoost),
+    ).rejects.toThrow(/learningRate/);
+    await expect(
+      trainLambdaMart(train, validation, { ...PARAMS, maxDepth: 0 }, fitRegressionTreeWithXGBoost),
+    ).rejects.toThrow(/maxDepth/);
   });
 });

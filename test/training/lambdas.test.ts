@@ -9,7 +9,14 @@ describe('LambdaMART gradients', () => {
     const grades = Int32Array.from([2, 0, 1]);
     const lambdas = new Float64Array(3);
     const weights = new Float64Array(3);
-    computeLambdas([0, 0, 0], grades, [{ offset: 0, count: 3, weight: 1 }], { sigma: 1, truncation: Infinity }, lambdas, weights);
+    computeLambdas(
+      [0, 0, 0],
+      grades,
+      [{ offset: 0, count: 3, weight: 1 }],
+      { sigma: 1, truncation: Infinity },
+      lambdas,
+      weights,
+    );
     const idcg = 2 / log2(2) + 1 / log2(3); // ideal order 2, 1, 0
     const d01 = (2 * (1 - 1 / log2(3))) / idcg; // swap rows 0 and 1
     const d02 = (1 * (1 - 1 / log2(4))) / idcg; // swap rows 0 and 2: gain difference 2 - 1
@@ -27,7 +34,14 @@ describe('LambdaMART gradients', () => {
     // Scores put the irrelevant row first: ranking = row 1 (grade 0), row 0 (grade 1).
     const lambdas = new Float64Array(2);
     const weights = new Float64Array(2);
-    computeLambdas([0.5, 1.5], Int32Array.from([1, 0]), [{ offset: 0, count: 2, weight: 1 }], { sigma: 2, truncation: Infinity }, lambdas, weights);
+    computeLambdas(
+      [0.5, 1.5],
+      Int32Array.from([1, 0]),
+      [{ offset: 0, count: 2, weight: 1 }],
+      { sigma: 2, truncation: Infinity },
+      lambdas,
+      weights,
+    );
     const deltaZ = 1 * (1 - 1 / log2(3)); // idcg = 1
     const rho = 1 / (1 + Math.exp(2 * (0.5 - 1.5)));
     expect(lambdas[0]).toBeCloseTo(2 * deltaZ * rho, 12);
@@ -52,7 +66,14 @@ describe('LambdaMART gradients', () => {
     expect(lambdas[4]).toBeLessThan(0); // irrelevant row ranked first should move down
 
     const single = new Float64Array(8);
-    computeLambdas(scores, grades, [{ ...queries[1]!, weight: 1 }], { sigma: 1, truncation: Infinity }, single, new Float64Array(8));
+    computeLambdas(
+      scores,
+      grades,
+      [{ ...queries[1]!, weight: 1 }],
+      { sigma: 1, truncation: Infinity },
+      single,
+      new Float64Array(8),
+    );
     for (let i = 3; i < 8; i++) expect(lambdas[i]).toBeCloseTo(2 * single[i]!, 12);
 
     // truncation 1: only pairs involving the top-ranked row (row 4, score 0.9) count.
@@ -66,7 +87,11 @@ describe('LambdaMART gradients', () => {
   it('refuses bad options and rows outside the arrays', () => {
     const l = new Float64Array(2);
     const w = new Float64Array(2);
-    expect(() => computeLambdas([0, 0], [1, 0], [{ offset: 0, count: 2, weight: 1 }], { sigma: 0, truncation: Infinity }, l, w)).toThrow(/sigma/);
-    expect(() => computeLambdas([0, 0], [1, 0], [{ offset: 1, count: 2, weight: 1 }], { sigma: 1, truncation: Infinity }, l, w)).toThrow(/outside/);
+    expect(() =>
+      computeLambdas([0, 0], [1, 0], [{ offset: 0, count: 2, weight: 1 }], { sigma: 0, truncation: Infinity }, l, w),
+    ).toThrow(/sigma/);
+    expect(() =>
+      computeLambdas([0, 0], [1, 0], [{ offset: 1, count: 2, weight: 1 }], { sigma: 1, truncation: Infinity }, l, w),
+    ).toThrow(/outside/);
   });
 });

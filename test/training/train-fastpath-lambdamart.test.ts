@@ -8,7 +8,14 @@ describe('trainFastPath with a LambdaMART grid point (med subset)', () => {
     const run = () =>
       trainOnMedSubset(5, [
         { objective: 'reg:squarederror', maxDepth: 2, eta: 0.3, rounds: 4, minChildWeight: 1 },
-        { objective: 'lambdamart', maxDepth: 2, eta: 0.3, rounds: 4, minChildWeight: 5, lambdaMart: { ...LAMBDAMART_SETTINGS, patience: 4 } },
+        {
+          objective: 'lambdamart',
+          maxDepth: 2,
+          eta: 0.3,
+          rounds: 4,
+          minChildWeight: 5,
+          lambdaMart: { ...LAMBDAMART_SETTINGS, patience: 4 },
+        },
       ]);
     const first = await run();
     expect(first.grid.map((g) => g.point.objective)).toEqual(['reg:squarederror', 'lambdamart']);

@@ -13,7 +13,6 @@ import { decodeUbjson, type UbjsonValue } from '../../src/tiers/trees/loaders/ub
 import { fixtureBytes } from './loader-fixtures.js';
 import { mulberry32 as prng } from '../../src/util/seeded-random.js';
 
-
 type Rand = () => number;
 const int = (rand: Rand, n: number): number => Math.floor(rand() * n);
 const pick = <T>(rand: Rand, xs: readonly T[]): T => xs[int(rand, xs.length)] as T;
@@ -35,7 +34,13 @@ function truncate(src: Uint8Array, rand: Rand): Uint8Array {
   return src.subarray(0, cut);
 }
 
-function overwriteWord(src: Uint8Array, rand: Rand, offset: number, littleEndian: boolean, asFloat = false): Uint8Array {
+function overwriteWord(
+  src: Uint8Array,
+  rand: Rand,
+  offset: number,
+  littleEndian: boolean,
+  asFloat = false,
+): Uint8Array {
   const out = src.slice();
   const view = new DataView(out.buffer);
   if (offset + 4 > out.length) return out;
@@ -92,9 +97,12 @@ function mutateLegacy(src: Uint8Array, layout: LegacyLayout, rand: Rand): Uint8A
       // huge string length / attribute flag
       const out = src.slice();
       const v = new DataView(out.buffer);
-      if (rand() < 0.5) v.setBigUint64(layout.objLenAt, BigInt(pick(rand, [0, 1, 255, 2 ** 31, 2 ** 40, 2 ** 53])), true);
-      else if (rand() < 0.5) v.setInt32(layout.header + 12, 1, true); // contain_extra_attrs with garbage after the trees
-      else if (layout.attrsAt + 8 <= out.length) v.setBigUint64(layout.attrsAt, BigInt(pick(rand, [0, 1, 2 ** 31, 2 ** 53])), true); // dart weight count / attributes
+      if (rand() < 0.5)
+        v.setBigUint64(layout.objLenAt, BigInt(pick(rand, [0, 1, 255, 2 ** 31, 2 ** 40, 2 ** 53])), true);
+      else if (rand() < 0.5)
+        v.setInt32(layout.header + 12, 1, true); // contain_extra_attrs with garbage after the trees
+      else if (layout.attrsAt + 8 <= out.length)
+        v.setBigUint64(layout.attrsAt, BigInt(pick(rand, [0, 1, 2 ** 31, 2 ** 53])), true); // dart weight count / attributes
       return out;
     }
     default:
@@ -117,7 +125,8 @@ function mutateJsonDoc(doc: Json, rand: Rand): void {
       break;
     }
     case 1: // cyclic / shared / out-of-range children
-      tree[pick(rand, ['left_children', 'right_children'])][int(rand, tree.left_children.length)] = int(rand, tree.left_children.length + 4) - 2;
+      tree[pick(rand, ['left_children', 'right_children'])][int(rand, tree.left_children.length)] =
+        int(rand, tree.left_children.length + 4) - 2;
       break;
     case 2: {
       // wrong lengths (works for arrays and typed arrays)
@@ -126,7 +135,10 @@ function mutateJsonDoc(doc: Json, rand: Rand): void {
       break;
     }
     case 3:
-      doc.learner.learner_model_param[pick(rand, ['num_feature', 'num_class', 'base_score', 'num_target'])] = pick(rand, ['-1', '0', '2', '2147483647', '1e308', 'NaN', '', 'abc', 5, null, '[1,2]']);
+      doc.learner.learner_model_param[pick(rand, ['num_feature', 'num_class', 'base_score', 'num_target'])] = pick(
+        rand,
+        ['-1', '0', '2', '2147483647', '1e308', 'NaN', '', 'abc', 5, null, '[1,2]'],
+      );
       break;
     case 4:
       doc.learner.gradient_booster.model.tree_info[int(rand, trees.length)] = pick(rand, [-1, 1, 3, 1e9, 0.5, 'a']);
@@ -142,7 +154,11 @@ function mutateJsonDoc(doc: Json, rand: Rand): void {
       break;
     default:
       doc.learner.gradient_booster = pick(rand, [
-        { name: 'dart', gbtree: doc.learner.gradient_booster, weight_drop: trees.map(() => pick(rand, [1, 0.5, 1e308, -1])) },
+        {
+          name: 'dart',
+          gbtree: doc.learner.gradient_booster,
+          weight_drop: trees.map(() => pick(rand, [1, 0.5, 1e308, -1])),
+        },
         { name: 'gblinear' },
         { name: 'gbtree' },
         null,
@@ -172,7 +188,9 @@ function encodeUbjson(v: UbjsonValue | undefined): number[] {
       const [m, w] = x instanceof Float32Array ? [0x64, 4] : x instanceof Int32Array ? [0x6c, 4] : [0x55, 1];
       out.push(0x5b, 0x24, m, 0x23, 0x4c, ...bigEndian(8, BigInt(x.length)));
       const d = new DataView(new ArrayBuffer(x.length * w));
-      x.forEach((e: number, i: number) => (w === 1 ? d.setUint8(i, e) : m === 0x64 ? d.setFloat32(4 * i, e, false) : d.setInt32(4 * i, e, false)));
+      x.forEach((e: number, i: number) =>
+        w === 1 ? d.setUint8(i, e) : m === 0x64 ? d.setFloat32(4 * i, e, false) : d.setInt32(4 * i, e, false),
+      );
       out.push(...new Uint8Array(d.buffer));
     } else if (Array.isArray(x) || ArrayBuffer.isView(x)) {
       out.push(0x5b);
@@ -213,7 +231,9 @@ function mutateUbjDoc(doc: Json, rand: Rand): void {
       break;
     }
     case 2:
-      tree[pick(rand, ['left_children', 'split_conditions', 'default_left'])] = (tree.left_children as Int32Array).subarray(0, int(rand, 5));
+      tree[pick(rand, ['left_children', 'split_conditions', 'default_left'])] = (
+        tree.left_children as Int32Array
+      ).subarray(0, int(rand, 5));
       break;
     default:
       mutateJsonDoc(doc, rand);
@@ -224,7 +244,8 @@ function mutateUbjDoc(doc: Json, rand: Rand): void {
 function hugeUbjCount(src: Uint8Array, rand: Rand): Uint8Array {
   const out = src.slice();
   const starts: number[] = [];
-  for (let i = 0; i + 10 < out.length && starts.length < 2000; i++) if (out[i] === 0x23 && out[i + 1] === 0x4c) starts.push(i + 2);
+  for (let i = 0; i + 10 < out.length && starts.length < 2000; i++)
+    if (out[i] === 0x23 && out[i + 1] === 0x4c) starts.push(i + 2);
   if (starts.length === 0) return out;
   const at = pick(rand, starts);
   new DataView(out.buffer).setBigInt64(at, BigInt(pick(rand, [2 ** 31, 2 ** 40, 2 ** 53 - 1, -1, 0, 1])), false);
@@ -244,7 +265,8 @@ async function exercise(bytes: Uint8Array, rand: Rand): Promise<'loaded' | 'refu
   }
   try {
     const rows = new Float32Array(ROWS * model.numFeatures);
-    for (let i = 0; i < rows.length; i++) rows[i] = rand() < 0.1 ? NaN : rand() < 0.05 ? pick(rand, [Infinity, -Infinity]) : rand() * 4 - 2;
+    for (let i = 0; i < rows.length; i++)
+      rows[i] = rand() < 0.1 ? NaN : rand() < 0.05 ? pick(rand, [Infinity, -Infinity]) : rand() * 4 - 2;
     const margin = model.predict(rows, ROWS, { output: 'margin' });
     const value = model.predict(rows, ROWS, { output: 'value' });
     expect(margin.length).toBe(ROWS * model.numOutputs);
@@ -292,21 +314,21 @@ describe('loader fuzzing (seeded, >= 1000 hostile files)', () => {
 
   it('legacy binary (ml-xgboost gbtree and XGBoost 1.7 dart): 400 byte flips, truncations and forged fields', async () => {
     const seeds = [BIN_SEED, DART_BIN_SEED].map((bytes) => ({ bytes, layout: legacyLayout(bytes) }));
-    results['legacy'] = await run(400, 101, (rand) => {
+    results.legacy = await run(400, 101, (rand) => {
       const { bytes, layout } = rand() < 0.7 ? seeds[0]! : seeds[1]!;
       const k = rand();
       if (k < 0.25) return flipBytes(bytes, rand);
       if (k < 0.45) return truncate(bytes, rand);
       return mutateLegacy(bytes, layout, rand);
     });
-    expect(results['legacy']!.refused).toBeGreaterThan(0);
-    expect(results['legacy']!.loaded).toBeGreaterThan(0);
+    expect(results.legacy!.refused).toBeGreaterThan(0);
+    expect(results.legacy!.loaded).toBeGreaterThan(0);
   });
 
   it('JSON: 350 structural mutations, byte flips and truncations', async () => {
     const base = JSON.parse(new TextDecoder().decode(JSON_SEED)) as Json;
     const softprob = JSON.parse(new TextDecoder().decode(SOFTPROB_JSON)) as Json;
-    results['json'] = await run(350, 202, (rand) => {
+    results.json = await run(350, 202, (rand) => {
       const k = rand();
       if (k < 0.15) return flipBytes(JSON_SEED, rand);
       if (k < 0.3) return truncate(JSON_SEED, rand);
@@ -315,13 +337,13 @@ describe('loader fuzzing (seeded, >= 1000 hostile files)', () => {
       if (rand() < 0.3) mutateJsonDoc(doc, rand);
       return new TextEncoder().encode(JSON.stringify(doc));
     });
-    expect(results['json']!.refused).toBeGreaterThan(0);
-    expect(results['json']!.loaded).toBeGreaterThan(0);
+    expect(results.json!.refused).toBeGreaterThan(0);
+    expect(results.json!.loaded).toBeGreaterThan(0);
   });
 
   it('UBJSON: 350 byte flips, truncations, huge counts and structural mutations', async () => {
     const base = decodeUbjson(UBJ_SEED);
-    results['ubj'] = await run(350, 303, (rand) => {
+    results.ubj = await run(350, 303, (rand) => {
       const k = rand();
       if (k < 0.25) return flipBytes(UBJ_SEED, rand);
       if (k < 0.45) return truncate(UBJ_SEED, rand);
@@ -330,8 +352,8 @@ describe('loader fuzzing (seeded, >= 1000 hostile files)', () => {
       mutateUbjDoc(doc, rand);
       return new Uint8Array(encodeUbjson(doc));
     });
-    expect(results['ubj']!.refused).toBeGreaterThan(0);
-    expect(results['ubj']!.loaded).toBeGreaterThan(0);
+    expect(results.ubj!.refused).toBeGreaterThan(0);
+    expect(results.ubj!.loaded).toBeGreaterThan(0);
   });
 
   it('no single file took long (no hang) and >= 1000 files were tried', () => {

@@ -45,7 +45,9 @@ export function readExpected(name: string): Expected {
 
 /** Reads a fixture matrix: headerless CSV, `nan` = missing. */
 export function readMatrix(name: string): { rows: Float32Array; nRows: number; nCols: number } {
-  const lines = readFileSync(fixturePath(`${name}.X.csv`), 'utf8').trim().split('\n');
+  const lines = readFileSync(fixturePath(`${name}.X.csv`), 'utf8')
+    .trim()
+    .split('\n');
   const nCols = (lines[0] as string).split(',').length;
   const rows = new Float32Array(lines.length * nCols);
   lines.forEach((line, r) => {

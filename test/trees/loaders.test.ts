@@ -93,7 +93,8 @@ describe('XGBoost fixtures → IR', () => {
 
 describe('base_score → base margin (float32, per objective)', () => {
   it('logit for binary:logistic, identity for logitraw, squarederror, rank and softprob', () => {
-    const p = (name: string): number => loadXGBoostJson(new TextDecoder().decode(fixtureBytes(`${name}.json`))).baseMargin;
+    const p = (name: string): number =>
+      loadXGBoostJson(new TextDecoder().decode(fixtureBytes(`${name}.json`))).baseMargin;
     expect(Object.is(p('logistic_t100_d6'), -0)).toBe(true); // -logf(1/0.5 - 1) = -0
     expect(p('logitraw_t80_d5')).toBe(Math.fround(0.3));
     expect(p('squarederror_t60_d4')).toBe(2.5);
@@ -197,7 +198,7 @@ describe('refused and malformed models', () => {
     expect(() => parseTreeModelBytes(encode(dart))).toThrow(/weight/);
   });
 
-  it('accepts XGBoost\'s JSON memory snapshot {Model, Config}', () => {
+  it("accepts XGBoost's JSON memory snapshot {Model, Config}", () => {
     const doc = json('softprob3_t40_d4');
     const snap = parseTreeModelBytes(encode({ Model: doc, Config: {} }));
     sameIR(snap.ir, parseTreeModelBytes(encode(doc)).ir);
@@ -238,15 +239,48 @@ describe('UBJSON decoder', () => {
     new Uint8Array(xs.flatMap((x) => (typeof x === 'string' ? Array.from(x, (c) => c.charCodeAt(0)) : [x])));
 
   it('decodes typed containers to typed arrays and untyped ones to arrays', () => {
-    const v = decodeUbjson(b('{', 'i', 1, 'a', '[', '$', 'l', '#', 'i', 2, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 'i', 1, 'b', '[', 'T', 'Z', ']', '}')) as any;
+    const v = decodeUbjson(
+      b(
+        '{',
+        'i',
+        1,
+        'a',
+        '[',
+        '$',
+        'l',
+        '#',
+        'i',
+        2,
+        0,
+        0,
+        0,
+        1,
+        0xff,
+        0xff,
+        0xff,
+        0xff,
+        'i',
+        1,
+        'b',
+        '[',
+        'T',
+        'Z',
+        ']',
+        '}',
+      ),
+    ) as any;
     expect(v.a).toBeInstanceOf(Int32Array);
     expect(Array.from(v.a)).toEqual([1, -1]);
     expect(v.b).toEqual([true, null]);
   });
 
   it('refuses counts larger than the input, zero-width typed containers, deep nesting and trailing bytes', () => {
-    expect(() => decodeUbjson(b('[', '$', 'd', '#', 'l', 0x7f, 0xff, 0xff, 0xff))).toThrow(/exceeds the remaining input/);
-    expect(() => decodeUbjson(b('[', '$', 'Z', '#', 'l', 0x7f, 0xff, 0xff, 0xff))).toThrow(/unsupported typed container/);
+    expect(() => decodeUbjson(b('[', '$', 'd', '#', 'l', 0x7f, 0xff, 0xff, 0xff))).toThrow(
+      /exceeds the remaining input/,
+    );
+    expect(() => decodeUbjson(b('[', '$', 'Z', '#', 'l', 0x7f, 0xff, 0xff, 0xff))).toThrow(
+      /unsupported typed container/,
+    );
     expect(() => decodeUbjson(b('[', '#', 'L', 0, 0, 0x10, 0, 0, 0, 0, 0))).toThrow(/exceeds the remaining input/);
     expect(() => decodeUbjson(b(...new Array<string>(100).fill('[')))).toThrow(/nesting deeper/);
     expect(() => decodeUbjson(b('Z', 'Z'))).toThrow(/trailing/);
@@ -257,13 +291,18 @@ describe('UBJSON decoder', () => {
   it('gives objects a null prototype so "__proto__" keys are plain data', () => {
     const v = decodeUbjson(b('{', 'i', 9, '__proto__', 'T', '}')) as Record<string, unknown>;
     expect(Object.getPrototypeOf(v)).toBeNull();
-    expect(v['__proto__']).toBe(true);
+    expect(v.__proto__).toBe(true);
   });
 });
 
 describe('XGBoost JSON writer', () => {
   it('round-trips every fixture format through JSON bit for bit', () => {
-    for (const file of ['softprob3_t40_d4.ubj', 'logitraw_t80_d5.json', 'mlxgboost_t60_d5.bin', 'rank_pairwise_t100_d6.ubj']) {
+    for (const file of [
+      'softprob3_t40_d4.ubj',
+      'logitraw_t80_d5.json',
+      'mlxgboost_t60_d5.bin',
+      'rank_pairwise_t100_d6.ubj',
+    ]) {
       const { ir } = parseTreeModelBytes(fixtureBytes(file));
       const back = parseTreeModelBytes(new TextEncoder().encode(writeXGBoostJson(ir)));
       expect(back.format).toBe('xgboost-json');

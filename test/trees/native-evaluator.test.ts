@@ -5,16 +5,23 @@
  * evaluator itself, against the fixtures' expected margins and a float32 reference oracle.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  DisposedError,
-  InvalidArgumentError,
-  ModelFormatError,
-  UnsupportedModelError,
-} from '../../src/errors.js';
+import { DisposedError, InvalidArgumentError, ModelFormatError, UnsupportedModelError } from '../../src/errors.js';
 import { loadXGBoostJson } from '../../src/tiers/trees/loaders/xgboost-json.js';
 import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/trees/model-ir.js';
-import { createTreeModel, treeKernelName, treeModelFromShared, type TreeModel } from '../../src/tiers/trees/tree-model.js';
-import { fixturePath, manifest, readExpected, readMatrix, referenceMargins, withinTolerance } from './loader-fixtures.js';
+import {
+  createTreeModel,
+  treeKernelName,
+  treeModelFromShared,
+  type TreeModel,
+} from '../../src/tiers/trees/tree-model.js';
+import {
+  fixturePath,
+  manifest,
+  readExpected,
+  readMatrix,
+  referenceMargins,
+  withinTolerance,
+} from './loader-fixtures.js';
 import { readFileSync } from 'node:fs';
 import { KERNELS, deepZeroTree, ensemble, stump, tree, type KernelModel, type NodeSpec } from './native-helpers.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
@@ -51,7 +58,12 @@ describe('fixture margins on every kernel, layout and batch size', () => {
           const out = new Float32Array(nRows * model.numOutputs);
           for (let r0 = 0; r0 < nRows; r0 += batch) {
             const n = Math.min(batch, nRows - r0);
-            const part = model.predictWithKernel(rows.subarray(r0 * nCols, (r0 + n) * nCols), n, { output: 'margin' }, kernel.id);
+            const part = model.predictWithKernel(
+              rows.subarray(r0 * nCols, (r0 + n) * nCols),
+              n,
+              { output: 'margin' },
+              kernel.id,
+            );
             expect(part).toBeInstanceOf(Float32Array);
             out.set(part, r0 * model.numOutputs);
           }
@@ -110,13 +122,22 @@ describe('random ensembles agree bit for bit with the float32 reference oracle',
     const rand = mulberry32(seed); // seeded so a failure reproduces
     const numFeatures = 7;
     const ir = ensemble(
-      Array.from({ length: trees }, (_, i) => randomTree(rand, depth, numFeatures, i % groups, dart ? Math.fround(0.3 + rand()) : 1)),
-      { numFeatures, numGroups: groups, baseMargin: Math.fround(0.37), booster: dart ? 'dart' : 'gbtree', objective: groups > 1 ? 'multi:softprob' : 'reg:squarederror' },
+      Array.from({ length: trees }, (_, i) =>
+        randomTree(rand, depth, numFeatures, i % groups, dart ? Math.fround(0.3 + rand()) : 1),
+      ),
+      {
+        numFeatures,
+        numGroups: groups,
+        baseMargin: Math.fround(0.37),
+        booster: dart ? 'dart' : 'gbtree',
+        objective: groups > 1 ? 'multi:softprob' : 'reg:squarederror',
+      },
     );
     const nRows = 37;
     const rows = new Float32Array(nRows * numFeatures);
     const specials = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 0, -0];
-    for (let i = 0; i < rows.length; i++) rows[i] = rand() < 0.15 ? specials[Math.floor(rand() * specials.length)]! : (rand() - 0.5) * 4;
+    for (let i = 0; i < rows.length; i++)
+      rows[i] = rand() < 0.15 ? specials[Math.floor(rand() * specials.length)]! : (rand() - 0.5) * 4;
     const oracle = referenceMargins(ir, rows, nRows);
     const model = make(ir);
     for (const kernel of KERNELS) {
@@ -137,22 +158,37 @@ describe('XGBoost 1.7.4 semantics', () => {
     const ir = ensemble([stump(0, 0.5, 10, 20, true), stump(1, 0.5, 1, 2, false)]);
     const m = make(ir);
     const rows = new Float32Array([
-      NaN, NaN, 0, 0, // default left (10) + default right (2)
-      Infinity, -Infinity, 0, 0, // +inf goes right (20), -inf goes left (1)
-      -Infinity, Infinity, 0, 0,
+      NaN,
+      NaN,
+      0,
+      0, // default left (10) + default right (2)
+      Infinity,
+      -Infinity,
+      0,
+      0, // +inf goes right (20), -inf goes left (1)
+      -Infinity,
+      Infinity,
+      0,
+      0,
     ]);
-    for (const k of KERNELS) expect(Array.from(m.predictWithKernel(rows, 3, { output: 'margin' }, k.id))).toEqual([12, 21, 12]);
+    for (const k of KERNELS)
+      expect(Array.from(m.predictWithKernel(rows, 3, { output: 'margin' }, k.id))).toEqual([12, 21, 12]);
   });
 
   it('keeps default-left NaN correct for +Infinity thresholds and falls back safely for -Infinity ones', () => {
-    const ir = ensemble([stump(0, Infinity, 1, 2, true), stump(1, -Infinity, 10, 20, true), stump(2, Infinity, 100, 200, false)]);
+    const ir = ensemble([
+      stump(0, Infinity, 1, 2, true),
+      stump(1, -Infinity, 10, 20, true),
+      stump(2, Infinity, 100, 200, false),
+    ]);
     const m = make(ir);
     expect(m.layout).toBe('generic'); // a default-left -inf threshold cannot use the staged-NaN trick
     const rows = new Float32Array([NaN, NaN, NaN, 0, Infinity, -Infinity, Infinity, 0, 5, 5, 5, 0]);
     expect(Array.from(m.predict(rows, 3, { output: 'margin' }))).toEqual([1 + 10 + 200, 2 + 20 + 200, 1 + 20 + 100]);
     const m2 = make(ensemble([stump(0, Infinity, 1, 2, true), stump(2, Infinity, 100, 200, false)]));
     expect(m2.layout).toBe('perfect');
-    for (const k of KERNELS) expect(Array.from(m2.predictWithKernel(rows, 3, { output: 'margin' }, k.id))).toEqual([201, 202, 101]);
+    for (const k of KERNELS)
+      expect(Array.from(m2.predictWithKernel(rows, 3, { output: 'margin' }, k.id))).toEqual([201, 202, 101]);
   });
 
   it('sums leaves in float32, in tree order, starting from the base margin', () => {
@@ -167,14 +203,24 @@ describe('XGBoost 1.7.4 semantics', () => {
   it('multiplies dart leaves by the tree weight in float32', () => {
     const w = Math.fround(0.3);
     const m = make(ensemble([stump(0, 0, 0.7, 0.7, false, 0, w)], { booster: 'dart', baseMargin: 0.5 }));
-    expect(m.predict(new Float32Array(4), 1, { output: 'margin' })[0]).toBe(Math.fround(0.5 + Math.fround(Math.fround(0.7) * w)));
+    expect(m.predict(new Float32Array(4), 1, { output: 'margin' })[0]).toBe(
+      Math.fround(0.5 + Math.fround(Math.fround(0.7) * w)),
+    );
   });
 
   it('adds each tree to its group and applies softmax per row', () => {
-    const ir = ensemble([stump(0, 0, 1, 2, false, 0), stump(0, 0, 3, 4, false, 1), stump(0, 0, 5, 6, false, 2), stump(0, 0, 1, 1, false, 0)], {
-      objective: 'multi:softprob',
-      numGroups: 3,
-    });
+    const ir = ensemble(
+      [
+        stump(0, 0, 1, 2, false, 0),
+        stump(0, 0, 3, 4, false, 1),
+        stump(0, 0, 5, 6, false, 2),
+        stump(0, 0, 1, 1, false, 0),
+      ],
+      {
+        objective: 'multi:softprob',
+        numGroups: 3,
+      },
+    );
     const m = make(ir);
     expect(m.numOutputs).toBe(3);
     const margins = m.predict(new Float32Array([-1, 0, 0, 0]), 1, { output: 'margin' });
@@ -263,11 +309,27 @@ describe('boundary validation', () => {
 describe('hostile IRs are refused with typed errors', () => {
   const ok = (): NodeSpec[] => [{ f: 0, t: 0, l: 1, r: 2 }, { leaf: 1 }, { leaf: 2 }];
   const cases: [string, () => TreeEnsembleIR, RegExp][] = [
-    ['child out of range', () => ensemble([tree([{ f: 0, t: 0, l: 1, r: 9 }, { leaf: 1 }, { leaf: 2 }])]), /out of range/],
+    [
+      'child out of range',
+      () => ensemble([tree([{ f: 0, t: 0, l: 1, r: 9 }, { leaf: 1 }, { leaf: 2 }])]),
+      /out of range/,
+    ],
     ['negative child', () => ensemble([tree([{ f: 0, t: 0, l: -5, r: 2 }, { leaf: 1 }, { leaf: 2 }])]), /out of range/],
-    ['cycle to the root', () => ensemble([tree([{ f: 0, t: 0, l: 1, r: 2 }, { f: 1, t: 0, l: 0, r: 2 }, { leaf: 2 }])]), /reached twice|out of range/],
-    ['shared child', () => ensemble([tree([{ f: 0, t: 0, l: 1, r: 2 }, { f: 1, t: 0, l: 2, r: 3 }, { leaf: 2 }, { leaf: 3 }])]), /reached twice/],
-    ['feature out of range', () => ensemble([tree([{ f: 4, t: 0, l: 1, r: 2 }, { leaf: 1 }, { leaf: 2 }])]), /feature 4/],
+    [
+      'cycle to the root',
+      () => ensemble([tree([{ f: 0, t: 0, l: 1, r: 2 }, { f: 1, t: 0, l: 0, r: 2 }, { leaf: 2 }])]),
+      /reached twice|out of range/,
+    ],
+    [
+      'shared child',
+      () => ensemble([tree([{ f: 0, t: 0, l: 1, r: 2 }, { f: 1, t: 0, l: 2, r: 3 }, { leaf: 2 }, { leaf: 3 }])]),
+      /reached twice/,
+    ],
+    [
+      'feature out of range',
+      () => ensemble([tree([{ f: 4, t: 0, l: 1, r: 2 }, { leaf: 1 }, { leaf: 2 }])]),
+      /feature 4/,
+    ],
     ['negative feature', () => ensemble([tree([{ f: -1, t: 0, l: 1, r: 2 }, { leaf: 1 }, { leaf: 2 }])]), /feature -1/],
     ['NaN leaf', () => ensemble([tree([{ f: 0, t: 0, l: 1, r: 2 }, { leaf: NaN }, { leaf: 2 }])]), /non-finite/],
     ['group out of range', () => ensemble([tree(ok(), 3)], { numGroups: 2 }), /group 3/],
@@ -289,7 +351,9 @@ describe('hostile IRs are refused with typed errors', () => {
   });
 
   it('refuses an unknown objective with UnsupportedModelError', () => {
-    expect(() => createTreeModel(ensemble([stump(0, 0, 1, 2)], { objective: 'survival:cox' as 'reg:squarederror' }))).toThrow(UnsupportedModelError);
+    expect(() =>
+      createTreeModel(ensemble([stump(0, 0, 1, 2)], { objective: 'survival:cox' as 'reg:squarederror' })),
+    ).toThrow(UnsupportedModelError);
   });
 
   it('a very deep (10 000-level) chain is refused, not a stack overflow', () => {
@@ -307,7 +371,9 @@ describe('predictAsync', () => {
     expect(await m.predictAsync(rows.subarray(0, 24 * 10), 10, { output: 'value' })).toEqual(sync.subarray(0, 10));
     const asyncOut = await m.predictAsync(rows, nRows, { output: 'value' });
     expect(asyncOut).toEqual(sync);
-    expect(await m.predictAsync(rows, nRows, { output: 'margin' })).toEqual(m.predict(rows, nRows, { output: 'margin' }));
+    expect(await m.predictAsync(rows, nRows, { output: 'margin' })).toEqual(
+      m.predict(rows, nRows, { output: 'margin' }),
+    );
   });
 
   it('copies the rows: overwriting them after the call does not change the result', async () => {

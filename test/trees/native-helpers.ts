@@ -34,7 +34,10 @@ export function stump(f: number, t: number, a: number, b: number, dl = false, gr
   return tree([{ f, t, dl, l: 1, r: 2 }, { leaf: a }, { leaf: b }], group, weight);
 }
 
-export function ensemble(trees: TreeIR[], extra: Partial<TreeEnsembleIR> & { objective?: TreeObjective } = {}): TreeEnsembleIR {
+export function ensemble(
+  trees: TreeIR[],
+  extra: Partial<TreeEnsembleIR> & { objective?: TreeObjective } = {},
+): TreeEnsembleIR {
   return {
     booster: 'gbtree',
     objective: 'reg:squarederror',
@@ -60,7 +63,12 @@ export function deepZeroTree(depth: number, numFeatures: number, group = 0): Tre
 
 export type KernelModel = TreeModel & {
   readonly layout: 'perfect' | 'generic';
-  predictWithKernel(rows: Float32Array, nRows: number, options: TreePredictOptions | undefined, kernel: NativeKernel): Float32Array | Float64Array;
+  predictWithKernel(
+    rows: Float32Array,
+    nRows: number,
+    options: TreePredictOptions | undefined,
+    kernel: NativeKernel,
+  ): Float32Array | Float64Array;
 };
 
 export const KERNELS: readonly { name: string; id: NativeKernel }[] = [

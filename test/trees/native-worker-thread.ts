@@ -6,7 +6,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { treeModelFromShared, type SharedTreeModel } from '../../src/tiers/trees/tree-model.js';
 
-const { handle, rows, nRows, repeats } = workerData as { handle: SharedTreeModel; rows: Float32Array; nRows: number; repeats: number };
+const { handle, rows, nRows, repeats } = workerData as {
+  handle: SharedTreeModel;
+  rows: Float32Array;
+  nRows: number;
+  repeats: number;
+};
 const model = treeModelFromShared(handle);
 const first = model.predict(rows, nRows, { output: 'margin' }) as Float32Array;
 let stable = true;

@@ -19,7 +19,9 @@ interface WorkerReply {
 
 describe('worker threads share one model', () => {
   it('three workers and the main thread predict the same margins concurrently', async () => {
-    const model = createTreeModel(loadXGBoostJson(readFileSync(fixturePath('logistic_t500_d6.json'), 'utf8')), { asyncRowThreshold: 100 });
+    const model = createTreeModel(loadXGBoostJson(readFileSync(fixturePath('logistic_t500_d6.json'), 'utf8')), {
+      asyncRowThreshold: 100,
+    });
     const { rows, nRows, nCols } = readMatrix('logistic_t500_d6');
     const expected = model.predict(rows, nRows, { output: 'margin' });
     const handle = model.share();

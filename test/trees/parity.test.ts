@@ -10,7 +10,15 @@ import type { TreeModel } from '../../src/tiers/trees/tree-model.js';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fixtureBytes, fixturePath, manifest, readExpected, readMatrix, withinTolerance, type Expected } from './loader-fixtures.js';
+import {
+  fixtureBytes,
+  fixturePath,
+  manifest,
+  readExpected,
+  readMatrix,
+  withinTolerance,
+  type Expected,
+} from './loader-fixtures.js';
 
 const opened: TreeModel[] = [];
 afterAll(() => opened.forEach((m) => m.dispose()));
@@ -41,7 +49,15 @@ function compare(model: TreeModel, name: string): void {
 describe('parity with XGBoost 1.7.4 on the shared fixtures', () => {
   const models = manifest();
   it('covers multi:softprob (3 outputs) and rank:pairwise', () => {
-    expect(models.map((m) => m.objective)).toEqual(expect.arrayContaining(['multi:softprob', 'rank:pairwise', 'binary:logistic', 'binary:logitraw', 'reg:squarederror']));
+    expect(models.map((m) => m.objective)).toEqual(
+      expect.arrayContaining([
+        'multi:softprob',
+        'rank:pairwise',
+        'binary:logistic',
+        'binary:logitraw',
+        'reg:squarederror',
+      ]),
+    );
   });
 
   for (const m of models) {
@@ -76,8 +92,13 @@ describe('parity with XGBoost 1.7.4 on the shared fixtures', () => {
 describe('parity on the extra fixtures (dart, multi:softmax, reg:logistic, 1.x legacy binary)', () => {
   const here = resolve(dirname(fileURLToPath(import.meta.url)), 'fixtures');
   for (const name of ['dart_t30_d3', 'softmax3_t15_d3', 'reglogistic_t20_d3']) {
-    const expected = JSON.parse(readFileSync(resolve(here, `${name}.expected.json`), 'utf8')) as Expected & { value_outputs: number; booster: string };
-    const lines = readFileSync(resolve(here, `${name}.X.csv`), 'utf8').trim().split('\n');
+    const expected = JSON.parse(readFileSync(resolve(here, `${name}.expected.json`), 'utf8')) as Expected & {
+      value_outputs: number;
+      booster: string;
+    };
+    const lines = readFileSync(resolve(here, `${name}.X.csv`), 'utf8')
+      .trim()
+      .split('\n');
     const nCols = lines[0]!.split(',').length;
     const rows = Float32Array.from(lines.flatMap((l) => l.split(',').map((v) => (v === 'nan' ? NaN : Number(v)))));
     for (const ext of ['json', 'ubj', 'bin'] as const) {
@@ -94,11 +115,13 @@ describe('parity on the extra fixtures (dart, multi:softmax, reg:logistic, 1.x l
         for (let r = 0; r < lines.length; r++) {
           for (let g = 0; g < expected.outputs; g++) {
             const m = margin[r * expected.outputs + g]!;
-            if (!withinTolerance(m, expected.margin[r]![g]!)) bad.push(`row ${r}.${g} margin ${m} vs ${expected.margin[r]![g]}`);
+            if (!withinTolerance(m, expected.margin[r]![g]!))
+              bad.push(`row ${r}.${g} margin ${m} vs ${expected.margin[r]![g]}`);
           }
           for (let g = 0; g < expected.value_outputs; g++) {
             const v = value[r * expected.value_outputs + g]!;
-            if (!withinTolerance(v, expected.prediction[r]![g]!)) bad.push(`row ${r}.${g} value ${v} vs ${expected.prediction[r]![g]}`);
+            if (!withinTolerance(v, expected.prediction[r]![g]!))
+              bad.push(`row ${r}.${g} value ${v} vs ${expected.prediction[r]![g]}`);
           }
         }
         expect(bad.slice(0, 5)).toEqual([]);

@@ -46,13 +46,16 @@ describe('trainXGBoost', () => {
 
   it('training in chunks gives the same model as one call, and reports progress per chunk', async () => {
     const seen: number[] = [];
-    const chunked = await trainXGBoost(DATA, PARAMS, { chunkRounds: 3, onProgress: (done, total) => seen.push(done * 1000 + total) });
+    const chunked = await trainXGBoost(DATA, PARAMS, {
+      chunkRounds: 3,
+      onProgress: (done, total) => seen.push(done * 1000 + total),
+    });
     const whole = await trainXGBoost(DATA, PARAMS, { chunkRounds: 20 });
     expect(equalBytes(chunked.bytes, whole.bytes)).toBe(true);
     expect(seen).toEqual([3, 6, 9, 12, 15, 18, 20].map((d) => d * 1000 + 20));
   });
 
-  it('produces a legacy binary that loads, with predictions equal to ml-xgboost\'s own predict (-1 = missing there)', async () => {
+  it("produces a legacy binary that loads, with predictions equal to ml-xgboost's own predict (-1 = missing there)", async () => {
     const { bytes } = await trainXGBoost(DATA, PARAMS);
     const parsed = parseTreeModelBytes(bytes);
     expect(parsed.format).toBe('legacy-binary');
@@ -64,23 +67,35 @@ describe('trainXGBoost', () => {
     model.dispose();
 
     const require = createRequire(import.meta.url);
-    const XGBoost = (await require('ml-xgboost')) as { load(m: unknown): { predict(rows: number[][]): number[]; free(): void } };
-    const theirs = XGBoost.load({ name: 'ml-xgboost', model: Array.from(new Int8Array(bytes.buffer, bytes.byteOffset, bytes.length)), options: {} });
+    const XGBoost = (await require('ml-xgboost')) as {
+      load(m: unknown): { predict(rows: number[][]): number[]; free(): void };
+    };
+    const theirs = XGBoost.load({
+      name: 'ml-xgboost',
+      model: Array.from(new Int8Array(bytes.buffer, bytes.byteOffset, bytes.length)),
+      options: {},
+    });
     const rows: number[][] = [];
-    for (let i = 0; i < test.numRows; i++) rows.push(Array.from(test.features.subarray(i * 5, i * 5 + 5), (v) => (Number.isNaN(v) ? -1 : v)));
+    for (let i = 0; i < test.numRows; i++)
+      rows.push(Array.from(test.features.subarray(i * 5, i * 5 + 5), (v) => (Number.isNaN(v) ? -1 : v)));
     const expected = theirs.predict(rows);
     theirs.free();
     let maxDiff = 0;
-    for (let i = 0; i < test.numRows; i++) maxDiff = Math.max(maxDiff, Math.abs((ours[i] as number) - (expected[i] as number)));
+    for (let i = 0; i < test.numRows; i++)
+      maxDiff = Math.max(maxDiff, Math.abs((ours[i] as number) - (expected[i] as number)));
     expect(maxDiff).toBeLessThan(1e-6);
   });
 
   it('trains reg:squarederror (as reg:linear inside) and multi:softprob', async () => {
-    const reg = parseTreeModelBytes((await trainXGBoost(DATA, { objective: 'reg:squarederror', rounds: 5, baseScore: 0.25 })).bytes).ir;
+    const reg = parseTreeModelBytes(
+      (await trainXGBoost(DATA, { objective: 'reg:squarederror', rounds: 5, baseScore: 0.25 })).bytes,
+    ).ir;
     expect(reg.objective).toBe('reg:squarederror');
     expect(reg.baseMargin).toBe(0.25);
     const labels = Float32Array.from(DATA.labels, (y, i) => (y + (i % 2)) % 3);
-    const multi = await loadTreeModel((await trainXGBoost({ ...DATA, labels }, { objective: 'multi:softprob', rounds: 4, numClass: 3 })).bytes);
+    const multi = await loadTreeModel(
+      (await trainXGBoost({ ...DATA, labels }, { objective: 'multi:softprob', rounds: 4, numClass: 3 })).bytes,
+    );
     expect(multi.numOutputs).toBe(3);
     expect(multi.numTrees).toBe(12);
     multi.dispose();
@@ -90,7 +105,10 @@ describe('trainXGBoost', () => {
     const features = DATA.features.slice();
     features[7 * 5 + 2] = -1;
     await expect(trainXGBoost({ ...DATA, features }, PARAMS)).rejects.toThrow(/-1 at row 7, column 2/);
-    await expect(trainXGBoost({ ...DATA, features }, PARAMS, { minusOne: 'as-missing' })).resolves.toHaveProperty('rounds', 20);
+    await expect(trainXGBoost({ ...DATA, features }, PARAMS, { minusOne: 'as-missing' })).resolves.toHaveProperty(
+      'rounds',
+      20,
+    );
   });
 
   it('validates data and parameters before touching the WASM module', async () => {
@@ -109,7 +127,9 @@ describe('trainXGBoost', () => {
     for (const [d, p, message] of bad) {
       const run = trainXGBoost({ ...DATA, ...d } as XGBoostTrainData, { ...PARAMS, ...p } as never);
       await expect(run).rejects.toThrow(InvalidArgumentError);
-      await expect(trainXGBoost({ ...DATA, ...d } as XGBoostTrainData, { ...PARAMS, ...p } as never)).rejects.toThrow(message);
+      await expect(trainXGBoost({ ...DATA, ...d } as XGBoostTrainData, { ...PARAMS, ...p } as never)).rejects.toThrow(
+        message,
+      );
     }
     // The module still works afterwards.
     await expect(trainXGBoost(DATA, { ...PARAMS, rounds: 2 })).resolves.toHaveProperty('rounds', 2);
@@ -117,7 +137,11 @@ describe('trainXGBoost', () => {
 
   it('honours an abort signal between chunks', async () => {
     const ctl = new AbortController();
-    const run = trainXGBoost(DATA, { ...PARAMS, rounds: 50 }, { chunkRounds: 1, signal: ctl.signal, onProgress: (d) => d === 3 && ctl.abort() });
+    const run = trainXGBoost(
+      DATA,
+      { ...PARAMS, rounds: 50 },
+      { chunkRounds: 1, signal: ctl.signal, onProgress: (d) => d === 3 && ctl.abort() },
+    );
     await expect(run).rejects.toThrow(/aborted/);
   });
 });

@@ -53,23 +53,40 @@ export function register(program: Command): void {
       'Open-loop load test (Poisson arrivals, latency from the scheduled send time, HDR histograms) of the gate with the tier router, ' +
         'on BM25 top-k passages of a real collection; table, JSON and an SVG of latency percentiles vs offered QPS.',
     )
-    .requiredOption('--collection <dir>', 'collection folder in the ../shared/data layout (docs.jsonl, queries.jsonl, qrels.tsv)')
+    .requiredOption(
+      '--collection <dir>',
+      'collection folder in the ../shared/data layout (docs.jsonl, queries.jsonl, qrels.tsv)',
+    )
     .option('--k <n>', 'passages per request (BM25 top-k)', '20')
-    .requiredOption('--qps <list>', "offered requests/s, comma list for a sweep; 'Nx' = N × the measured cross-encoder capacity (e.g. 2x)")
+    .requiredOption(
+      '--qps <list>',
+      "offered requests/s, comma list for a sweep; 'Nx' = N × the measured cross-encoder capacity (e.g. 2x)",
+    )
     .option('--duration <sec>', 'measured seconds per point', '10')
     .option('--warmup <sec>', 'unmeasured seconds before each point at the same rate', '2')
     .option('--budget-ms <ms>', 'latency budget per request', '100')
     .option('--routing <list>', 'fixed | budget | cascade, comma list to compare in one run', 'cascade')
     .option('--fixed-tier <tier>', 'tier of fixed routing: crossEncoder | trees', 'crossEncoder')
-    .option('--cross-encoder <dir>', 'cross-encoder model folder (generated as the TinyBERT-L2 speed/shape model when missing)', 'models/generated/tinybert-l2')
+    .option(
+      '--cross-encoder <dir>',
+      'cross-encoder model folder (generated as the TinyBERT-L2 speed/shape model when missing)',
+      'models/generated/tinybert-l2',
+    )
     .option('--trees <dir>', 'fast-path model folder', 'models/fastpath-lexical')
     .option('--zipf <s>', 'draw queries by Zipf(s) over the distinct queries (default uniform)')
-    .option('--distinct <n>', 'distinct queries (more than the collection has: synthesised pairs of queries, see docs/bench.md)')
+    .option(
+      '--distinct <n>',
+      'distinct queries (more than the collection has: synthesised pairs of queries, see docs/bench.md)',
+    )
     .option('--json <file>', 'write the JSON report here')
     .option('--plot <file.svg>', 'write the latency-vs-offered-QPS plot here')
     .option('--no-cache', 'run without the score cache')
     .option('--cache-mb <mb>', 'score cache size', '256')
-    .option('--background-fill', 'router: send shed pairs to the idle cross-encoder in the background, through the cache', false)
+    .option(
+      '--background-fill',
+      'router: send shed pairs to the idle cross-encoder in the background, through the cache',
+      false,
+    )
     .option('--no-cache-trees', 'do not cache fast-path scores (cross-encoder scores only)')
     .option('--workers <n>', 'cross-encoder worker threads (default: the tier default)')
     .option('--max-batch-tokens <n>', 'cross-encoder batch token budget')
@@ -79,28 +96,42 @@ export function register(program: Command): void {
     .option('--headroom <f>', 'share of the remaining budget a prediction may fill (router)')
     .option('--return-margin-ms <ms>', 'router answers this long before the deadline')
     .option('--max-queued-pairs <n>', 'router bound on pairs outstanding on the cross-encoder')
-    .option('--capacity <sec>', 'measure the cross-encoder capacity first for this long (auto 8 s when a QPS is relative)', '0')
-    .option('--fixed-deadline', 'pass the budget to the gate in fixed routing too (default: fixed = the naive policy, no deadline)', false)
+    .option(
+      '--capacity <sec>',
+      'measure the cross-encoder capacity first for this long (auto 8 s when a QPS is relative)',
+      '0',
+    )
+    .option(
+      '--fixed-deadline',
+      'pass the budget to the gate in fixed routing too (default: fixed = the naive policy, no deadline)',
+      false,
+    )
     .option('--seed <n>', 'workload seed', '1')
-    .option('--worker-nice <n>', 'Linux: nice value (0..19) for the cross-encoder worker threads, so the event loop keeps priority')
+    .option(
+      '--worker-nice <n>',
+      'Linux: nice value (0..19) for the cross-encoder worker threads, so the event loop keeps priority',
+    )
     .option('--no-progress', 'no live progress line')
     .action(async (opts: BenchCliOptions) => {
-      const [{ runBench, routingLabel }, { formatTable, renderLatencyPlot }, { createProgress }, { writeFile }] = await Promise.all([
-        import('../../loadgen/bench-runner.js'),
-        import('../../loadgen/report.js'),
-        import('../progress.js'),
-        import('node:fs/promises'),
-      ]);
+      const [{ runBench, routingLabel }, { formatTable, renderLatencyPlot }, { createProgress }, { writeFile }] =
+        await Promise.all([
+          import('../../loadgen/bench-runner.js'),
+          import('../../loadgen/report.js'),
+          import('../progress.js'),
+          import('node:fs/promises'),
+        ]);
       const qps = opts.qps.split(',').map((s) => {
         const t = s.trim();
         if (/^\d+(\.\d+)?x$/i.test(t)) return { kind: 'capacity' as const, factor: Number(t.slice(0, -1)) };
         return { kind: 'absolute' as const, qps: num('qps', t, positive, 'positive numbers or Nx') as number };
       });
       const fixedTier = opts.fixedTier;
-      if (fixedTier !== 'crossEncoder' && fixedTier !== 'trees') throw new InvalidArgumentError(`--fixed-tier must be crossEncoder or trees, got "${fixedTier}"`);
+      if (fixedTier !== 'crossEncoder' && fixedTier !== 'trees')
+        throw new InvalidArgumentError(`--fixed-tier must be crossEncoder or trees, got "${fixedTier}"`);
       const routings = opts.routing.split(',').map((s): RoutingSpec => {
         const mode = s.trim();
-        if (mode !== 'fixed' && mode !== 'budget' && mode !== 'cascade') throw new InvalidArgumentError(`--routing must be fixed, budget or cascade, got "${mode}"`);
+        if (mode !== 'fixed' && mode !== 'budget' && mode !== 'cascade')
+          throw new InvalidArgumentError(`--routing must be fixed, budget or cascade, got "${mode}"`);
         return mode === 'fixed' ? { mode, tier: fixedTier } : { mode };
       });
       const durationSec = num('duration', opts.duration, positive, 'a positive number of seconds') as number;
@@ -133,7 +164,12 @@ export function register(program: Command): void {
         maxQueuedPairs: num('max-queued-pairs', opts.maxQueuedPairs, positiveInt, 'a positive integer'),
         capacitySec: num('capacity', opts.capacity, (n) => n >= 0, 'a number of seconds ≥ 0') as number,
         fixedDeadline: opts.fixedDeadline,
-        workerNice: num('worker-nice', opts.workerNice, (n) => Number.isInteger(n) && n >= 0 && n <= 19, 'an integer 0..19'),
+        workerNice: num(
+          'worker-nice',
+          opts.workerNice,
+          (n) => Number.isInteger(n) && n >= 0 && n <= 19,
+          'an integer 0..19',
+        ),
         seed: num('seed', opts.seed, (n) => Number.isInteger(n) && n >= 0, 'an integer ≥ 0') as number,
         log: (line) => {
           if (progress !== undefined) {
@@ -148,7 +184,10 @@ export function register(program: Command): void {
             progress = createProgress(label, Math.round(live.totalSec));
             progressLabel = label;
           }
-          progress.update(Math.min(Math.round(live.totalSec), Math.floor(live.elapsedSec)), `sent ${live.sent} done ${live.completed} in-flight ${live.inFlight}${live.measuring ? ` p99 ${live.p99Ms.toFixed(1)}ms` : ' (warm-up)'}`);
+          progress.update(
+            Math.min(Math.round(live.totalSec), Math.floor(live.elapsedSec)),
+            `sent ${live.sent} done ${live.completed} in-flight ${live.inFlight}${live.measuring ? ` p99 ${live.p99Ms.toFixed(1)}ms` : ' (warm-up)'}`,
+          );
         },
         onWorkloadProgress: (done, total) => {
           if (!progressEnabled) return;
@@ -169,7 +208,9 @@ export function register(program: Command): void {
       });
       process.stdout.write(`\n${formatTable(report.results)}`);
       if (report.capacity !== null) {
-        process.stdout.write(`cross-encoder capacity: ${report.capacity.pairsPerSec.toFixed(0)} pairs/s (${report.capacity.method})\n`);
+        process.stdout.write(
+          `cross-encoder capacity: ${report.capacity.pairsPerSec.toFixed(0)} pairs/s (${report.capacity.method})\n`,
+        );
       }
       const lag = report.results.map((r) => r.scheduleLagMs.p99);
       const gen = report.results.map((r) => r.generatorUsPerRequest);
@@ -187,7 +228,10 @@ export function register(program: Command): void {
         process.stdout.write(`plot written to ${opts.plot}\n`);
         if (report.results.some((r) => r.latencyMs.p999 > 3 * budget)) {
           const zoom = opts.plot.replace(/(\.svg)?$/i, '-zoom.svg');
-          await writeFile(zoom, renderLatencyPlot(report.results, budget, `${title} (zoom, capped at ${3 * budget} ms)`, 3 * budget));
+          await writeFile(
+            zoom,
+            renderLatencyPlot(report.results, budget, `${title} (zoom, capped at ${3 * budget} ms)`, 3 * budget),
+          );
           process.stdout.write(`zoomed plot written to ${zoom}\n`);
         }
       }

@@ -22,7 +22,6 @@ interface EvalCliOptions {
   retrievalRank: boolean;
 }
 
-
 export function register(program: Command): void {
   program
     .command('eval')
@@ -36,15 +35,21 @@ export function register(program: Command): void {
     .option('--stats <file>', 'corpus statistics file (trees tier); built from the collection docs.jsonl when omitted')
     .option(
       '--queries <set>',
-      'default | test | validation | train | all (default: the model\'s test split when it was trained on this collection, else all judged queries)',
+      "default | test | validation | train | all (default: the model's test split when it was trained on this collection, else all judged queries)",
       'default',
     )
     .option('--k <n>', 'first-stage candidates reranked per query', '100')
     .option('--gate-k <n>', 'first-stage candidates the gate sees per query', '20')
-    .option('--target-precision <p>', "target precision for the threshold search (default: the model's stated target, else 0.5)")
+    .option(
+      '--target-precision <p>',
+      "target precision for the threshold search (default: the model's stated target, else 0.5)",
+    )
     .option('--json <file>', 'write the JSON report here')
     .option('--plot <file>', 'write the precision/recall/F1-vs-threshold plot (SVG) here')
-    .option('--no-retrieval-rank', "do not pass the first-stage rank as the passages' retrieval_rank feature (text-only scoring)")
+    .option(
+      '--no-retrieval-rank',
+      "do not pass the first-stage rank as the passages' retrieval_rank feature (text-only scoring)",
+    )
     .option('--no-progress', 'no progress display')
     .action(async (opts: EvalCliOptions) => {
       const { runEvalCommand } = await import('../../eval/eval-command.js');

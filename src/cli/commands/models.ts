@@ -26,11 +26,19 @@ async function runModels(options: ModelsOptions): Promise<void> {
   const { join } = await import('node:path');
   const gen = await import('../../tiers/cross-encoder/model-gen/index.js');
   const seed = parseSeed(options.seed);
-  const names = options.only === undefined ? [...gen.BENCHMARK_PRESETS] : options.only.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names =
+    options.only === undefined
+      ? [...gen.BENCHMARK_PRESETS]
+      : options.only
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
   if (names.length === 0) throw new InvalidArgumentError('--only lists no preset');
   for (const name of names) {
     if (!gen.isCrossEncoderPresetName(name)) {
-      throw new InvalidArgumentError(`unknown preset "${name}" in --only; known: ${Object.keys(gen.CROSS_ENCODER_PRESETS).join(', ')}`);
+      throw new InvalidArgumentError(
+        `unknown preset "${name}" in --only; known: ${Object.keys(gen.CROSS_ENCODER_PRESETS).join(', ')}`,
+      );
     }
   }
   process.stdout.write(`writing ${names.length} cross-encoder(s) to ${options.out}: ${gen.SPEED_SHAPE_NOTICE}\n`);
@@ -54,7 +62,10 @@ export function register(program: Command): void {
         'as Hugging Face folders: DIR/tinybert-l2/ and DIR/minilm-l6/.',
     )
     .option('--out <dir>', 'output folder (git-ignored default)', DEFAULT_MODELS_OUT)
-    .option('--only <presets>', 'comma-separated presets (default tinybert-l2,minilm-l6; also tiny and the tiny-* test variants)')
+    .option(
+      '--only <presets>',
+      'comma-separated presets (default tinybert-l2,minilm-l6; also tiny and the tiny-* test variants)',
+    )
     .option('--seed <n>', 'weight seed; same seed gives byte-identical models', '42')
     .option('--tokenizer <path>', 'tokenizer.json to copy (default ../shared/data/bert-base-uncased/tokenizer.json)')
     .action(async (options: ModelsOptions) => {

@@ -27,14 +27,19 @@ interface RequestFile {
 }
 
 function parseRequest(raw: unknown, where: string): RequestFile {
-  if (typeof raw !== 'object' || raw === null) throw new InvalidArgumentError(`${where}: expected a JSON object { query, passages }`);
+  if (typeof raw !== 'object' || raw === null)
+    throw new InvalidArgumentError(`${where}: expected a JSON object { query, passages }`);
   const r = raw as Record<string, unknown>;
   if (typeof r.query !== 'string') throw new InvalidArgumentError(`${where}: "query" must be a string`);
-  if (!Array.isArray(r.passages)) throw new InvalidArgumentError(`${where}: "passages" must be an array of { id, text, title? }`);
+  if (!Array.isArray(r.passages))
+    throw new InvalidArgumentError(`${where}: "passages" must be an array of { id, text, title? }`);
   // Shape errors inside passages are reported by the gate's own validation, with the index.
-  return { query: r.query, passages: r.passages as Passage[], source: typeof r.source === 'string' ? r.source : undefined };
+  return {
+    query: r.query,
+    passages: r.passages as Passage[],
+    source: typeof r.source === 'string' ? r.source : undefined,
+  };
 }
-
 
 function snippet(p: Passage, width: number): string {
   const text = `${p.title ?? ''} ${p.text}`.replace(/\s+/g, ' ').trim();
@@ -61,7 +66,10 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const scorer = await loadFastPathScorer(options.model ?? join(root, 'models', 'fastpath-lexical'), {
     statsPath: options.stats,
   });
-  const threshold = optionalNumberOption('threshold', options.threshold, (n) => n >= 0 && n <= 1, 'a probability in [0, 1]') ?? scorer.recommendedThreshold ?? 0.5;
+  const threshold =
+    optionalNumberOption('threshold', options.threshold, (n) => n >= 0 && n <= 1, 'a probability in [0, 1]') ??
+    scorer.recommendedThreshold ??
+    0.5;
   const minKept = optionalNumberOption('min-kept', options.minKept, isNonNegative, 'a number ≥ 0');
   const maxKept = optionalNumberOption('max-kept', options.maxKept, isPositive, 'a positive number');
   const gate = createGate({
@@ -93,7 +101,9 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const lines: string[] = [];
   lines.push(`query: ${query}`);
   if (request.source && options.request === undefined) lines.push(`example: ${request.source}`);
-  lines.push(`model: ${scorer.id} (threshold ${threshold}${scorer.recommendedThreshold === threshold ? ', recommended' : ''}; stats: ${scorer.statsSource})`);
+  lines.push(
+    `model: ${scorer.id} (threshold ${threshold}${scorer.recommendedThreshold === threshold ? ', recommended' : ''}; stats: ${scorer.statsSource})`,
+  );
   lines.push('');
   // The embedded example carries qrels judgments in metadata.judged; show them so the demo can be checked.
   const all = [...result.included, ...result.conflicting, ...result.excluded];
@@ -102,7 +112,9 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   for (const item of all) {
     const rel = item.relevance !== null && Number.isFinite(item.relevance) ? item.relevance.toFixed(3) : '   -  ';
     const judged = showJudged ? `${String(item.passage.metadata?.judged ?? '-').padStart(6)}  ` : '';
-    lines.push(`${item.route.padEnd(10)} ${rel.padStart(9)}  ${judged}${item.id.padEnd(10).slice(0, 10)}  ${snippet(item.passage, 64)}`);
+    lines.push(
+      `${item.route.padEnd(10)} ${rel.padStart(9)}  ${judged}${item.id.padEnd(10).slice(0, 10)}  ${snippet(item.passage, 64)}`,
+    );
   }
   const s = result.stats;
   lines.push('');
@@ -120,9 +132,9 @@ export function register(program: Command): void {
     .description('Gate one request with the fast-path model (default: the embedded example) and print the decisions')
     .option('--model <dir>', 'fast-path model directory (default: models/fastpath-lexical)')
     .option('--request <file>', 'JSON { query, passages: [{ id, title?, text }] } (default: examples/request.json)')
-    .option('--query <text>', 'override the request\'s query')
-    .option('--stats <file>', 'corpus statistics of your collection (relevance-gate stats); default: the model\'s own')
-    .option('--threshold <p>', 'relevance threshold (default: the model\'s recommended threshold)')
+    .option('--query <text>', "override the request's query")
+    .option('--stats <file>', "corpus statistics of your collection (relevance-gate stats); default: the model's own")
+    .option('--threshold <p>', "relevance threshold (default: the model's recommended threshold)")
     .option('--min-kept <n>', 'minimum passages to keep (fallback: top)')
     .option('--max-kept <n>', 'maximum passages to keep')
     .option('--json', 'print the full result as JSON')

@@ -20,7 +20,9 @@ interface TrainCliOptions {
 export function register(program: Command): void {
   program
     .command('train-fastpath')
-    .description('Train the fast-path lexical model on judged collections (BM25 candidates, native features, ml-xgboost) and write the model directory with its model card.')
+    .description(
+      'Train the fast-path lexical model on judged collections (BM25 candidates, native features, ml-xgboost) and write the model directory with its model card.',
+    )
     .option('--data <dir>', 'folder of collections in the ../shared/data layout', '../shared/data')
     .option('--out <dir>', 'model directory to write', 'models/fastpath-lexical')
     .option('--collections <names>', 'comma-separated collection folder names (default: all under --data)')
@@ -33,20 +35,31 @@ export function register(program: Command): void {
     .action(async (opts: TrainCliOptions) => {
       const { runTrainCommand } = await import('../../training/train-command.js');
       const seed = Number(opts.seed);
-      if (!Number.isInteger(seed) || seed < 0) throw new InvalidArgumentError(`--seed must be a non-negative integer, got "${opts.seed}"`);
+      if (!Number.isInteger(seed) || seed < 0)
+        throw new InvalidArgumentError(`--seed must be a non-negative integer, got "${opts.seed}"`);
       const targetPrecision = Number(opts.targetPrecision);
-      if (!(targetPrecision > 0 && targetPrecision <= 1)) throw new InvalidArgumentError(`--target-precision must be in (0, 1], got "${opts.targetPrecision}"`);
-      if (!['full', 'quick', 'tiny'].includes(opts.grid)) throw new InvalidArgumentError(`--grid must be full, quick or tiny, got "${opts.grid}"`);
+      if (!(targetPrecision > 0 && targetPrecision <= 1))
+        throw new InvalidArgumentError(`--target-precision must be in (0, 1], got "${opts.targetPrecision}"`);
+      if (!['full', 'quick', 'tiny'].includes(opts.grid))
+        throw new InvalidArgumentError(`--grid must be full, quick or tiny, got "${opts.grid}"`);
       let maxQueriesPerSplit: number | undefined;
       if (opts.maxQueries !== undefined) {
         maxQueriesPerSplit = Number(opts.maxQueries);
-        if (!Number.isInteger(maxQueriesPerSplit) || maxQueriesPerSplit < 1) throw new InvalidArgumentError(`--max-queries must be a positive integer`);
+        if (!Number.isInteger(maxQueriesPerSplit) || maxQueriesPerSplit < 1)
+          throw new InvalidArgumentError(`--max-queries must be a positive integer`);
       }
       const t0 = performance.now();
       const result = await runTrainCommand({
         dataDir: opts.data,
         outDir: opts.out,
-        ...(opts.collections ? { collections: opts.collections.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+        ...(opts.collections
+          ? {
+              collections: opts.collections
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean),
+            }
+          : {}),
         seed,
         targetPrecision,
         grid: opts.grid as 'full' | 'quick' | 'tiny',

@@ -42,7 +42,11 @@ export function register(program: Command): void {
     .requiredOption('--data <file>', 'training data: .csv with a header row, or .jsonl (one object per line)')
     .requiredOption('--label <column>', 'label column')
     .option('--features <a,b,c>', 'feature columns in model order (default: all columns but the label)')
-    .option('--objective <name>', 'binary:logistic | binary:logitraw | reg:logistic | reg:squarederror | multi:softprob | multi:softmax', 'binary:logistic')
+    .option(
+      '--objective <name>',
+      'binary:logistic | binary:logitraw | reg:logistic | reg:squarederror | multi:softprob | multi:softmax',
+      'binary:logistic',
+    )
     .option('--rounds <n>', 'boosting rounds', '100')
     .option('--max-depth <d>', 'maximum tree depth', '6')
     .option('--eta <e>', 'learning rate', '0.3')
@@ -54,7 +58,10 @@ export function register(program: Command): void {
     .option('--min-child-weight <w>', 'minimum hessian per leaf', '1')
     .option('--num-class <k>', 'classes, for multi:* objectives')
     .option('--tree-method <m>', 'exact | approx | hist', 'exact')
-    .option('--minus-one-as-missing', 'accept -1.0 feature values as missing (ml-xgboost treats -1 as its missing marker)')
+    .option(
+      '--minus-one-as-missing',
+      'accept -1.0 feature values as missing (ml-xgboost treats -1 as its missing marker)',
+    )
     .requiredOption('--out <file>', 'model output (.json → XGBoost JSON, otherwise legacy binary)')
     .option('--no-progress', 'no progress display')
     .action(async (opts: TrainCliOptions) => {
@@ -65,7 +72,14 @@ export function register(program: Command): void {
       const report = await runTrainCommand({
         data: opts.data,
         label: opts.label,
-        ...(opts.features ? { features: opts.features.split(',').map((s) => s.trim()).filter((s) => s !== '') } : {}),
+        ...(opts.features
+          ? {
+              features: opts.features
+                .split(',')
+                .map((s) => s.trim())
+                .filter((s) => s !== ''),
+            }
+          : {}),
         ...(opts.valid ? { valid: opts.valid } : {}),
         ...(opts.validFraction !== undefined ? { validFraction: number('valid-fraction', opts.validFraction) } : {}),
         out: opts.out,

@@ -21,7 +21,17 @@ export function countWords(query: string): number {
   let inWord = false;
   for (let i = 0; i < query.length; i++) {
     const c = query.charCodeAt(i);
-    const space = c <= 32 || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+    const space =
+      c <= 32 ||
+      c === 0x85 ||
+      c === 0xa0 ||
+      c === 0x1680 ||
+      (c >= 0x2000 && c <= 0x200a) ||
+      c === 0x2028 ||
+      c === 0x2029 ||
+      c === 0x202f ||
+      c === 0x205f ||
+      c === 0x3000;
     if (space) inWord = false;
     else if (!inWord) {
       inWord = true;
@@ -31,21 +41,35 @@ export function countWords(query: string): number {
   return words;
 }
 
-export function selectThreshold(policy: AdaptiveThresholdPolicy, query: string, queryClass: string | undefined): number {
+export function selectThreshold(
+  policy: AdaptiveThresholdPolicy,
+  query: string,
+  queryClass: string | undefined,
+): number {
   if (policy.mode === 'related') return policy.relatedThreshold;
   if (policy.thresholdFn !== undefined) {
     let chosen: unknown;
     try {
-      chosen = policy.thresholdFn(query, { queryClass, queryWords: countWords(query), baseThreshold: policy.baseThreshold });
+      chosen = policy.thresholdFn(query, {
+        queryClass,
+        queryWords: countWords(query),
+        baseThreshold: policy.baseThreshold,
+      });
     } catch (cause) {
-      throw new InvalidPolicyError('thresholdFn', `threw: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new InvalidPolicyError('thresholdFn', `threw: ${cause instanceof Error ? cause.message : String(cause)}`, {
+        cause,
+      });
     }
     if (typeof chosen !== 'number' || !(chosen >= 0 && chosen <= 1)) {
       throw new InvalidPolicyError('thresholdFn', `must return a number in [0, 1], returned ${String(chosen)}`);
     }
     return chosen;
   }
-  if (queryClass !== undefined && policy.thresholdByQueryClass !== undefined && Object.prototype.hasOwnProperty.call(policy.thresholdByQueryClass, queryClass)) {
+  if (
+    queryClass !== undefined &&
+    policy.thresholdByQueryClass !== undefined &&
+    Object.hasOwn(policy.thresholdByQueryClass, queryClass)
+  ) {
     return policy.thresholdByQueryClass[queryClass];
   }
   const buckets = policy.thresholdByQueryLength;

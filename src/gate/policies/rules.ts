@@ -25,10 +25,27 @@ export interface DefaultRoutingLimits {
  */
 export function createDefaultRoutingRules(limits: DefaultRoutingLimits = {}): readonly RoutingRule[] {
   return Object.freeze([
-    Object.freeze({ name: 'injection', when: Object.freeze({ signal: 'injection', op: '>', value: limits.injectionLimit ?? 0.5 }), route: 'excluded' }),
-    Object.freeze({ name: 'contradicts-premise', when: Object.freeze({ signal: 'contradicts_premise', op: '>', value: limits.contradictionLimit ?? 0.5 }), route: 'conflicting' }),
-    Object.freeze({ name: 'relevance-floor', when: Object.freeze({ signal: 'relevant', op: '<', value: limits.relevanceFloor ?? 0.3 }), route: 'excluded', fallbackEligible: true }),
-    Object.freeze({ name: 'evidence', when: Object.freeze({ signal: 'evidence', op: '>=', value: limits.evidenceLevel ?? 0.5 }), route: 'included' }),
+    Object.freeze({
+      name: 'injection',
+      when: Object.freeze({ signal: 'injection', op: '>', value: limits.injectionLimit ?? 0.5 }),
+      route: 'excluded',
+    }),
+    Object.freeze({
+      name: 'contradicts-premise',
+      when: Object.freeze({ signal: 'contradicts_premise', op: '>', value: limits.contradictionLimit ?? 0.5 }),
+      route: 'conflicting',
+    }),
+    Object.freeze({
+      name: 'relevance-floor',
+      when: Object.freeze({ signal: 'relevant', op: '<', value: limits.relevanceFloor ?? 0.3 }),
+      route: 'excluded',
+      fallbackEligible: true,
+    }),
+    Object.freeze({
+      name: 'evidence',
+      when: Object.freeze({ signal: 'evidence', op: '>=', value: limits.evidenceLevel ?? 0.5 }),
+      route: 'included',
+    }),
   ] as RoutingRule[]);
 }
 
@@ -72,9 +89,15 @@ export function compileRules(rules: readonly RoutingRule[]): CompiledRules {
     const rule = rules[i] as RoutingRule | undefined;
     const field = `rules[${i}]`;
     if (typeof rule !== 'object' || rule === null) throw new InvalidPolicyError(field, 'must be an object');
-    if (typeof rule.name !== 'string' || rule.name.length === 0) throw new InvalidPolicyError(`${field}.name`, 'must be a non-empty string');
-    if (!isRoute(rule.route)) throw new InvalidPolicyError(`${field}.route`, `must be 'included', 'conflicting' or 'excluded', got ${String(rule.route)}`);
-    if (rule.fallbackEligible !== undefined && typeof rule.fallbackEligible !== 'boolean') throw new InvalidPolicyError(`${field}.fallbackEligible`, 'must be a boolean');
+    if (typeof rule.name !== 'string' || rule.name.length === 0)
+      throw new InvalidPolicyError(`${field}.name`, 'must be a non-empty string');
+    if (!isRoute(rule.route))
+      throw new InvalidPolicyError(
+        `${field}.route`,
+        `must be 'included', 'conflicting' or 'excluded', got ${String(rule.route)}`,
+      );
+    if (rule.fallbackEligible !== undefined && typeof rule.fallbackEligible !== 'boolean')
+      throw new InvalidPolicyError(`${field}.fallbackEligible`, 'must be a boolean');
     names.push(rule.name);
     routes.push(rule.route);
     eligible.push(rule.fallbackEligible === true);
@@ -85,13 +108,23 @@ export function compileRules(rules: readonly RoutingRule[]): CompiledRules {
       ops[i] = -1;
       continue;
     }
-    if (typeof when !== 'object' || when === null) throw new InvalidPolicyError(`${field}.when`, 'must be a condition { signal, op, value } or a predicate function');
-    if (typeof when.signal !== 'string' || when.signal.length === 0) throw new InvalidPolicyError(`${field}.when.signal`, 'must be a non-empty string');
+    if (typeof when !== 'object' || when === null)
+      throw new InvalidPolicyError(
+        `${field}.when`,
+        'must be a condition { signal, op, value } or a predicate function',
+      );
+    if (typeof when.signal !== 'string' || when.signal.length === 0)
+      throw new InvalidPolicyError(`${field}.when.signal`, 'must be a non-empty string');
     const op = OPS[when.op as Comparison];
-    if (op === undefined || !Object.prototype.hasOwnProperty.call(OPS, when.op)) throw new InvalidPolicyError(`${field}.when.op`, `must be one of > >= < <=, got ${String(when.op)}`);
+    if (op === undefined || !Object.hasOwn(OPS, when.op))
+      throw new InvalidPolicyError(`${field}.when.op`, `must be one of > >= < <=, got ${String(when.op)}`);
     if (when.value === 'threshold') values[i] = Number.NaN;
     else if (typeof when.value === 'number' && when.value >= 0 && when.value <= 1) values[i] = when.value;
-    else throw new InvalidPolicyError(`${field}.when.value`, `must be a number in [0, 1] or 'threshold', got ${String(when.value)}`);
+    else
+      throw new InvalidPolicyError(
+        `${field}.when.value`,
+        `must be a number in [0, 1] or 'threshold', got ${String(when.value)}`,
+      );
     signals.push(when.signal);
     predicates.push(undefined);
     ops[i] = op;
@@ -108,7 +141,12 @@ export const RULE_THREW = -3;
  * Index of the first matching rule, NO_RULE_MATCHED, or a failure code. A rule whose signal is
  * absent fails the pair closed (RULE_MISSING_SIGNAL): a missing injection score must not read as "safe".
  */
-export function evaluateRules(rules: CompiledRules, signals: SignalProbabilities, threshold: number, relevance: number): number {
+export function evaluateRules(
+  rules: CompiledRules,
+  signals: SignalProbabilities,
+  threshold: number,
+  relevance: number,
+): number {
   for (let i = 0; i < rules.count; i++) {
     const op = rules.ops[i];
     if (op < 0) {

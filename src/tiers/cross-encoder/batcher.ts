@@ -21,7 +21,13 @@
  * are dropped before they run (never sent to a worker); pairs already running finish and their
  * results are discarded. Other requests are not affected. The queue is bounded (OverloadedError).
  */
-import { AbortedError, DeadlineExceededError, DisposedError, InvalidArgumentError, OverloadedError } from '../../errors.js';
+import {
+  AbortedError,
+  DeadlineExceededError,
+  DisposedError,
+  InvalidArgumentError,
+  OverloadedError,
+} from '../../errors.js';
 import { InferenceError } from './errors.js';
 
 /** Token ids of a chunk of one request's pairs (from the tokenize stage). */
@@ -227,14 +233,17 @@ export class DynamicBatcher {
     options: BatcherOptions,
   ) {
     const positiveInt = (name: string, v: number) => {
-      if (!Number.isInteger(v) || v < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${String(v)}`);
+      if (!Number.isInteger(v) || v < 1)
+        throw new InvalidArgumentError(`${name} must be a positive integer, got ${String(v)}`);
     };
     positiveInt('workers', options.workers);
     positiveInt('signals', options.signals);
     positiveInt('maxBatchTokens', options.maxBatchTokens);
     positiveInt('maxPendingPairs', options.maxPendingPairs);
     if (!(options.maxQueueDelayMs >= 0) || !Number.isFinite(options.maxQueueDelayMs)) {
-      throw new InvalidArgumentError(`maxQueueDelayMs must be a finite number >= 0, got ${String(options.maxQueueDelayMs)}`);
+      throw new InvalidArgumentError(
+        `maxQueueDelayMs must be a finite number >= 0, got ${String(options.maxQueueDelayMs)}`,
+      );
     }
     const tokenizeChunk = options.tokenizeChunk ?? 32;
     const maxInFlight = options.maxInFlight ?? options.workers + 1;
@@ -368,12 +377,21 @@ export class DynamicBatcher {
     if (!req.settled) this.tokenizingPairs -= count;
   }
 
-  private onTokenized(req: RequestState, start: number, count: number, tokens: TokenizedChunk, elapsedMs: number): void {
+  private onTokenized(
+    req: RequestState,
+    start: number,
+    count: number,
+    tokens: TokenizedChunk,
+    elapsedMs: number,
+  ): void {
     this.releaseTokenizing(req, count);
     this.ewmaTokenizeMs = ewma(this.ewmaTokenizeMs, elapsedMs);
     if (req.settled || this.closed) return;
     if (tokens.lengths.length !== count) {
-      this.fail(req, new InvalidArgumentError(`tokenizer returned ${tokens.lengths.length} pairs for ${count} passages`));
+      this.fail(
+        req,
+        new InvalidArgumentError(`tokenizer returned ${tokens.lengths.length} pairs for ${count} passages`),
+      );
       return;
     }
     const now = performance.now();
@@ -466,11 +484,14 @@ export class DynamicBatcher {
     if (this.timer && this.timerAt <= at) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      this.pump();
-    }, Math.max(0, Math.ceil(at - performance.now())));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.timerAt = Number.POSITIVE_INFINITY;
+        this.pump();
+      },
+      Math.max(0, Math.ceil(at - performance.now())),
+    );
   }
 
   /**
@@ -639,7 +660,9 @@ function asError(err: unknown): Error {
 function abortError(signal: AbortSignal): AbortedError {
   const reason: unknown = signal.reason;
   return new AbortedError(
-    reason instanceof Error && reason.message ? `the operation was aborted: ${reason.message}` : 'the operation was aborted',
+    reason instanceof Error && reason.message
+      ? `the operation was aborted: ${reason.message}`
+      : 'the operation was aborted',
     { cause: reason },
   );
 }

@@ -117,7 +117,8 @@ function readConfigNumber(path: string | null, key: string): number | undefined 
 
 function positiveInt(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${String(value)}`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new InvalidArgumentError(`${name} must be a positive integer, got ${String(value)}`);
   return value;
 }
 
@@ -156,16 +157,25 @@ function resolvePaths(options: CrossEncoderOptions): ResolvedPaths {
   const tokenizerPath = options.tokenizerPath ?? inDir('tokenizer.json');
   if (modelPath === null || modelPath === undefined) {
     throw new InvalidArgumentError(
-      dir === undefined ? 'createCrossEncoder needs modelDir or modelPath' : `no onnx/model.onnx or model.onnx in ${dir}`,
+      dir === undefined
+        ? 'createCrossEncoder needs modelDir or modelPath'
+        : `no onnx/model.onnx or model.onnx in ${dir}`,
     );
   }
   if (tokenizerPath === null || tokenizerPath === undefined) {
-    throw new InvalidArgumentError(dir === undefined ? 'createCrossEncoder needs tokenizerPath with modelPath' : `no tokenizer.json in ${dir}`);
+    throw new InvalidArgumentError(
+      dir === undefined ? 'createCrossEncoder needs tokenizerPath with modelPath' : `no tokenizer.json in ${dir}`,
+    );
   }
   for (const p of [modelPath, tokenizerPath]) {
     if (!existsSync(p)) throw new InvalidArgumentError(`file not found: ${p}`);
   }
-  return { modelPath, tokenizerPath, configPath: inDir('config.json'), tokenizerConfigPath: inDir('tokenizer_config.json') };
+  return {
+    modelPath,
+    tokenizerPath,
+    configPath: inDir('config.json'),
+    tokenizerConfigPath: inDir('tokenizer_config.json'),
+  };
 }
 
 export async function createCrossEncoder(options: CrossEncoderOptions = {}): Promise<CrossEncoder> {
@@ -179,12 +189,19 @@ export async function createCrossEncoder(options: CrossEncoderOptions = {}): Pro
   if (executionProvider !== 'cpu' && executionProvider !== 'cuda') {
     throw new InvalidArgumentError(`executionProvider must be 'cpu' or 'cuda', got ${String(executionProvider)}`);
   }
-  const maxLength = resolveMaxLength(options.maxLength, readModelLengthLimits(paths.configPath, paths.tokenizerConfigPath));
+  const maxLength = resolveMaxLength(
+    options.maxLength,
+    readModelLengthLimits(paths.configPath, paths.tokenizerConfigPath),
+  );
   const workers = positiveInt('workers', options.workers, DEFAULT_WORKERS);
   const intraOpThreads = positiveInt('intraOpThreads', options.intraOpThreads, DEFAULT_INTRA_OP_THREADS);
   const maxBatchTokens = positiveInt('maxBatchTokens', options.maxBatchTokens, DEFAULT_MAX_BATCH_TOKENS);
   const maxPendingPairs = positiveInt('maxPendingPairs', options.maxPendingPairs, DEFAULT_MAX_PENDING_PAIRS);
-  const maxPassages = positiveInt('maxPassagesPerRequest', options.maxPassagesPerRequest, DEFAULT_MAX_PASSAGES_PER_REQUEST);
+  const maxPassages = positiveInt(
+    'maxPassagesPerRequest',
+    options.maxPassagesPerRequest,
+    DEFAULT_MAX_PASSAGES_PER_REQUEST,
+  );
   const maxQueueDelayMs = options.maxQueueDelayMs ?? DEFAULT_MAX_QUEUE_DELAY_MS;
   if (typeof maxQueueDelayMs !== 'number' || !Number.isFinite(maxQueueDelayMs) || maxQueueDelayMs < 0) {
     throw new InvalidArgumentError(`maxQueueDelayMs must be a finite number >= 0, got ${String(maxQueueDelayMs)}`);
@@ -246,7 +263,11 @@ class PooledCrossEncoder implements CrossEncoder {
     private readonly maxPassages: number,
   ) {}
 
-  async score(query: string, passages: readonly string[], options: CrossEncoderScoreOptions = {}): Promise<CrossEncoderScores> {
+  async score(
+    query: string,
+    passages: readonly string[],
+    options: CrossEncoderScoreOptions = {},
+  ): Promise<CrossEncoderScores> {
     if (this.closing) throw new DisposedError('cross-encoder');
     if (typeof query !== 'string') throw new InvalidArgumentError(`query must be a string, got ${typeof query}`);
     if (!Array.isArray(passages)) throw new InvalidArgumentError('passages must be an array of strings');
@@ -254,7 +275,8 @@ class PooledCrossEncoder implements CrossEncoder {
       throw new InvalidArgumentError(`${passages.length} passages exceed maxPassagesPerRequest ${this.maxPassages}`);
     }
     for (let i = 0; i < passages.length; i++) {
-      if (typeof passages[i] !== 'string') throw new InvalidArgumentError(`passages[${i}] must be a string, got ${typeof passages[i]}`);
+      if (typeof passages[i] !== 'string')
+        throw new InvalidArgumentError(`passages[${i}] must be a string, got ${typeof passages[i]}`);
     }
     if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
       throw new InvalidArgumentError('signal must be an AbortSignal');

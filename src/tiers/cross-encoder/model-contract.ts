@@ -66,7 +66,9 @@ export function discoverContract(
   outputs: readonly ValueMetadataLike[],
 ): ModelContract {
   const fail = (why: string): never => {
-    throw new ModelContractError(`${why}; ${EXPECTED}; found inputs {${describe(inputs)}} outputs {${describe(outputs)}}`);
+    throw new ModelContractError(
+      `${why}; ${EXPECTED}; found inputs {${describe(inputs)}} outputs {${describe(outputs)}}`,
+    );
   };
   const byName = new Map(inputs.map((v) => [v.name, v]));
   for (const required of [INPUT_IDS, ATTENTION_MASK]) {

@@ -19,7 +19,11 @@ export function passageText(passage: Passage): string {
 export function createCrossEncoderScorer(encoder: CrossEncoder): Scorer {
   return {
     id: encoder.info.id,
-    async score(query: string, passages: readonly Passage[], options?: ScoreOptions): Promise<ReadonlyArray<ScorerPairResult>> {
+    async score(
+      query: string,
+      passages: readonly Passage[],
+      options?: ScoreOptions,
+    ): Promise<ReadonlyArray<ScorerPairResult>> {
       if (!Array.isArray(passages)) throw new InvalidArgumentError('passages must be an array of Passage');
       const texts = passages.map((p, i) => {
         if (typeof p !== 'object' || p === null || typeof p.text !== 'string') {

@@ -67,7 +67,10 @@ export function resolveMaxLength(requested: number | undefined, limits: ModelLen
 }
 
 /** Reads the length limits from an HF model folder's JSON files (missing files/fields → unknown). */
-export function readModelLengthLimits(configPath: string | null, tokenizerConfigPath: string | null): ModelLengthLimits {
+export function readModelLengthLimits(
+  configPath: string | null,
+  tokenizerConfigPath: string | null,
+): ModelLengthLimits {
   const read = (path: string | null): Record<string, unknown> | null => {
     if (path === null) return null;
     let text: string;
@@ -87,8 +90,8 @@ export function readModelLengthLimits(configPath: string | null, tokenizerConfig
   const tokConfig = read(tokenizerConfigPath);
   const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
   return {
-    maxPositionEmbeddings: num(config?.['max_position_embeddings']),
-    tokenizerModelMaxLength: num(tokConfig?.['model_max_length']),
+    maxPositionEmbeddings: num(config?.max_position_embeddings),
+    tokenizerModelMaxLength: num(tokConfig?.model_max_length),
   };
 }
 
@@ -131,11 +134,15 @@ export class PairTokenizer {
 
   static fromFile(options: PairTokenizerOptions): PairTokenizer {
     if (options.truncation !== 'longest_first' && options.truncation !== 'only_second') {
-      throw new InvalidArgumentError(`truncation must be 'longest_first' or 'only_second', got ${String(options.truncation)}`);
+      throw new InvalidArgumentError(
+        `truncation must be 'longest_first' or 'only_second', got ${String(options.truncation)}`,
+      );
     }
     const tokenizer = loadTokenizer(options.tokenizerPath, options.maxLength, options.truncation);
     const fallback =
-      options.truncation === 'only_second' ? loadTokenizer(options.tokenizerPath, options.maxLength, 'longest_first') : null;
+      options.truncation === 'only_second'
+        ? loadTokenizer(options.tokenizerPath, options.maxLength, 'longest_first')
+        : null;
     return new PairTokenizer(tokenizer, fallback, options.maxLength, options.truncation);
   }
 

@@ -111,7 +111,10 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
   async infer(batch: InferBatch): Promise<InferOutput> {
     const transfer: ArrayBuffer[] = [batch.ids.buffer as ArrayBuffer, batch.lengths.buffer as ArrayBuffer];
     if (batch.typeIds) transfer.push(batch.typeIds.buffer as ArrayBuffer);
-    const out = await this.run<InferResult>({ kind: 'infer', ids: batch.ids, typeIds: batch.typeIds, lengths: batch.lengths }, transfer);
+    const out = await this.run<InferResult>(
+      { kind: 'infer', ids: batch.ids, typeIds: batch.typeIds, lengths: batch.lengths },
+      transfer,
+    );
     return out;
   }
 

@@ -79,7 +79,9 @@ async function init(config: WorkerConfig): Promise<WorkerState> {
     lengths: probeTokens.lengths,
   });
   if (probe.logits.length !== 2 * state.signals || probe.logits.some((v) => !Number.isFinite(v))) {
-    throw new ModelContractError(`probe run returned ${probe.logits.length} values for 2 pairs × ${state.signals} signals`);
+    throw new ModelContractError(
+      `probe run returned ${probe.logits.length} values for 2 pairs × ${state.signals} signals`,
+    );
   }
   return state;
 }
@@ -98,7 +100,12 @@ function int64Tensor(batch: number, seq: number, fill: (view: Int32Array, stride
 }
 
 /** The output's float32 data, checked to hold batch × width values. */
-function outputData(out: ort.InferenceSession.OnnxValueMapType, name: string, batch: number, width: number): Float32Array {
+function outputData(
+  out: ort.InferenceSession.OnnxValueMapType,
+  name: string,
+  batch: number,
+  width: number,
+): Float32Array {
   const value = out[name];
   const data = value?.data;
   if (!(data instanceof Float32Array) || data.length !== batch * width) {
@@ -184,7 +191,9 @@ const ready: Promise<WorkerState> = init(config);
 // Failures are reported per task (as data); keep an early rejection from crashing the thread.
 ready.catch(() => undefined);
 
-export default async function handle(task: WorkerTask): Promise<DescribeResult | TokenizeResult | InferResult | WorkerFailure> {
+export default async function handle(
+  task: WorkerTask,
+): Promise<DescribeResult | TokenizeResult | InferResult | WorkerFailure> {
   try {
     const state = await ready;
     switch (task.kind) {
@@ -192,7 +201,12 @@ export default async function handle(task: WorkerTask): Promise<DescribeResult |
         return { contract: state.contract, vocabSize: state.tokenizer.vocabSize() };
       case 'tokenize': {
         const enc = await state.tokenizer.encodePairs(task.query, task.passages);
-        const result: TokenizeResult = { ids: enc.ids, typeIds: enc.typeIds, lengths: enc.lengths, offsets: enc.offsets };
+        const result: TokenizeResult = {
+          ids: enc.ids,
+          typeIds: enc.typeIds,
+          lengths: enc.lengths,
+          offsets: enc.offsets,
+        };
         return transferring(result, [enc.ids.buffer, enc.typeIds.buffer, enc.lengths.buffer, enc.offsets.buffer]);
       }
       case 'infer': {

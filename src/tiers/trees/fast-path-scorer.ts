@@ -7,7 +7,13 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { AbortedError, DeadlineExceededError, InvalidArgumentError, ModelFormatError, UnsupportedModelError } from '../../errors.js';
+import {
+  AbortedError,
+  DeadlineExceededError,
+  InvalidArgumentError,
+  ModelFormatError,
+  UnsupportedModelError,
+} from '../../errors.js';
 import { CorpusStats, loadCorpusStats } from '../../features/corpus-stats.js';
 import { FeatureSchemaMismatchError } from '../../features/errors.js';
 import { LexicalFeaturizer } from '../../features/featurizer.js';
@@ -69,19 +75,26 @@ function fail(where: string, what: string): never {
 export function parseFastPathMeta(raw: unknown, where = 'meta.json'): FastPathModelMeta {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail(where, 'not a JSON object');
   const m = raw as Record<string, unknown>;
-  if (m.format !== FASTPATH_MODEL_FORMAT) fail(where, `format must be "${FASTPATH_MODEL_FORMAT}", got ${JSON.stringify(m.format)}`);
+  if (m.format !== FASTPATH_MODEL_FORMAT)
+    fail(where, `format must be "${FASTPATH_MODEL_FORMAT}", got ${JSON.stringify(m.format)}`);
   if (m.formatVersion !== FASTPATH_MODEL_FORMAT_VERSION) {
-    fail(where, `formatVersion ${JSON.stringify(m.formatVersion)} is not supported (expected ${FASTPATH_MODEL_FORMAT_VERSION})`);
+    fail(
+      where,
+      `formatVersion ${JSON.stringify(m.formatVersion)} is not supported (expected ${FASTPATH_MODEL_FORMAT_VERSION})`,
+    );
   }
   if (typeof m.schemaVersion !== 'string') fail(where, 'schemaVersion must be a string');
-  if (!Array.isArray(m.featureNames) || !m.featureNames.every((n) => typeof n === 'string')) fail(where, 'featureNames must be an array of strings');
+  if (!Array.isArray(m.featureNames) || !m.featureNames.every((n) => typeof n === 'string'))
+    fail(where, 'featureNames must be an array of strings');
   if (typeof m.modelFile !== 'string' || m.modelFile === '') fail(where, 'modelFile must name the tree model file');
   if (typeof m.objective !== 'string') fail(where, 'objective must be a string');
   if (m.recommendedThreshold !== undefined) {
     const t = m.recommendedThreshold;
-    if (typeof t !== 'number' || !(t >= 0 && t <= 1)) fail(where, 'recommendedThreshold must be a probability in [0, 1]');
+    if (typeof t !== 'number' || !(t >= 0 && t <= 1))
+      fail(where, 'recommendedThreshold must be a probability in [0, 1]');
   }
-  if (m.statsFile !== undefined && (typeof m.statsFile !== 'string' || m.statsFile === '')) fail(where, 'statsFile must be a file name');
+  if (m.statsFile !== undefined && (typeof m.statsFile !== 'string' || m.statsFile === ''))
+    fail(where, 'statsFile must be a file name');
   if (m.calibration !== undefined) {
     const c = m.calibration as Record<string, unknown> | null;
     if (typeof c !== 'object' || c === null || c.type !== 'platt' || !Number.isFinite(c.a) || !Number.isFinite(c.b)) {
@@ -104,7 +117,8 @@ export function parseFastPathMeta(raw: unknown, where = 'meta.json'): FastPathMo
 function fileInDir(dir: string, name: string, where: string): string {
   const full = resolve(dir, name);
   const root = resolve(dir);
-  if (!full.startsWith(root + '/') && !full.startsWith(root + '\\')) fail(where, `${JSON.stringify(name)} is not a file inside the model directory`);
+  if (!full.startsWith(`${root}/`) && !full.startsWith(`${root}\\`))
+    fail(where, `${JSON.stringify(name)} is not a file inside the model directory`);
   return full;
 }
 
@@ -117,8 +131,12 @@ async function readBytes(path: string, what: string): Promise<Buffer> {
 }
 
 /** Loads a fast-path model directory into a Scorer (see docs/fastpath-model-dir.md). */
-export async function loadFastPathScorer(modelDir: string, options: LoadFastPathScorerOptions = {}): Promise<FastPathScorer> {
-  if (typeof modelDir !== 'string' || modelDir === '') throw new InvalidArgumentError('loadFastPathScorer expects a model directory path');
+export async function loadFastPathScorer(
+  modelDir: string,
+  options: LoadFastPathScorerOptions = {},
+): Promise<FastPathScorer> {
+  if (typeof modelDir !== 'string' || modelDir === '')
+    throw new InvalidArgumentError('loadFastPathScorer expects a model directory path');
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options must be an object');
   if (options.stats !== undefined && options.statsPath !== undefined) {
     throw new InvalidArgumentError('pass either stats or statsPath, not both');
@@ -153,7 +171,9 @@ export async function loadFastPathScorer(modelDir: string, options: LoadFastPath
   }
   if (model.numOutputs !== 1) {
     model.dispose();
-    throw new UnsupportedModelError(`${modelPath}: the fast path needs a single-output model, this one has ${model.numOutputs}`);
+    throw new UnsupportedModelError(
+      `${modelPath}: the fast path needs a single-output model, this one has ${model.numOutputs}`,
+    );
   }
   const calibration = meta.calibration;
   if (!PROBABILITY_OBJECTIVES.has(model.objective) && calibration === undefined) {
@@ -222,7 +242,11 @@ export async function loadFastPathScorer(modelDir: string, options: LoadFastPath
     features(query: string, passages: readonly Passage[]): Float32Array {
       return featurizer.featurize(query, passages);
     },
-    async score(query: string, passages: readonly Passage[], opts?: ScoreOptions): Promise<ReadonlyArray<ScorerPairResult>> {
+    async score(
+      query: string,
+      passages: readonly Passage[],
+      opts?: ScoreOptions,
+    ): Promise<ReadonlyArray<ScorerPairResult>> {
       checkTime(opts);
       const rows = await featurizer.featurizeAsync(query, passages);
       const k = passages.length;

@@ -19,7 +19,10 @@ export interface LoadTreeModelOptions extends TreeModelOptions {
   readonly maxBytes?: number;
 }
 
-async function readModelBytes(pathOrBytes: string | Uint8Array, maxBytes: number): Promise<{ bytes: Uint8Array; where: string }> {
+async function readModelBytes(
+  pathOrBytes: string | Uint8Array,
+  maxBytes: number,
+): Promise<{ bytes: Uint8Array; where: string }> {
   if (pathOrBytes instanceof Uint8Array) {
     if (pathOrBytes.length > maxBytes) {
       throw new InvalidArgumentError(`model is ${pathOrBytes.length} bytes, more than the ${maxBytes}-byte limit`);
@@ -35,7 +38,8 @@ async function readModelBytes(pathOrBytes: string | Uint8Array, maxBytes: number
   } catch (cause) {
     throw new InvalidArgumentError(`cannot read model file ${pathOrBytes}: ${(cause as Error).message}`, { cause });
   }
-  if (size > maxBytes) throw new InvalidArgumentError(`model file ${pathOrBytes} is ${size} bytes, more than the ${maxBytes}-byte limit`);
+  if (size > maxBytes)
+    throw new InvalidArgumentError(`model file ${pathOrBytes} is ${size} bytes, more than the ${maxBytes}-byte limit`);
   try {
     return { bytes: new Uint8Array(await readFile(pathOrBytes)), where: pathOrBytes };
   } catch (cause) {
@@ -53,7 +57,10 @@ export async function readTreeModelIR(
 }
 
 /** Loads a model file (path) or model bytes into a native TreeModel. */
-export async function loadTreeModel(pathOrBytes: string | Uint8Array, options: LoadTreeModelOptions = {}): Promise<TreeModel> {
+export async function loadTreeModel(
+  pathOrBytes: string | Uint8Array,
+  options: LoadTreeModelOptions = {},
+): Promise<TreeModel> {
   const { maxBytes, ...modelOptions } = options;
   const { ir } = await readTreeModelIR(pathOrBytes, maxBytes === undefined ? {} : { maxBytes });
   return createTreeModel(ir, modelOptions);

@@ -45,7 +45,13 @@ export type NativeKernel = 0 | 1 | 2 | 3;
 
 export interface NativeTreeEvaluator {
   info(): NativeTreeInfo;
-  predict(rows: Float32Array, nRows: number, out: Float32Array | Float64Array, valueOutput: boolean, kernel?: NativeKernel): void;
+  predict(
+    rows: Float32Array,
+    nRows: number,
+    out: Float32Array | Float64Array,
+    valueOutput: boolean,
+    kernel?: NativeKernel,
+  ): void;
   predictAsync(rows: Float32Array, nRows: number, valueOutput: boolean): Promise<Float32Array | Float64Array>;
   dispose(): void;
 }

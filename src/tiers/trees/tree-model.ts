@@ -175,7 +175,11 @@ class NativeTreeModel implements TreeModel {
     return small ? out.slice(0, n) : out;
   }
 
-  async predictAsync(rows: Float32Array, nRows: number, options?: TreePredictOptions): Promise<Float32Array | Float64Array> {
+  async predictAsync(
+    rows: Float32Array,
+    nRows: number,
+    options?: TreePredictOptions,
+  ): Promise<Float32Array | Float64Array> {
     const evaluator = this.live();
     const value = readOutput(options);
     this.checkRows(rows, nRows);

@@ -37,7 +37,8 @@ function floats(arr: ArrayLike<number>, what: string): Raw {
   const parts: string[] = new Array<string>(arr.length);
   for (let i = 0; i < arr.length; i++) {
     const v = arr[i] as number;
-    if (!Number.isFinite(v)) throw new UnsupportedModelError(`cannot write ${what}[${i}] = ${v} as XGBoost JSON (JSON has no infinity)`);
+    if (!Number.isFinite(v))
+      throw new UnsupportedModelError(`cannot write ${what}[${i}] = ${v} as XGBoost JSON (JSON has no infinity)`);
     // XGBoost's JSON reader types numbers by syntax: "1" is an Integer and fails where a float is expected.
     const t = formatFloat32(v);
     parts[i] = /[.eE]/.test(t) ? t : `${t}.0`;
@@ -121,7 +122,14 @@ export function writeXGBoostJson(ir: TreeEnsembleIR): string {
   };
   const gradientBooster =
     ir.booster === 'dart'
-      ? { gbtree, name: 'dart', weight_drop: floats(ir.trees.map((t) => t.weight), 'weight_drop') }
+      ? {
+          gbtree,
+          name: 'dart',
+          weight_drop: floats(
+            ir.trees.map((t) => t.weight),
+            'weight_drop',
+          ),
+        }
       : gbtree;
   if (ir.booster === 'gbtree' && ir.trees.some((t) => t.weight !== 1)) {
     throw new UnsupportedModelError('a gbtree model with tree weights other than 1 cannot be written as XGBoost JSON');

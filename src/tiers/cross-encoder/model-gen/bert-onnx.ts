@@ -11,7 +11,13 @@
  */
 import { InvalidArgumentError } from '../../../errors.js';
 import { GraphBuilder } from './graph-builder.js';
-import { encodeOnnxModel, OnnxDataType, type OnnxDataTypeCode, type OnnxModel, type OnnxValueInfo } from './onnx-proto.js';
+import {
+  encodeOnnxModel,
+  OnnxDataType,
+  type OnnxDataTypeCode,
+  type OnnxModel,
+  type OnnxValueInfo,
+} from './onnx-proto.js';
 import { fillNormal } from './seeded-normal.js';
 import { resolveCrossEncoderSpec, SPEED_SHAPE_NOTICE, type CrossEncoderModelSpec } from './model-spec.js';
 
@@ -58,7 +64,10 @@ export function normalizeSeed(seed: number | undefined): number {
 }
 
 /** Builds the ModelProto (plain object; large initializers hold views of freshly drawn arrays). */
-export function buildCrossEncoderModelProto(unvalidated: CrossEncoderModelSpec, options: BuildOnnxOptions = {}): OnnxModel {
+export function buildCrossEncoderModelProto(
+  unvalidated: CrossEncoderModelSpec,
+  options: BuildOnnxOptions = {},
+): OnnxModel {
   const spec = resolveCrossEncoderSpec(unvalidated);
   const seed = normalizeSeed(options.seed);
   const g = new GraphBuilder();
@@ -86,7 +95,13 @@ export function buildCrossEncoderModelProto(unvalidated: CrossEncoderModelSpec, 
   const layerNorm = (scope: string, param: string, x: string, outputName?: string): string => {
     const gamma = constant(`${param}.weight`, [h], 1);
     const beta = constant(`${param}.bias`, [h], 0);
-    return g.op(scope, 'LayerNormalization', [x, gamma, beta], { axis: { int: -1 }, epsilon: { float: spec.layerNormEps } }, outputName);
+    return g.op(
+      scope,
+      'LayerNormalization',
+      [x, gamma, beta],
+      { axis: { int: -1 }, epsilon: { float: spec.layerNormEps } },
+      outputName,
+    );
   };
 
   // ---- graph inputs -------------------------------------------------------------------------
@@ -101,7 +116,11 @@ export function buildCrossEncoderModelProto(unvalidated: CrossEncoderModelSpec, 
   // ---- embeddings ---------------------------------------------------------------------------
   const emb = '/bert/embeddings';
   const wordTable = normal('bert.embeddings.word_embeddings.weight', [spec.vocabSize, h], embeddingStd);
-  const positionTable = normal('bert.embeddings.position_embeddings.weight', [spec.maxPositionEmbeddings, h], embeddingStd);
+  const positionTable = normal(
+    'bert.embeddings.position_embeddings.weight',
+    [spec.maxPositionEmbeddings, h],
+    embeddingStd,
+  );
   const typeTable = normal('bert.embeddings.token_type_embeddings.weight', [spec.typeVocabSize, h], embeddingStd);
 
   const words = g.op(emb, 'Gather', [wordTable, idsName], { axis: { int: 0 } });
@@ -151,7 +170,10 @@ export function buildCrossEncoderModelProto(unvalidated: CrossEncoderModelSpec, 
     const masked = g.op(att, 'Add', [scores, additiveMask]);
     const probs = g.op(att, 'Softmax', [masked], { axis: { int: -1 } });
     const context = g.op(att, 'MatMul', [probs, v]); // [B,n,S,d]
-    const merged = g.op(att, 'Reshape', [g.op(att, 'Transpose', [context], { perm: { ints: [0, 2, 1, 3] } }), mergeHeadsShape]);
+    const merged = g.op(att, 'Reshape', [
+      g.op(att, 'Transpose', [context], { perm: { ints: [0, 2, 1, 3] } }),
+      mergeHeadsShape,
+    ]);
 
     const attOut = linear(`${scope}/attention/output/dense`, `${param}.attention.output.dense`, merged, h, h);
     const attResidual = g.op(`${scope}/attention/output`, 'Add', [attOut, hidden]);
@@ -169,7 +191,9 @@ export function buildCrossEncoderModelProto(unvalidated: CrossEncoderModelSpec, 
   }
 
   // ---- pooler + classifier head(s) ----------------------------------------------------------
-  const firstToken = g.op('/bert/pooler', 'Gather', [hidden, g.int64Tensor('const_first_token', [], [0])], { axis: { int: 1 } }); // [B,H]
+  const firstToken = g.op('/bert/pooler', 'Gather', [hidden, g.int64Tensor('const_first_token', [], [0])], {
+    axis: { int: 1 },
+  }); // [B,H]
   const pooled = g.op('/bert/pooler', 'Tanh', [linear('/bert/pooler/dense', 'bert.pooler.dense', firstToken, h, h)]);
 
   const outputs: OnnxValueInfo[] = [];

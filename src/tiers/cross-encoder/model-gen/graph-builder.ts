@@ -3,13 +3,7 @@
  * graph without hand-numbering every intermediate value.
  */
 import { endianness } from 'node:os';
-import {
-  OnnxAttributeType,
-  OnnxDataType,
-  type OnnxAttribute,
-  type OnnxNode,
-  type OnnxTensor,
-} from './onnx-proto.js';
+import { OnnxAttributeType, OnnxDataType, type OnnxAttribute, type OnnxNode, type OnnxTensor } from './onnx-proto.js';
 
 export type AttributeValue =
   | { readonly int: number }
@@ -45,7 +39,13 @@ export class GraphBuilder {
   private counter = 0;
 
   /** Adds a node with one output and returns the output's name. `scope` prefixes the names. */
-  op(scope: string, opType: string, inputs: readonly string[], attributes: Record<string, AttributeValue> = {}, outputName?: string): string {
+  op(
+    scope: string,
+    opType: string,
+    inputs: readonly string[],
+    attributes: Record<string, AttributeValue> = {},
+    outputName?: string,
+  ): string {
     const name = this.unique(`${scope}/${opType}`);
     const output = outputName ?? `${name}_output_0`;
     this.claim(output);
@@ -63,7 +63,12 @@ export class GraphBuilder {
   floatTensor(name: string, dims: readonly number[], values: Float32Array): string {
     this.checkSize(name, dims, values.length);
     this.claim(name);
-    this.initializers.push({ name, dims: [...dims], data_type: OnnxDataType.FLOAT, raw_data: littleEndianBytes(values) });
+    this.initializers.push({
+      name,
+      dims: [...dims],
+      data_type: OnnxDataType.FLOAT,
+      raw_data: littleEndianBytes(values),
+    });
     return name;
   }
 
@@ -83,7 +88,8 @@ export class GraphBuilder {
 
   private checkSize(name: string, dims: readonly number[], length: number): void {
     const expected = dims.reduce((a, b) => a * b, 1);
-    if (expected !== length) throw new RangeError(`internal error: tensor ${name} has ${length} values for dims [${dims.join(', ')}]`);
+    if (expected !== length)
+      throw new RangeError(`internal error: tensor ${name} has ${length} values for dims [${dims.join(', ')}]`);
   }
 
   private claim(name: string): void {

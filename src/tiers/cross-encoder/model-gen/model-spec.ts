@@ -162,7 +162,9 @@ export function resolveCrossEncoderSpec(presetOrSpec: string | CrossEncoderModel
 function positiveInt(spec: CrossEncoderModelSpec, key: keyof CrossEncoderModelSpec): number {
   const value = spec[key];
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new InvalidArgumentError(`cross-encoder spec "${String(spec.name)}": ${key} must be a positive integer, got ${String(value)}`);
+    throw new InvalidArgumentError(
+      `cross-encoder spec "${String(spec.name)}": ${key} must be a positive integer, got ${String(value)}`,
+    );
   }
   return value;
 }
@@ -172,13 +174,25 @@ const RESERVED_NAMES = new Set(['input_ids', 'attention_mask', 'token_type_ids',
 
 function validateSpec(spec: CrossEncoderModelSpec): void {
   if (typeof spec.name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(spec.name)) {
-    throw new InvalidArgumentError(`cross-encoder spec name must be a folder-safe identifier, got ${JSON.stringify(spec.name)}`);
+    throw new InvalidArgumentError(
+      `cross-encoder spec name must be a folder-safe identifier, got ${JSON.stringify(spec.name)}`,
+    );
   }
-  for (const key of ['numLayers', 'hiddenSize', 'numHeads', 'intermediateSize', 'vocabSize', 'maxPositionEmbeddings', 'typeVocabSize'] as const) {
+  for (const key of [
+    'numLayers',
+    'hiddenSize',
+    'numHeads',
+    'intermediateSize',
+    'vocabSize',
+    'maxPositionEmbeddings',
+    'typeVocabSize',
+  ] as const) {
     positiveInt(spec, key);
   }
   if (spec.hiddenSize % spec.numHeads !== 0) {
-    throw new InvalidArgumentError(`cross-encoder spec "${spec.name}": hiddenSize ${spec.hiddenSize} is not divisible by numHeads ${spec.numHeads}`);
+    throw new InvalidArgumentError(
+      `cross-encoder spec "${spec.name}": hiddenSize ${spec.hiddenSize} is not divisible by numHeads ${spec.numHeads}`,
+    );
   }
   if (!Array.isArray(spec.outputs) || spec.outputs.length === 0) {
     throw new InvalidArgumentError(`cross-encoder spec "${spec.name}": outputs must list at least one head`);
@@ -186,17 +200,24 @@ function validateSpec(spec: CrossEncoderModelSpec): void {
   const seen = new Set<string>();
   for (const out of spec.outputs) {
     if (!OUTPUT_NAME.test(out.name) || RESERVED_NAMES.has(out.name) || seen.has(out.name)) {
-      throw new InvalidArgumentError(`cross-encoder spec "${spec.name}": bad or duplicate output name ${JSON.stringify(out.name)}`);
+      throw new InvalidArgumentError(
+        `cross-encoder spec "${spec.name}": bad or duplicate output name ${JSON.stringify(out.name)}`,
+      );
     }
     seen.add(out.name);
     if (!Number.isSafeInteger(out.size) || out.size < 1) {
-      throw new InvalidArgumentError(`cross-encoder spec "${spec.name}": output "${out.name}" size must be a positive integer`);
+      throw new InvalidArgumentError(
+        `cross-encoder spec "${spec.name}": output "${out.name}" size must be a positive integer`,
+      );
     }
   }
   if (!(spec.layerNormEps > 0 && spec.layerNormEps < 1)) {
     throw new InvalidArgumentError(`cross-encoder spec "${spec.name}": layerNormEps must be in (0, 1)`);
   }
-  if (spec.initStd !== 'fan-in' && !(typeof spec.initStd === 'number' && spec.initStd > 0 && Number.isFinite(spec.initStd))) {
+  if (
+    spec.initStd !== 'fan-in' &&
+    !(typeof spec.initStd === 'number' && spec.initStd > 0 && Number.isFinite(spec.initStd))
+  ) {
     throw new InvalidArgumentError(`cross-encoder spec "${spec.name}": initStd must be 'fan-in' or a positive number`);
   }
   if (spec.defect !== undefined && spec.defect !== 'input-ids-int32' && spec.defect !== 'no-input-ids') {

@@ -83,10 +83,16 @@ function labelNames(spec: CrossEncoderModelSpec): string[] {
   if (spec.outputs.length === 1) {
     return Array.from({ length: spec.outputs[0].size }, (_, i) => `LABEL_${i}`);
   }
-  return spec.outputs.flatMap((o) => (o.size === 1 ? [o.name] : Array.from({ length: o.size }, (_, i) => `${o.name}_${i}`)));
+  return spec.outputs.flatMap((o) =>
+    o.size === 1 ? [o.name] : Array.from({ length: o.size }, (_, i) => `${o.name}_${i}`),
+  );
 }
 
-function configJson(spec: CrossEncoderModelSpec, seed: number, presetName: string | undefined): Record<string, unknown> {
+function configJson(
+  spec: CrossEncoderModelSpec,
+  seed: number,
+  presetName: string | undefined,
+): Record<string, unknown> {
   const labels = labelNames(spec);
   return {
     _name_or_path: `relevance-gate/${spec.name}-speed-shape`,
@@ -118,7 +124,11 @@ function configJson(spec: CrossEncoderModelSpec, seed: number, presetName: strin
       description: spec.description,
       seed,
       init_std: spec.initStd,
-      inputs: [spec.defect === 'no-input-ids' ? 'tokens' : 'input_ids', 'attention_mask', ...(spec.tokenTypeInput ? ['token_type_ids'] : [])],
+      inputs: [
+        spec.defect === 'no-input-ids' ? 'tokens' : 'input_ids',
+        'attention_mask',
+        ...(spec.tokenTypeInput ? ['token_type_ids'] : []),
+      ],
       input_ids_dtype: spec.defect === 'input-ids-int32' ? 'int32' : 'int64',
       outputs: spec.outputs.map((o) => ({ name: o.name, shape: ['batch_size', o.size] })),
       defect: spec.defect ?? null,
@@ -157,16 +167,24 @@ async function readTokenizerJson(path: string, vocabSize: number): Promise<Buffe
   const bytes = await readFile(path);
   let maxId = -1;
   try {
-    const parsed = JSON.parse(bytes.toString('utf8')) as { model?: { vocab?: unknown }; added_tokens?: { id?: unknown }[] };
+    const parsed = JSON.parse(bytes.toString('utf8')) as {
+      model?: { vocab?: unknown };
+      added_tokens?: { id?: unknown }[];
+    };
     const vocab = parsed.model?.vocab;
-    if (vocab === null || typeof vocab !== 'object' || Array.isArray(vocab)) throw new Error('model.vocab is not a token → id map');
-    for (const id of Object.values(vocab as Record<string, unknown>)) if (typeof id === 'number' && id > maxId) maxId = id;
-    for (const token of parsed.added_tokens ?? []) if (typeof token.id === 'number' && token.id > maxId) maxId = token.id;
+    if (vocab === null || typeof vocab !== 'object' || Array.isArray(vocab))
+      throw new Error('model.vocab is not a token → id map');
+    for (const id of Object.values(vocab as Record<string, unknown>))
+      if (typeof id === 'number' && id > maxId) maxId = id;
+    for (const token of parsed.added_tokens ?? [])
+      if (typeof token.id === 'number' && token.id > maxId) maxId = token.id;
   } catch (cause) {
     throw new TokenizerSourceError(`${path} is not a WordPiece tokenizer.json: ${(cause as Error).message}`, { cause });
   }
   if (maxId < 0 || maxId >= vocabSize) {
-    throw new TokenizerSourceError(`${path} has token ids up to ${maxId}, which does not fit the model's vocab_size ${vocabSize}`);
+    throw new TokenizerSourceError(
+      `${path} has token ids up to ${maxId}, which does not fit the model's vocab_size ${vocabSize}`,
+    );
   }
   return bytes;
 }
@@ -196,7 +214,10 @@ export async function writeCrossEncoderModelDir(
   const spec = resolveCrossEncoderSpec(presetOrSpec);
   const seed = normalizeSeed(options.seed);
   const presetName = typeof presetOrSpec === 'string' ? presetOrSpec : undefined;
-  const tokenizer = await readTokenizerJson(resolve(options.tokenizerJsonPath ?? defaultTokenizerJsonPath()), spec.vocabSize);
+  const tokenizer = await readTokenizerJson(
+    resolve(options.tokenizerJsonPath ?? defaultTokenizerJsonPath()),
+    spec.vocabSize,
+  );
 
   const root = resolve(dir);
   await mkdir(join(root, 'onnx'), { recursive: true });

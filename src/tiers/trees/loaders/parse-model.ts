@@ -35,7 +35,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 /** ml-xgboost's toJSON().model: signed bytes (Int8 from getValue 'i8'), or a Buffer's JSON. */
 function mlXGBoostBytes(model: unknown, where: string): Uint8Array {
-  const list = isRecord(model) && model['type'] === 'Buffer' ? model['data'] : model;
+  const list = isRecord(model) && model.type === 'Buffer' ? model.data : model;
   if (!Array.isArray(list)) throw new ModelFormatError(`${where}: "model" is not an array of bytes`);
   const out = new Uint8Array(list.length);
   for (let i = 0; i < list.length; i++) {
@@ -59,15 +59,20 @@ export function parseTreeModelBytes(bytes: Uint8Array, where = 'model'): ParsedT
     try {
       doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(start)));
     } catch (cause) {
-      throw new ModelFormatError(`${where}: starts like JSON but is not valid JSON (${(cause as Error).message})`, { cause });
+      throw new ModelFormatError(`${where}: starts like JSON but is not valid JSON (${(cause as Error).message})`, {
+        cause,
+      });
     }
     if (isRecord(doc) && !('learner' in doc) && 'model' in doc) {
-      const inner = mlXGBoostBytes(doc['model'], `${where} (ml-xgboost JSON)`);
-      return { format: 'ml-xgboost-json', ir: loadXGBoostLegacyBinary(inner, `${where} (ml-xgboost JSON, embedded binary)`) };
+      const inner = mlXGBoostBytes(doc.model, `${where} (ml-xgboost JSON)`);
+      return {
+        format: 'ml-xgboost-json',
+        ir: loadXGBoostLegacyBinary(inner, `${where} (ml-xgboost JSON, embedded binary)`),
+      };
     }
     // XGBoost's memory snapshot (save_raw / pickle in JSON form) wraps the model as {Model, Config}.
-    if (isRecord(doc) && !('learner' in doc) && isRecord(doc['Model']) && 'learner' in doc['Model']) {
-      return { format: 'xgboost-json', ir: treeEnsembleFromDocument(doc['Model'], `${where} (JSON snapshot)`) };
+    if (isRecord(doc) && !('learner' in doc) && isRecord(doc.Model) && 'learner' in doc.Model) {
+      return { format: 'xgboost-json', ir: treeEnsembleFromDocument(doc.Model, `${where} (JSON snapshot)`) };
     }
     return { format: 'xgboost-json', ir: treeEnsembleFromDocument(doc, `${where} (JSON)`) };
   }

@@ -20,8 +20,10 @@ import type { TreeIR } from '../model-ir.js';
 export const MAX_FEATURES = 1 << 24;
 
 export function checkNumFeatures(n: number, where: string): void {
-  if (!Number.isInteger(n) || n < 1) throw new ModelFormatError(`${where}: num_feature ${n} must be a positive integer`);
-  if (n > MAX_FEATURES) throw new UnsupportedModelError(`${where}: num_feature ${n} exceeds the supported maximum ${MAX_FEATURES}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new ModelFormatError(`${where}: num_feature ${n} must be a positive integer`);
+  if (n > MAX_FEATURES)
+    throw new UnsupportedModelError(`${where}: num_feature ${n} exceeds the supported maximum ${MAX_FEATURES}`);
 }
 
 export interface RawTree {
@@ -45,7 +47,8 @@ export function buildTree(raw: RawTree, group: number, weight: number, numFeatur
       throw new ModelFormatError(`${where}: ${name} has ${arr.length} entries, left_children has ${n}`);
     }
   }
-  if (!Number.isFinite(Math.fround(weight))) throw new ModelFormatError(`${where}: tree weight ${weight} is not finite as float32`);
+  if (!Number.isFinite(Math.fround(weight)))
+    throw new ModelFormatError(`${where}: tree weight ${weight} is not finite as float32`);
 
   // Walk from the root with an explicit stack: depth is bounded by n, never by the JS call stack.
   const seen = new Uint8Array(n);
@@ -61,7 +64,8 @@ export function buildTree(raw: RawTree, group: number, weight: number, numFeatur
     const cond = Math.fround(Number(raw.splitCondition[i]));
     if (l === -1) {
       // XGBoost's IsLeaf() looks at the left child only.
-      if (!Number.isFinite(cond)) throw new ModelFormatError(`${where}: leaf ${i} has non-finite value ${cond} (as float32)`);
+      if (!Number.isFinite(cond))
+        throw new ModelFormatError(`${where}: leaf ${i} has non-finite value ${cond} (as float32)`);
       continue;
     }
     if (!Number.isInteger(l) || !Number.isInteger(r) || l < 1 || r < 1 || l >= n || r >= n || l === r) {

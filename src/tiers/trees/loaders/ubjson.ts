@@ -86,7 +86,8 @@ class Decoder {
       case 'L': {
         this.need(8);
         const x = v.getBigInt64(this.pos, false);
-        if (x > BigInt(Number.MAX_SAFE_INTEGER) || x < BigInt(Number.MIN_SAFE_INTEGER)) this.fail(`int64 ${x} is out of range`);
+        if (x > BigInt(Number.MAX_SAFE_INTEGER) || x < BigInt(Number.MIN_SAFE_INTEGER))
+          this.fail(`int64 ${x} is out of range`);
         this.pos += 8;
         return Number(x);
       }
@@ -147,7 +148,8 @@ class Decoder {
       case 'H': {
         const s = this.string();
         const x = Number(s);
-        if (s.trim() === '' || Number.isNaN(x)) this.fail(`high-precision number ${JSON.stringify(s.slice(0, 40))} is not a number`);
+        if (s.trim() === '' || Number.isNaN(x))
+          this.fail(`high-precision number ${JSON.stringify(s.slice(0, 40))} is not a number`);
         return x;
       }
       default:

@@ -63,7 +63,9 @@ function scalar(parent: Doc, key: string, where: string, fallback?: number): num
   if (typeof s === 'string' && s.startsWith('[') && s.endsWith(']')) {
     const parts = s.slice(1, -1).split(',');
     if (parts.length !== 1) {
-      throw new UnsupportedModelError(`${where}: "${key}" holds ${parts.length} values (multi-target models are not supported)`);
+      throw new UnsupportedModelError(
+        `${where}: "${key}" holds ${parts.length} values (multi-target models are not supported)`,
+      );
     }
     s = parts[0];
   }
@@ -92,7 +94,7 @@ export function treeEnsembleFromDocument(doc: unknown, where = 'XGBoost model'):
   if (numTarget > 1) {
     throw new UnsupportedModelError(`${where}: num_target = ${numTarget} (multi-target models are not supported)`);
   }
-  const objective = parseObjective(obj(learner, 'objective', where)['name'], where);
+  const objective = parseObjective(obj(learner, 'objective', where).name, where);
   const numGroups = Math.max(1, numClass);
   if (isMultiClass(objective) && numClass < 1) {
     throw new ModelFormatError(`${where}: ${objective} requires num_class >= 1, got ${numClass}`);
@@ -101,7 +103,7 @@ export function treeEnsembleFromDocument(doc: unknown, where = 'XGBoost model'):
   const baseMargin = baseScoreToMargin(objective, baseScore, where);
 
   const gb = obj(learner, 'gradient_booster', where);
-  const boosterName = gb['name'];
+  const boosterName = gb.name;
   let booster: 'gbtree' | 'dart';
   let gbtree: Doc;
   let weights: ArrayLike<number> | undefined;
@@ -118,13 +120,15 @@ export function treeEnsembleFromDocument(doc: unknown, where = 'XGBoost model'):
     );
   }
   const model = obj(gbtree, 'model', `${where} gbtree`);
-  const treesRaw = model['trees'];
+  const treesRaw = model.trees;
   if (!Array.isArray(treesRaw)) throw new ModelFormatError(`${where}: gbtree model has no "trees" array`);
-  const modelParam = isObject(model['gbtree_model_param']) ? model['gbtree_model_param'] : undefined;
+  const modelParam = isObject(model.gbtree_model_param) ? model.gbtree_model_param : undefined;
   if (modelParam !== undefined) {
     const declared = count(modelParam, 'num_trees', `${where} gbtree_model_param`, treesRaw.length);
     if (declared !== treesRaw.length) {
-      throw new ModelFormatError(`${where}: gbtree_model_param.num_trees = ${declared} but ${treesRaw.length} trees are stored`);
+      throw new ModelFormatError(
+        `${where}: gbtree_model_param.num_trees = ${declared} but ${treesRaw.length} trees are stored`,
+      );
     }
     if (count(modelParam, 'size_leaf_vector', `${where} gbtree_model_param`, 0) > 1) {
       throw new UnsupportedModelError(`${where}: vector leaves (size_leaf_vector > 1) are not supported`);
@@ -147,14 +151,16 @@ export function treeEnsembleFromDocument(doc: unknown, where = 'XGBoost model'):
     if (!Number.isInteger(group) || group < 0 || group >= numGroups) {
       throw new ModelFormatError(`${tw}: tree_info group ${group} is outside [0, ${numGroups})`);
     }
-    if (isObject(tree['tree_param']) && count(tree['tree_param'], 'size_leaf_vector', tw, 0) > 1) {
+    if (isObject(tree.tree_param) && count(tree.tree_param, 'size_leaf_vector', tw, 0) > 1) {
       throw new UnsupportedModelError(`${tw}: vector leaves (size_leaf_vector > 1) are not supported`);
     }
-    const splitType = tree['split_type'] === undefined ? undefined : numArray(tree, 'split_type', tw);
+    const splitType = tree.split_type === undefined ? undefined : numArray(tree, 'split_type', tw);
     if (splitType !== undefined) {
       for (let i = 0; i < splitType.length; i++) {
         if (Number(splitType[i]) !== 0) {
-          throw new UnsupportedModelError(`${tw}: node ${i} is a categorical split (split_type ${splitType[i]}); categorical splits are not supported`);
+          throw new UnsupportedModelError(
+            `${tw}: node ${i} is a categorical split (split_type ${splitType[i]}); categorical splits are not supported`,
+          );
         }
       }
     }
@@ -178,7 +184,7 @@ export function treeEnsembleFromDocument(doc: unknown, where = 'XGBoost model'):
     );
   }
 
-  const names = learner['feature_names'];
+  const names = learner.feature_names;
   const featureNames =
     Array.isArray(names) && names.length === numFeatures && names.every((n) => typeof n === 'string')
       ? (names as string[])

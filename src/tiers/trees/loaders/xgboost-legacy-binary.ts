@@ -83,12 +83,15 @@ export function loadXGBoostLegacyBinary(bytes: Uint8Array, where = 'XGBoost lega
   r.skip(LEARNER_PARAM_BYTES - (r.offset - paramStart), 'learner parameters (reserved)');
   checkNumFeatures(numFeature, where);
   if (numClass < 0) r.fail(`num_class ${numClass} is negative`);
-  if (numTarget > 1) throw new UnsupportedModelError(`${where}: num_target = ${numTarget} (multi-target models are not supported)`);
+  if (numTarget > 1)
+    throw new UnsupportedModelError(`${where}: num_target = ${numTarget} (multi-target models are not supported)`);
 
   const objective = parseObjective(readString(r, 'objective name', MAX_NAME_BYTES), where);
   const boosterName = readString(r, 'booster name', MAX_NAME_BYTES);
   if (boosterName !== 'gbtree' && boosterName !== 'dart') {
-    throw new UnsupportedModelError(`${where}: booster "${printable(boosterName)}" is not supported (gbtree and dart are)`);
+    throw new UnsupportedModelError(
+      `${where}: booster "${printable(boosterName)}" is not supported (gbtree and dart are)`,
+    );
   }
   const numGroups = Math.max(1, numClass);
   if (isMultiClass(objective) && numClass < 1) {
@@ -110,7 +113,9 @@ export function loadXGBoostLegacyBinary(bytes: Uint8Array, where = 'XGBoost lega
   // Each tree takes at least its parameters plus one node and its stats.
   r.needItems(numTrees, TREE_PARAM_BYTES + NODE_BYTES + NODE_STAT_BYTES, 'trees');
   if (numPbuffer !== 0) {
-    throw new UnsupportedModelError(`${where}: prediction buffers (num_pbuffer = ${numPbuffer}, XGBoost < 0.7) are not supported`);
+    throw new UnsupportedModelError(
+      `${where}: prediction buffers (num_pbuffer = ${numPbuffer}, XGBoost < 0.7) are not supported`,
+    );
   }
   if (sizeLeafVector > 1) throw new UnsupportedModelError(`${where}: vector leaves are not supported`);
   // 1.x writes num_roots = num_parallel_tree there; both are irrelevant to prediction except a
@@ -185,7 +190,9 @@ export function loadXGBoostLegacyBinary(bytes: Uint8Array, where = 'XGBoost lega
 
   let baseScore: number;
   if (majorVersion < 1) {
-    baseScore = objective.startsWith('multi:') ? Math.fround(storedBaseScore) : marginToBaseScore(objective, storedBaseScore);
+    baseScore = objective.startsWith('multi:')
+      ? Math.fround(storedBaseScore)
+      : marginToBaseScore(objective, storedBaseScore);
   } else {
     baseScore = Math.fround(storedBaseScore);
   }

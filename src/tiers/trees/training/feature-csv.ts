@@ -40,12 +40,16 @@ export function parseFeatureCsv(text: string, expectedColumns: number, source = 
     if (line.trim() === '') continue;
     const fields = line.split(',');
     if (fields.length !== expectedColumns) {
-      throw new InvalidArgumentError(`${source} line ${i + 1}: ${fields.length} values, the model expects ${expectedColumns} features`);
+      throw new InvalidArgumentError(
+        `${source} line ${i + 1}: ${fields.length} values, the model expects ${expectedColumns} features`,
+      );
     }
     for (let c = 0; c < fields.length; c++) {
       const v = parseFeatureValue(fields[c] as string);
       if (v === undefined) {
-        throw new InvalidArgumentError(`${source} line ${i + 1}, column ${c + 1}: ${JSON.stringify((fields[c] as string).slice(0, 40))} is not a number`);
+        throw new InvalidArgumentError(
+          `${source} line ${i + 1}, column ${c + 1}: ${JSON.stringify((fields[c] as string).slice(0, 40))} is not a number`,
+        );
       }
       values.push(v);
     }

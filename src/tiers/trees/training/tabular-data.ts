@@ -47,14 +47,21 @@ function splitCsvLine(line: string, lineNo: number, source: string): string[] {
   return out;
 }
 
-function resolveColumns(available: readonly string[], sel: TableSelection, source: string): { label: number; features: number[]; names: string[] } {
+function resolveColumns(
+  available: readonly string[],
+  sel: TableSelection,
+  source: string,
+): { label: number; features: number[]; names: string[] } {
   const index = new Map<string, number>();
   available.forEach((name, i) => {
     if (index.has(name)) throw new InvalidArgumentError(`${source}: column "${name}" appears twice`);
     index.set(name, i);
   });
   const label = index.get(sel.label);
-  if (label === undefined) throw new InvalidArgumentError(`${source}: label column "${sel.label}" not found (columns: ${available.join(', ')})`);
+  if (label === undefined)
+    throw new InvalidArgumentError(
+      `${source}: label column "${sel.label}" not found (columns: ${available.join(', ')})`,
+    );
   const names = sel.features ? [...sel.features] : available.filter((n) => n !== sel.label);
   if (names.length === 0) throw new InvalidArgumentError(`${source}: no feature columns`);
   const features = names.map((n) => {
@@ -68,9 +75,18 @@ function resolveColumns(available: readonly string[], sel: TableSelection, sourc
 }
 
 function labelValue(v: unknown, lineNo: number, source: string, name: string): number {
-  const x = typeof v === 'number' ? v : typeof v === 'boolean' ? Number(v) : typeof v === 'string' ? parseFeatureValue(v) : undefined;
+  const x =
+    typeof v === 'number'
+      ? v
+      : typeof v === 'boolean'
+        ? Number(v)
+        : typeof v === 'string'
+          ? parseFeatureValue(v)
+          : undefined;
   if (x === undefined || !Number.isFinite(x)) {
-    throw new InvalidArgumentError(`${source} line ${lineNo}: label "${name}" = ${JSON.stringify(v)} is not a finite number`);
+    throw new InvalidArgumentError(
+      `${source} line ${lineNo}: label "${name}" = ${JSON.stringify(v)} is not a finite number`,
+    );
   }
   return x;
 }
@@ -89,19 +105,28 @@ export function parseCsvTable(text: string, sel: TableSelection, source = 'data'
     if (line.trim() === '') continue;
     const fields = splitCsvLine(line, i + 1, source);
     if (fields.length !== header.length) {
-      throw new InvalidArgumentError(`${source} line ${i + 1}: ${fields.length} fields, the header has ${header.length}`);
+      throw new InvalidArgumentError(
+        `${source} line ${i + 1}: ${fields.length} fields, the header has ${header.length}`,
+      );
     }
     labels.push(labelValue(fields[cols.label], i + 1, source, sel.label));
     cols.features.forEach((c, k) => {
       const v = parseFeatureValue(fields[c] as string);
       if (v === undefined) {
-        throw new InvalidArgumentError(`${source} line ${i + 1}, column "${cols.names[k]}": ${JSON.stringify((fields[c] as string).slice(0, 40))} is not a number`);
+        throw new InvalidArgumentError(
+          `${source} line ${i + 1}, column "${cols.names[k]}": ${JSON.stringify((fields[c] as string).slice(0, 40))} is not a number`,
+        );
       }
       feats.push(v);
     });
   }
   if (labels.length === 0) throw new InvalidArgumentError(`${source}: no data rows`);
-  return { featureNames: cols.names, features: Float32Array.from(feats), labels: Float64Array.from(labels), numRows: labels.length };
+  return {
+    featureNames: cols.names,
+    features: Float32Array.from(feats),
+    labels: Float64Array.from(labels),
+    numRows: labels.length,
+  };
 }
 
 export function parseJsonlTable(text: string, sel: TableSelection, source = 'data'): LabelledTable {
@@ -124,8 +149,12 @@ export function parseJsonlTable(text: string, sel: TableSelection, source = 'dat
     const obj = rec as Record<string, unknown>;
     if (cols === undefined) {
       const keys = Object.keys(obj);
-      const names = sel.features ? [...sel.features] : keys.filter((k) => k !== sel.label && (typeof obj[k] === 'number' || obj[k] === null));
-      cols = { names: resolveColumns([...new Set([...keys, ...names])], { label: sel.label, features: names }, source).names };
+      const names = sel.features
+        ? [...sel.features]
+        : keys.filter((k) => k !== sel.label && (typeof obj[k] === 'number' || obj[k] === null));
+      cols = {
+        names: resolveColumns([...new Set([...keys, ...names])], { label: sel.label, features: names }, source).names,
+      };
     }
     if (!(sel.label in obj)) throw new InvalidArgumentError(`${source} line ${i + 1}: label "${sel.label}" is missing`);
     labels.push(labelValue(obj[sel.label], i + 1, source, sel.label));
@@ -134,16 +163,26 @@ export function parseJsonlTable(text: string, sel: TableSelection, source = 'dat
       if (v === undefined || v === null) feats.push(NaN);
       else if (typeof v === 'number') feats.push(v);
       else if (typeof v === 'string' && parseFeatureValue(v) !== undefined) feats.push(parseFeatureValue(v) as number);
-      else throw new InvalidArgumentError(`${source} line ${i + 1}, field "${name}": ${JSON.stringify(v).slice(0, 40)} is not a number`);
+      else
+        throw new InvalidArgumentError(
+          `${source} line ${i + 1}, field "${name}": ${JSON.stringify(v).slice(0, 40)} is not a number`,
+        );
     }
   }
   if (cols === undefined || labels.length === 0) throw new InvalidArgumentError(`${source}: no data rows`);
-  return { featureNames: cols.names, features: Float32Array.from(feats), labels: Float64Array.from(labels), numRows: labels.length };
+  return {
+    featureNames: cols.names,
+    features: Float32Array.from(feats),
+    labels: Float64Array.from(labels),
+    numRows: labels.length,
+  };
 }
 
 /** Picks the parser by extension: .jsonl / .ndjson → JSONL, anything else → CSV with header. */
 export function parseTable(text: string, fileName: string, sel: TableSelection): LabelledTable {
-  return /\.(jsonl|ndjson)$/i.test(fileName) ? parseJsonlTable(text, sel, fileName) : parseCsvTable(text, sel, fileName);
+  return /\.(jsonl|ndjson)$/i.test(fileName)
+    ? parseJsonlTable(text, sel, fileName)
+    : parseCsvTable(text, sel, fileName);
 }
 
 /** Same columns, a subset of rows (in the given order). */
@@ -161,7 +200,8 @@ export function takeRows(t: LabelledTable, rows: ArrayLike<number>): LabelledTab
 
 /** Deterministic train/validation split: a seeded shuffle, the first `fraction` of it is validation. */
 export function splitRows(numRows: number, fraction: number, seed: number): { train: Uint32Array; valid: Uint32Array } {
-  if (!(fraction >= 0 && fraction < 1)) throw new InvalidArgumentError(`validation fraction must be in [0, 1), got ${fraction}`);
+  if (!(fraction >= 0 && fraction < 1))
+    throw new InvalidArgumentError(`validation fraction must be in [0, 1), got ${fraction}`);
   const order = new Uint32Array(numRows);
   for (let i = 0; i < numRows; i++) order[i] = i;
   const rand = mulberry32((seed >>> 0) ^ 0x9e3779b9);

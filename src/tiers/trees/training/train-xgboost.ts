@@ -166,8 +166,14 @@ function num(name: string, v: number | undefined, def: number, ok: (x: number) =
 
 /** Validates params and maps them to XGBoost's string parameters. */
 export function xgboostParamsFor(p: XGBoostTrainParams): Record<string, string> {
-  check(TRAIN_OBJECTIVES.includes(p.objective), `objective must be one of ${TRAIN_OBJECTIVES.join(', ')}, got ${String(p.objective)}`);
-  check(Number.isInteger(p.rounds) && p.rounds >= 1 && p.rounds <= 100_000, `rounds must be an integer in [1, 100000], got ${String(p.rounds)}`);
+  check(
+    TRAIN_OBJECTIVES.includes(p.objective),
+    `objective must be one of ${TRAIN_OBJECTIVES.join(', ')}, got ${String(p.objective)}`,
+  );
+  check(
+    Number.isInteger(p.rounds) && p.rounds >= 1 && p.rounds <= 100_000,
+    `rounds must be an integer in [1, 100000], got ${String(p.rounds)}`,
+  );
   const multi = p.objective.startsWith('multi:');
   const out: Record<string, string> = {
     booster: 'gbtree',
@@ -186,12 +192,24 @@ export function xgboostParamsFor(p: XGBoostTrainParams): Record<string, string> 
     silent: '1',
     nthread: '1',
   };
-  check(['exact', 'approx', 'hist'].includes(out['tree_method'] as string), `treeMethod must be exact, approx or hist, got ${String(p.treeMethod)}`);
+  check(
+    ['exact', 'approx', 'hist'].includes(out.tree_method as string),
+    `treeMethod must be exact, approx or hist, got ${String(p.treeMethod)}`,
+  );
   const logistic = p.objective === 'binary:logistic' || p.objective === 'reg:logistic';
-  out['base_score'] = num('baseScore', p.baseScore, 0.5, (x) => (logistic ? x > 0 && x < 1 : true), logistic ? 'in (0, 1) for a logistic objective' : 'finite');
+  out.base_score = num(
+    'baseScore',
+    p.baseScore,
+    0.5,
+    (x) => (logistic ? x > 0 && x < 1 : true),
+    logistic ? 'in (0, 1) for a logistic objective' : 'finite',
+  );
   if (multi) {
-    check(Number.isInteger(p.numClass) && (p.numClass as number) >= 2 && (p.numClass as number) <= 10_000, `${p.objective} needs numClass, an integer in [2, 10000], got ${String(p.numClass)}`);
-    out['num_class'] = String(p.numClass);
+    check(
+      Number.isInteger(p.numClass) && (p.numClass as number) >= 2 && (p.numClass as number) <= 10_000,
+      `${p.objective} needs numClass, an integer in [2, 10000], got ${String(p.numClass)}`,
+    );
+    out.num_class = String(p.numClass);
   } else {
     check(p.numClass === undefined || p.numClass === 1, `numClass is only for multi:* objectives`);
   }
@@ -213,7 +231,9 @@ function encodeFeatures(d: XGBoostTrainData, minusOne: 'error' | 'as-missing'): 
       );
     } else if (!Number.isFinite(v)) {
       const row = Math.floor(i / d.numFeatures);
-      throw new InvalidArgumentError(`feature value ${v} at row ${row}, column ${i - row * d.numFeatures} is not finite`);
+      throw new InvalidArgumentError(
+        `feature value ${v} at row ${row}, column ${i - row * d.numFeatures} is not finite`,
+      );
     } else {
       out[i] = v;
     }
@@ -226,11 +246,16 @@ function encodeLabels(d: XGBoostTrainData, p: XGBoostTrainParams): Float32Array 
   for (let i = 0; i < d.numRows; i++) {
     const y = Number(d.labels[i]);
     if (!Number.isFinite(y)) throw new InvalidArgumentError(`label at row ${i} is not a finite number`);
-    if ((p.objective === 'binary:logistic' || p.objective === 'binary:logitraw' || p.objective === 'reg:logistic') && (y < 0 || y > 1)) {
+    if (
+      (p.objective === 'binary:logistic' || p.objective === 'binary:logitraw' || p.objective === 'reg:logistic') &&
+      (y < 0 || y > 1)
+    ) {
       throw new InvalidArgumentError(`label ${y} at row ${i} must be in [0, 1] for ${p.objective}`);
     }
     if (p.objective.startsWith('multi:') && (!Number.isInteger(y) || y < 0 || y >= (p.numClass as number))) {
-      throw new InvalidArgumentError(`label ${y} at row ${i} must be a class index in [0, ${p.numClass}) for ${p.objective}`);
+      throw new InvalidArgumentError(
+        `label ${y} at row ${i} must be a class index in [0, ${p.numClass}) for ${p.objective}`,
+      );
     }
     out[i] = y;
   }
@@ -241,9 +266,18 @@ function validateData(d: XGBoostTrainData): void {
   check(d !== null && typeof d === 'object', 'training data must be an object');
   check(d.features instanceof Float32Array, 'features must be a Float32Array');
   check(Number.isInteger(d.numRows) && d.numRows >= 1, `numRows must be a positive integer, got ${String(d.numRows)}`);
-  check(Number.isInteger(d.numFeatures) && d.numFeatures >= 1 && d.numFeatures <= 1_000_000, `numFeatures must be an integer in [1, 1e6], got ${String(d.numFeatures)}`);
-  check(d.features.length === d.numRows * d.numFeatures, `features has ${d.features.length} values, expected numRows × numFeatures = ${d.numRows * d.numFeatures}`);
-  check(d.labels !== null && typeof d.labels === 'object' && d.labels.length === d.numRows, `labels must have numRows = ${d.numRows} entries`);
+  check(
+    Number.isInteger(d.numFeatures) && d.numFeatures >= 1 && d.numFeatures <= 1_000_000,
+    `numFeatures must be an integer in [1, 1e6], got ${String(d.numFeatures)}`,
+  );
+  check(
+    d.features.length === d.numRows * d.numFeatures,
+    `features has ${d.features.length} values, expected numRows × numFeatures = ${d.numRows * d.numFeatures}`,
+  );
+  check(
+    d.labels !== null && typeof d.labels === 'object' && d.labels.length === d.numRows,
+    `labels must have numRows = ${d.numRows} entries`,
+  );
 }
 
 function runExclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -270,7 +304,10 @@ export function trainXGBoost(
     features = encodeFeatures(data, options.minusOne ?? 'error');
     labels = encodeLabels(data, params);
     if (options.chunkRounds !== undefined) {
-      check(Number.isInteger(options.chunkRounds) && options.chunkRounds >= 1, 'chunkRounds must be a positive integer');
+      check(
+        Number.isInteger(options.chunkRounds) && options.chunkRounds >= 1,
+        'chunkRounds must be a positive integer',
+      );
     }
   } catch (err) {
     return Promise.reject(err);
@@ -279,11 +316,18 @@ export function trainXGBoost(
 
   return runExclusive(async () => {
     if (poisoned !== undefined) {
-      throw new TrainingError('the ml-xgboost WASM module failed earlier in this process and cannot be reused; restart the process', { cause: poisoned });
+      throw new TrainingError(
+        'the ml-xgboost WASM module failed earlier in this process and cannot be reused; restart the process',
+        { cause: poisoned },
+      );
     }
     if (options.signal?.aborted) throw new AbortedError('training was aborted');
     const x = await wasm();
-    const setParam = x.cwrap('set_param', null, ['number', 'string', 'string']) as (m: number, k: string, v: string) => void;
+    const setParam = x.cwrap('set_param', null, ['number', 'string', 'string']) as (
+      m: number,
+      k: string,
+      v: string,
+    ) => void;
     let model = 0;
     const guard = <T>(what: string, fn: () => T): T => {
       try {

@@ -16,16 +16,16 @@ const gc = runInNewContext('gc') as () => void;
 const N = Number(process.env.ENTRIES ?? 100_000);
 const BATCH = 50;
 const shapes: Array<[string, (i: number) => ScorerPairResult]> = [
-  ['plain {relevance}', (i) => ({ relevance: (i % 997) / 997 })],
+  ['plain {relevance}', (i) => ({ relevant: (i % 997) / 997 })],
   [
     'detailed {probabilities, raw, tier}',
-    (i) => ({ probabilities: { relevance: (i % 997) / 997 }, raw: { relevance: i / 7 }, tier: 'crossEncoder' }),
+    (i) => ({ probabilities: { relevant: (i % 997) / 997 }, raw: { relevant: i / 7 }, tier: 'crossEncoder' }),
   ],
   [
     'detailed, 3 signals',
     (i) => ({
-      probabilities: { relevance: (i % 997) / 997, answer: 0.25 + i / 1e9, conflict: 0.125 + i / 1e9 },
-      raw: { relevance: i / 7, answer: i / 9, conflict: i / 11 },
+      probabilities: { relevant: (i % 997) / 997, answer: 0.25 + i / 1e9, conflict: 0.125 + i / 1e9 },
+      raw: { relevant: i / 7, answer: i / 9, conflict: i / 11 },
       tier: 'trees',
     }),
   ],

@@ -22,7 +22,7 @@ import { freePort, RedisServer, redisServerAvailable } from '../test/cache/redis
 const TIME_MS = Number(process.env.BENCH_TIME_MS ?? 700);
 const K = 20;
 const WORDS = [
-  'relevance',
+  'relevant',
   'gate',
   'passage',
   'retrieval',
@@ -58,7 +58,7 @@ function makePassages(k: number, chars: number, prefix: string): Passage[] {
 const instantScorer: Scorer = {
   id: 'bench-model@v1/maxlen=256',
   score: async (_query, passages) =>
-    passages.map((_, i) => ({ probabilities: { relevance: (i % 10) / 10 }, raw: { relevance: i - 5 }, tier: 'bench' })),
+    passages.map((_, i) => ({ probabilities: { relevant: (i % 10) / 10 }, raw: { relevant: i - 5 }, tier: 'bench' })),
 };
 
 function median(bench: Bench, name: string): number {
@@ -227,13 +227,13 @@ async function l2(): Promise<void> {
     let fallbackPairs = 0;
     const fallback = async (missing: readonly number[]) => {
       fallbackPairs += missing.length;
-      return missing.map(() => ({ relevance: 0.5 }));
+      return missing.map(() => ({ relevant: 0.5 }));
     };
     const raw = new Redis(server.url);
     const rawKeys = (await raw.keys('rg:score:*')).slice(0, K);
     if (rawKeys.length !== K) throw new Error(`expected ${K} keys in Redis, found ${rawKeys.length}`);
     const value = encodeEntry({
-      result: { probabilities: { relevance: 0.5 }, raw: { relevance: 0 }, tier: 'bench' },
+      result: { probabilities: { relevant: 0.5 }, raw: { relevant: 0 }, tier: 'bench' },
       scoredAt: Date.now(),
     });
     const bench = new Bench({ time: TIME_MS, warmupTime: 200 });

@@ -17,7 +17,7 @@ const passages: Passage[] = Array.from({ length: K }, (_, i) => ({
   id: `doc-${i}`,
   text: `passage text number ${i} about something`,
 }));
-const single: ScorerPairResult[] = passages.map((_, i) => ({ relevance: ((i * 37) % 100) / 100 }));
+const single: ScorerPairResult[] = passages.map((_, i) => ({ relevant: ((i * 37) % 100) / 100 }));
 const multi: ScorerPairResult[] = passages.map((_, i) => ({
   relevant: ((i * 37) % 100) / 100,
   evidence: ((i * 53) % 100) / 100,

@@ -33,7 +33,7 @@ export class EvalScoringError extends RelevanceGateError {
 export interface EvalOptions {
   readonly collection: Collection;
   readonly scorer: Scorer;
-  /** Signal to read from the scorer's results; default `relevance`. */
+  /** Signal to read from the scorer's results; default `relevant`. */
   readonly signal?: string;
   readonly queryIds: readonly string[];
   /** Candidates reranked per query (first-stage top k). Default 100. */
@@ -104,7 +104,7 @@ export async function scoreCandidateList(
   collection: Collection,
   scorer: Scorer,
   list: CandidateList,
-  signal = 'relevance',
+  signal = 'relevant',
   retrievalRank = true,
 ): Promise<Float64Array> {
   const passages: Passage[] = list.candidates.map((c) => {
@@ -142,7 +142,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const k = options.k ?? 100;
   const gateK = options.gateK ?? 20;
   const targetPrecision = options.targetPrecision ?? 0.5;
-  const signal = options.signal ?? 'relevance';
+  const signal = options.signal ?? 'relevant';
   if (!Number.isInteger(k) || k < 1) throw new InvalidArgumentError(`k must be a positive integer, got ${k}`);
   if (!Number.isInteger(gateK) || gateK < 1 || gateK > k)
     throw new InvalidArgumentError(`gateK must be an integer in [1, k=${k}], got ${gateK}`);

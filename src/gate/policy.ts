@@ -11,7 +11,7 @@ import type { EarlyStopPolicy, GatePolicy, QueryLengthThreshold, Route, Threshol
 
 export const DEFAULT_THRESHOLD = 0.5;
 export const DEFAULT_RELATED_THRESHOLD = 0.25;
-export const DEFAULT_RELEVANCE_SIGNALS: readonly string[] = Object.freeze(['relevance', 'relevant']);
+export const DEFAULT_RELEVANCE_SIGNALS: readonly string[] = Object.freeze(['relevant']);
 
 export interface CompiledPolicy extends AdaptiveThresholdPolicy {
   readonly source: GatePolicy;

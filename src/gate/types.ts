@@ -87,7 +87,7 @@ export type ThresholdFunction = (query: string, context: ThresholdContext) => nu
 export interface GatePolicy {
   /** Relevance ≥ threshold passes (inclusive). Default 0.5. Exclusive with `calibrated`. */
   readonly threshold?: number;
-  /** Signal name(s) read as relevance; the first present name is used. Default ['relevance', 'relevant']. */
+  /** Signal name(s) read as relevance; the first present name is used. Default ['relevant']. */
   readonly relevanceSignal?: string | readonly string[];
   /** If fewer than minKept pass, `fallback` applies. Default 0. */
   readonly minKept?: number;

@@ -39,7 +39,7 @@ export const DEFAULT_HEADROOM = 0.8;
 export const DEFAULT_MAX_QUEUED_PAIRS = 512;
 export const DEFAULT_PROBE_INTERVAL_MS = 250;
 export const CACHE_TIER: TierName = 'cache';
-const DEFAULT_SIGNALS: readonly string[] = Object.freeze(['relevance', 'relevant']);
+const DEFAULT_SIGNALS: readonly string[] = Object.freeze(['relevant']);
 const MODES: ReadonlySet<RoutingMode> = new Set(['fixed', 'budget', 'cascade']);
 
 interface TierState {

@@ -21,7 +21,7 @@ export interface RoutingOptions {
   readonly fixedTier?: TierName;
   /** Decision threshold (probability) that `cascade` spends the slow tier around. Default 0.5. */
   readonly threshold?: number;
-  /** Signal(s) read as relevance for `cascade`; the first present name is used. Default ['relevance', 'relevant']. */
+  /** Signal(s) read as relevance for `cascade`; the first present name is used. Default ['relevant']. */
   readonly signal?: string | readonly string[];
 }
 

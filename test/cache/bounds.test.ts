@@ -58,14 +58,14 @@ describe('L1 byte bound and TTL', () => {
   });
 
   it('estimates entry size from key and value, wide strings counting double', () => {
-    const entry = { result: { relevance: 0.5 }, scoredAt: 1 };
+    const entry = { result: { relevant: 0.5 }, scoredAt: 1 };
     const narrow = estimateEntryBytes('k'.repeat(104), entry);
     const wide = estimateEntryBytes('日'.repeat(104), entry);
     expect(wide - narrow).toBe(104);
     const detailed = estimateEntryBytes('k'.repeat(100), {
       result: {
-        probabilities: { relevance: 0.5, answer: 0.1 },
-        raw: { relevance: 0.1, answer: -2 },
+        probabilities: { relevant: 0.5, answer: 0.1 },
+        raw: { relevant: 0.1, answer: -2 },
         tier: 'crossEncoder',
       },
       scoredAt: 1,

@@ -17,7 +17,7 @@ function scorer(id: string, delayMs = 0, fail = false): CountingScorer {
       if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
       if (fail) throw new Error('scorer down');
       if (options?.signal?.aborted) throw new Error('aborted');
-      return passages.map((p) => ({ probabilities: { relevance: expectedScore(query, p) }, tier: 'test' }));
+      return passages.map((p) => ({ probabilities: { relevant: expectedScore(query, p) }, tier: 'test' }));
     },
   };
 }

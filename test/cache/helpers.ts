@@ -44,8 +44,8 @@ export function missScorer(
     const replaced = await options.intercept?.(ids, scoreOptions);
     if (replaced !== undefined) return replaced;
     return missIndices.map((i) => ({
-      probabilities: { relevance: expectedScore((options.salt ?? '') + query, passages[i]) },
-      raw: { relevance: 0.5 },
+      probabilities: { relevant: expectedScore((options.salt ?? '') + query, passages[i]) },
+      raw: { relevant: 0.5 },
       tier: 'test',
     }));
   };
@@ -82,7 +82,7 @@ export function relevanceOf(result: ScorerPairResult): number | undefined {
   if (result === null) return undefined;
   const probabilities =
     (result as { probabilities?: Record<string, number> }).probabilities ?? (result as Record<string, number>);
-  return probabilities.relevance;
+  return probabilities.relevant;
 }
 
 type CacheOptions = Parameters<typeof createScoreCache>[0];

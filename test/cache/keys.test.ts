@@ -25,8 +25,8 @@ describe('score cache keys', () => {
     for (let i = 0; i < 5; i++) {
       expect(relevanceOf(second.results[i])).toBe(expectedScore('what is a gate', passages[i]));
       expect(second.results[i]).toEqual({
-        probabilities: { relevance: expectedScore('what is a gate', passages[i]) },
-        raw: { relevance: 0.5 },
+        probabilities: { relevant: expectedScore('what is a gate', passages[i]) },
+        raw: { relevant: 0.5 },
         tier: 'test',
       });
     }
@@ -121,11 +121,11 @@ describe('score cache keys', () => {
     const first = await c.resolve(
       { scorerId: SCORER, query: 'q', passages },
       missScorer('q', passages, log, {
-        intercept: () => [null, { relevance: Number.NaN }, { relevance: 0.25 }],
+        intercept: () => [null, { relevant: Number.NaN }, { relevant: 0.25 }],
       }),
     );
     expect(first.results[0]).toBeNull();
-    expect(first.results[2]).toEqual({ relevance: 0.25 });
+    expect(first.results[2]).toEqual({ relevant: 0.25 });
     const second = await run(c, 'q', passages);
     expect(second.cached).toEqual([false, false, true]);
     expect(second.log.calls).toEqual([['p0', 'p1']]);

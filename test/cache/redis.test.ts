@@ -68,8 +68,8 @@ describe.skipIf(!available)('Redis L2 (real redis-server)', () => {
     expect(fromL2.log.calls).toEqual([]);
     expect(fromL2.cached.every(Boolean)).toBe(true);
     expect(fromL2.results[3]).toEqual({
-      probabilities: { relevance: expectedScore('shared query', passages[3]) },
-      raw: { relevance: 0.5 },
+      probabilities: { relevant: expectedScore('shared query', passages[3]) },
+      raw: { relevant: 0.5 },
       tier: 'test',
     });
     expect(b.stats()).toMatchObject({ l2Hits: 20, l1Hits: 0, l2Errors: 0 });

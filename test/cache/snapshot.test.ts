@@ -40,8 +40,8 @@ describe('snapshots', () => {
     expect(out.cached.every(Boolean)).toBe(true);
     expect(out.results.map(relevanceOf)).toEqual(passages.map((p) => expectedScore('q', p)));
     expect(out.results[0]).toEqual({
-      probabilities: { relevance: expectedScore('q', passages[0]) },
-      raw: { relevance: 0.5 },
+      probabilities: { relevant: expectedScore('q', passages[0]) },
+      raw: { relevant: 0.5 },
       tier: 'test',
     });
   });
@@ -122,7 +122,7 @@ describe('snapshots', () => {
     const payload = new Packr({ useRecords: false }).pack({
       keySchema: 1,
       createdAt: 1,
-      entries: [['k', 1, { relevance: 'high' }]],
+      entries: [['k', 1, { relevant: 'high' }]],
     });
     const header = Buffer.alloc(32);
     header.write('RGSCACHE', 0, 'latin1');

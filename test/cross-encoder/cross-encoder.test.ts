@@ -196,8 +196,8 @@ describe('createCrossEncoder (tiny speed/shape model)', () => {
       expect(r !== null && isDetailedPairScore(r)).toBe(true);
       if (r === null || !isDetailedPairScore(r)) return;
       expect(r.tier).toBe('crossEncoder');
-      expect(r.raw?.relevance).toBe(direct.logits[i]);
-      expect(r.probabilities.relevance).toBe(direct.probabilities[i]);
+      expect(r.raw?.relevant).toBe(direct.logits[i]);
+      expect(r.probabilities.relevant).toBe(direct.probabilities[i]);
     });
   });
 

@@ -23,7 +23,7 @@ describe('discoverContract', () => {
     expect(discoverContract(BERT, [out('score', ['batch'])]).head).toEqual({ kind: 'single', name: 'score' });
     const binary = discoverContract(BERT, [out('logits', ['batch', 2])]);
     expect(binary.head).toEqual({ kind: 'binary', name: 'logits' });
-    expect(binary.signalNames).toEqual(['relevance']);
+    expect(binary.signalNames).toEqual(['relevant']);
     expect(binary.tokenTypeIds).toBe('token_type_ids');
   });
 

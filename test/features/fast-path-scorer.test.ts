@@ -133,11 +133,11 @@ describe('loadFastPathScorer', () => {
       if (r === null || !isDetailedPairScore(r)) throw new Error('expected a detailed score');
       const m = handMargin(rows.subarray(i * NUM_FEATURES, (i + 1) * NUM_FEATURES));
       expect(r.tier).toBe('trees');
-      expect(r.raw?.relevance).toBeCloseTo(m, 6);
-      expect(r.probabilities.relevance).toBeCloseTo(1 / (1 + Math.exp(-m)), 6);
+      expect(r.raw?.relevant).toBeCloseTo(m, 6);
+      expect(r.probabilities.relevant).toBeCloseTo(1 / (1 + Math.exp(-m)), 6);
     });
     // The hand evaluation takes both branches of both trees across these passages.
-    const margins = results.map((r) => (r !== null && isDetailedPairScore(r) ? r.raw!.relevance : NaN));
+    const margins = results.map((r) => (r !== null && isDetailedPairScore(r) ? r.raw!.relevant : NaN));
     expect(new Set(margins).size).toBeGreaterThan(1);
     expect(await scorer.score(query, [])).toEqual([]);
   });
@@ -148,7 +148,7 @@ describe('loadFastPathScorer', () => {
     row[col('bm25_all')] = 10;
     row[col('retrieval_rank')] = 2;
     const [r] = await scorer.score('anything', [{ id: 'x', text: 'unrelated', features: row }]);
-    expect(r !== null && isDetailedPairScore(r) ? r.raw!.relevance : NaN).toBeCloseTo(1.5, 6);
+    expect(r !== null && isDetailedPairScore(r) ? r.raw!.relevant : NaN).toBeCloseTo(1.5, 6);
     await expect(scorer.score('q', [{ id: 'x', text: 't', features: new Float32Array(3) }])).rejects.toThrow(
       InvalidArgumentError,
     );
@@ -212,9 +212,9 @@ describe('loadFastPathScorer', () => {
       ),
     );
     const [r] = await calibrated.score('q', [{ id: 'a', text: 'x', features: { retrieval_rank: 1 } }]);
-    const m = r !== null && isDetailedPairScore(r) ? r.raw!.relevance : NaN;
+    const m = r !== null && isDetailedPairScore(r) ? r.raw!.relevant : NaN;
     expect(m).toBeCloseTo(-0.5, 6);
-    expect(r !== null && isDetailedPairScore(r) ? r.probabilities.relevance : NaN).toBeCloseTo(
+    expect(r !== null && isDetailedPairScore(r) ? r.probabilities.relevant : NaN).toBeCloseTo(
       1 / (1 + Math.exp(-(2 * m - 1))),
       6,
     );

@@ -52,7 +52,7 @@ describe('cache seam', () => {
   });
 
   it('invalid scores are never handed to the cache for storage, and fail closed with their reason', async () => {
-    const scorer = tableScorer({ p0: { relevance: Number.NaN }, p1: { relevance: 0.8 } });
+    const scorer = tableScorer({ p0: { relevant: Number.NaN }, p1: { relevant: 0.8 } });
     const cache = new FakeCache();
     const gate = createGate({ scorer, cache });
     const r = await gate.filter('q', passages(2));
@@ -80,7 +80,7 @@ describe('cache seam', () => {
 
   it('a wrong count from the scorer behind the cache fails those pairs closed', async () => {
     const cache = new FakeCache();
-    const wrong = { id: 'w', score: async () => [{ relevance: 0.9 }] };
+    const wrong = { id: 'w', score: async () => [{ relevant: 0.9 }] };
     const r = await createGate({ scorer: wrong, cache }).filter('q', passages(3));
     expect(r.excluded.map((i) => i.reason)).toEqual(['scorer-error', 'scorer-error', 'scorer-error']);
     expect(cache.store.size).toBe(0);
@@ -105,7 +105,7 @@ describe('cache seam', () => {
   it('a corrupt cached value is validated like a scorer answer', async () => {
     const corrupt: PairScoreCache = {
       resolve: async (req) => ({
-        results: req.passages.map(() => ({ relevance: 7 })),
+        results: req.passages.map(() => ({ relevant: 7 })),
         cached: req.passages.map(() => true),
       }),
     };

@@ -119,9 +119,9 @@ describe('CalibratedThreshold', () => {
     const rawFail = (Math.log(1 / 0.59 - 1) - ct.calibration.b) / ct.calibration.a; // calibrates to 0.59
     const scorer = tableScorer(
       {
-        p0: { probabilities: { relevance: 0.1 }, raw: { relevance: rawPass } },
-        p1: { probabilities: { relevance: 0.99 }, raw: { relevance: rawFail } },
-        p2: { relevance: 0.99 },
+        p0: { probabilities: { relevant: 0.1 }, raw: { relevant: rawPass } },
+        p1: { probabilities: { relevant: 0.99 }, raw: { relevant: rawFail } },
+        p2: { relevant: 0.99 },
       },
       'trees@abc',
     );

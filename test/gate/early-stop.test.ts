@@ -74,7 +74,7 @@ describe('rank-order early stopping', () => {
       id: 's',
       score: async (_q, ps) => {
         await sleep(30);
-        return ps.map(() => ({ relevance: 0.9 }));
+        return ps.map(() => ({ relevant: 0.9 }));
       },
     };
     const r = await createGate({ scorer: slow, policy: { earlyStop: { window: 2, minRate: 0.5, chunk: 2 } } }).filter(
@@ -116,7 +116,7 @@ describe('streaming', () => {
       id: 'gated',
       score: async (_q, ps) => {
         if (calls++ === 1) await gated;
-        return ps.map(() => ({ relevance: 0.9 }));
+        return ps.map(() => ({ relevant: 0.9 }));
       },
     };
     const stream = createGate({ scorer, policy: { earlyStop: { window: 10, minRate: 0, chunk: 2 } } }).stream(

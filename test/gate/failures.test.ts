@@ -12,14 +12,14 @@ function fixedScorer(
 describe('fail closed', () => {
   it('NaN, out-of-range, non-number and null results are unscored → excluded with the reason', async () => {
     const scorer = tableScorer({
-      p0: { relevance: Number.NaN },
-      p1: { relevance: 1.01 },
-      p2: { relevance: -0.01 },
-      p3: { relevance: '0.9' as never },
+      p0: { relevant: Number.NaN },
+      p1: { relevant: 1.01 },
+      p2: { relevant: -0.01 },
+      p3: { relevant: '0.9' as never },
       p4: null,
-      p5: { relevance: 0.9 },
-      p6: { probabilities: { relevance: 0.9 }, raw: { relevance: Number.POSITIVE_INFINITY } },
-      p7: { probabilities: { relevance: 0.8 }, raw: { relevance: 2.1 }, tier: 'trees' },
+      p5: { relevant: 0.9 },
+      p6: { probabilities: { relevant: 0.9 }, raw: { relevant: Number.POSITIVE_INFINITY } },
+      p7: { probabilities: { relevant: 0.8 }, raw: { relevant: 2.1 }, tier: 'trees' },
       p8: { other: 0.9 },
     });
     const r = await createGate({ scorer, policy: { threshold: 0.5 } }).filter('q', passages(9));
@@ -35,7 +35,7 @@ describe('fail closed', () => {
       p8: ['fail-closed', 'missing-signal'],
     });
     expect(r.excluded.find((i) => i.id === 'p0')?.signals).toBeNull();
-    expect(r.included[1]).toMatchObject({ raw: { relevance: 2.1 }, tier: 'trees' });
+    expect(r.included[1]).toMatchObject({ raw: { relevant: 2.1 }, tier: 'trees' });
     expect(r.stats).toMatchObject({
       retrieved: 9,
       scored: 2,
@@ -47,7 +47,7 @@ describe('fail closed', () => {
 
   it('boundary probabilities 0 and 1 are valid', async () => {
     const r = await createGate({
-      scorer: tableScorer({ p0: { relevance: 1 }, p1: { relevance: 0 } }),
+      scorer: tableScorer({ p0: { relevant: 1 }, p1: { relevant: 0 } }),
       policy: { threshold: 0 },
     }).filter('q', passages(2));
     expect(r.stats.returned).toBe(2);
@@ -61,8 +61,8 @@ describe('fail closed', () => {
         throw new Error('sync boom');
       },
     };
-    const wrongCount = fixedScorer(() => [{ relevance: 0.9 }]);
-    const notArray = fixedScorer(() => ({ relevance: 0.9 }) as never);
+    const wrongCount = fixedScorer(() => [{ relevant: 0.9 }]);
+    const notArray = fixedScorer(() => ({ relevant: 0.9 }) as never);
     for (const [scorer, message] of [
       [rejecting, /model crashed/],
       [syncThrow, /sync boom/],
@@ -85,7 +85,7 @@ describe('fail closed', () => {
       score: async (_q, ps, options) => {
         seen = options;
         await sleep(400);
-        return ps.map(() => ({ relevance: 0.9 }));
+        return ps.map(() => ({ relevant: 0.9 }));
       },
     };
     const gate = createGate({ scorer: slow });
@@ -100,7 +100,7 @@ describe('fail closed', () => {
   });
 
   it('an absolute deadline already past never calls the scorer; the earlier of deadline and budget wins', async () => {
-    const scorer = tableScorer({ p0: { relevance: 0.9 } });
+    const scorer = tableScorer({ p0: { relevant: 0.9 } });
     const gate = createGate({ scorer });
     const r = await gate.filter('q', passages(1), { deadline: Date.now() - 1 });
     expect(r.excluded[0].reason).toBe('timeout');
@@ -113,7 +113,7 @@ describe('fail closed', () => {
   });
 
   it('the clock option drives deadlines', async () => {
-    const scorer = tableScorer({ p0: { relevance: 0.9 } });
+    const scorer = tableScorer({ p0: { relevant: 0.9 } });
     const gate = createGate({ scorer, clock: () => 1_000 });
     expect((await gate.filter('q', passages(1), { deadline: 1_000 })).excluded[0].reason).toBe('timeout');
     expect((await gate.filter('q', passages(1), { deadline: 1_001 })).included).toHaveLength(1);
@@ -139,7 +139,7 @@ describe('fail closed', () => {
   });
 
   it('an already aborted signal never calls the scorer', async () => {
-    const scorer = tableScorer({ p0: { relevance: 0.9 } });
+    const scorer = tableScorer({ p0: { relevant: 0.9 } });
     const r = await createGate({ scorer }).filter('q', passages(1), { signal: AbortSignal.abort() });
     expect(r.excluded[0]).toMatchObject({ reason: 'aborted', rule: 'fail-closed' });
     expect(scorer.calls).toHaveLength(0);
@@ -149,9 +149,9 @@ describe('fail closed', () => {
 describe('fail open (explicit)', () => {
   it('includes unscored pairs flagged with their reason, after the scored ones, and reports them', async () => {
     const scorer = tableScorer({
-      p0: { relevance: Number.NaN },
-      p1: { relevance: 0.3 },
-      p2: { relevance: 0.8 },
+      p0: { relevant: Number.NaN },
+      p1: { relevant: 0.3 },
+      p2: { relevant: 0.8 },
       p3: null,
     });
     const r = await createGate({ scorer, policy: { threshold: 0.5, failOpen: true } }).filter('q', passages(4));
@@ -164,7 +164,7 @@ describe('fail open (explicit)', () => {
   });
 
   it('fail-open does not apply to early-stop skips', async () => {
-    const scorer = tableScorer({ p0: { relevance: 0.1 }, p1: { relevance: 0.1 }, p2: { relevance: 0.9 } });
+    const scorer = tableScorer({ p0: { relevant: 0.1 }, p1: { relevant: 0.1 }, p2: { relevant: 0.9 } });
     const r = await createGate({
       scorer,
       policy: { failOpen: true, earlyStop: { window: 2, minRate: 0.5, chunk: 1 } },
@@ -187,7 +187,7 @@ describe('deadline edge cases', () => {
       id: 's',
       score: async (_q, ps) => {
         await sleep(20);
-        return ps.map(() => ({ relevance: 0.9 }));
+        return ps.map(() => ({ relevant: 0.9 }));
       },
     };
     const r = await createGate({ scorer }).filter('q', passages(1), { deadline: Date.now() + 1e12 });

@@ -10,7 +10,7 @@ describe('request isolation', () => {
       id: 'iso',
       score: async (q, ps) => {
         await sleep(Math.floor(Math.random() * 5));
-        return ps.map((p) => ({ relevance: relevance(q, p.id) }));
+        return ps.map((p) => ({ relevant: relevance(q, p.id) }));
       },
     };
     const gate = createGate({ scorer, policy: { threshold: 0.4, earlyStop: { window: 50, minRate: 0, chunk: 3 } } });

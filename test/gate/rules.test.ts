@@ -141,7 +141,7 @@ describe('custom rules', () => {
         { name: 'r1', when, route: 'conflicting' },
         { name: 'r2', when: { signal: 's', op: '>=', value: 0 }, route: 'included' },
       ];
-      expect((await routeOf({ relevance: 0.5, s }, rules)).rule, `${when && JSON.stringify(when)} s=${s}`).toBe(
+      expect((await routeOf({ relevant: 0.5, s }, rules)).rule, `${when && JSON.stringify(when)} s=${s}`).toBe(
         matches ? 'r1' : 'r2',
       );
     }
@@ -149,17 +149,17 @@ describe('custom rules', () => {
 
   it("value 'threshold' compares with the call's threshold", async () => {
     const rules: RoutingRule[] = [
-      { name: 'ok', when: { signal: 'relevance', op: '>=', value: 'threshold' }, route: 'included' },
+      { name: 'ok', when: { signal: 'relevant', op: '>=', value: 'threshold' }, route: 'included' },
     ];
-    const gate = createGate({ scorer: tableScorer({ p0: { relevance: 0.6 } }), policy: { rules, threshold: 0.61 } });
+    const gate = createGate({ scorer: tableScorer({ p0: { relevant: 0.6 } }), policy: { rules, threshold: 0.61 } });
     expect((await gate.filter('q', passages(1))).included).toHaveLength(0);
     expect((await gate.filter('q', passages(1), { policy: { threshold: 0.6 } })).included).toHaveLength(1);
   });
 
   it('predicate rules get signals and context; a throwing predicate fails closed', async () => {
     const rules: RoutingRule[] = [{ name: 'pred', when: (s, ctx) => s.a! > ctx.relevance, route: 'included' }];
-    expect(await routeOf({ relevance: 0.3, a: 0.4 }, rules)).toMatchObject({ rule: 'pred', route: 'included' });
-    expect(await routeOf({ relevance: 0.5, a: 0.4 }, rules)).toMatchObject({ rule: 'default', route: 'excluded' });
+    expect(await routeOf({ relevant: 0.3, a: 0.4 }, rules)).toMatchObject({ rule: 'pred', route: 'included' });
+    expect(await routeOf({ relevant: 0.5, a: 0.4 }, rules)).toMatchObject({ rule: 'default', route: 'excluded' });
     const throwing: RoutingRule[] = [
       {
         name: 'bad',
@@ -169,12 +169,12 @@ describe('custom rules', () => {
         route: 'included',
       },
     ];
-    expect(await routeOf({ relevance: 0.9 }, throwing)).toMatchObject({ route: 'excluded', reason: 'rule-error' });
+    expect(await routeOf({ relevant: 0.9 }, throwing)).toMatchObject({ route: 'excluded', reason: 'rule-error' });
   });
 
   it('defaultRoute is configurable', async () => {
     const gate = createGate({
-      scorer: tableScorer({ p0: { relevance: 0.9 } }),
+      scorer: tableScorer({ p0: { relevant: 0.9 } }),
       policy: { rules: [], defaultRoute: 'included' },
     });
     const r = await gate.filter('q', passages(1));

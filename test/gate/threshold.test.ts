@@ -40,7 +40,7 @@ describe('threshold gate', () => {
     expect(r.included[0]).toMatchObject({
       id: 'p0',
       route: 'included',
-      signals: { relevance: 0.8 },
+      signals: { relevant: 0.8 },
       relevance: 0.8,
       cached: false,
       rank: 0,

@@ -32,7 +32,7 @@ function answeringTier(
     async score(_query, ps) {
       calls.push(ps.map((p) => p.id));
       executed.push(...ps.map((p) => p.id));
-      return ps.map((p) => ({ probabilities: { relevance: relevance(p.id) }, raw: { relevance: raw }, tier }));
+      return ps.map((p) => ({ probabilities: { relevant: relevance(p.id) }, raw: { relevant: raw }, tier }));
     },
   };
 }
@@ -106,8 +106,8 @@ export function slowTier(options: SlowTierOptions): CountingScorer {
               else
                 resolve(
                   ids.map((id) => ({
-                    probabilities: { relevance: options.relevance?.(id) ?? 0.9 },
-                    raw: { relevance: 2 },
+                    probabilities: { relevant: options.relevance?.(id) ?? 0.9 },
+                    raw: { relevant: 2 },
                     tier: 'crossEncoder',
                   })),
                 );

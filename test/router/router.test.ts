@@ -34,7 +34,7 @@ describe('hard deadline', () => {
     expect(elapsed).toBeLessThan(400); // the slow tier would take 1500 ms
     expect(out.map((r) => routed(r).tier)).toEqual(Array(8).fill('trees'));
     expect(out.map((r) => routed(r).degraded)).toEqual(Array(8).fill('deadline'));
-    expect(out.every((r) => routed(r).probabilities.relevance === 0.3)).toBe(true);
+    expect(out.every((r) => routed(r).probabilities.relevant === 0.3)).toBe(true);
     const stats = router.stats();
     expect(stats.deadlinePairs).toBe(8);
     expect(stats.degradedPairs).toBe(8);
@@ -95,8 +95,8 @@ describe('cancellation', () => {
           opts ?? {},
         );
         return ps.map((_, i) => ({
-          probabilities: { relevance: 1 / (1 + Math.exp(-logits[i])) },
-          raw: { relevance: logits[i] },
+          probabilities: { relevant: 1 / (1 + Math.exp(-logits[i])) },
+          raw: { relevant: logits[i] },
           tier: 'crossEncoder',
         }));
       },
@@ -176,7 +176,7 @@ describe('cascade', () => {
     ]);
     for (const i of [0, 2, 4, 6, 8]) {
       expect(routed(out[i]).degraded).toBe('shed');
-      expect(routed(out[i]).probabilities.relevance).toBe(values[i]);
+      expect(routed(out[i]).probabilities.relevant).toBe(values[i]);
     }
     expect(router.stats().shedPairs).toBe(5);
     now += 1;
@@ -199,7 +199,7 @@ describe('cascade', () => {
     // p0..p2 from cache (source crossEncoder, its score), p3..p5 scored now.
     expect(slow.executed).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
     expect(
-      out.slice(0, 3).map((r) => [routed(r).tier, routed(r).sourceTier, routed(r).probabilities.relevance]),
+      out.slice(0, 3).map((r) => [routed(r).tier, routed(r).sourceTier, routed(r).probabilities.relevant]),
     ).toEqual(Array(3).fill(['cache', 'crossEncoder', 0.77]));
     expect(out.slice(3).map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder', 'crossEncoder']);
     // The fast path only ran on uncached pairs.
@@ -477,7 +477,7 @@ describe('overload protection', () => {
           ps.map((p) => p.text),
           opts ?? {},
         );
-        return ps.map((_, i) => ({ probabilities: { relevance: logits[i] > 0 ? 1 : 0 }, tier: 'crossEncoder' }));
+        return ps.map((_, i) => ({ probabilities: { relevant: logits[i] > 0 ? 1 : 0 }, tier: 'crossEncoder' }));
       },
     };
     const router = createRouter({

@@ -34,14 +34,14 @@ export interface ModelContract {
   /** null when the model has no token_type_ids input. */
   readonly tokenTypeIds: string | null;
   readonly head: OutputHead;
-  /** Signal names, one per logit column: ['relevance'] for single/binary heads, output names for multi. */
+  /** Signal names, one per logit column: ['relevant'] for single/binary heads, output names for multi. */
   readonly signalNames: readonly string[];
 }
 
 export const INPUT_IDS = 'input_ids';
 export const ATTENTION_MASK = 'attention_mask';
 export const TOKEN_TYPE_IDS = 'token_type_ids';
-export const RELEVANCE_SIGNAL = 'relevance';
+export const RELEVANCE_SIGNAL = 'relevant';
 
 const EXPECTED =
   'expected inputs input_ids + attention_mask (+ optional token_type_ids), int64 [batch, sequence]; ' +

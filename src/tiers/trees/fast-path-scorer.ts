@@ -220,7 +220,7 @@ export async function loadFastPathScorer(
     for (let i = 0; i < k; i++) {
       const m = margins[i]!;
       const p = 1 / (1 + Math.exp(-(a * m + b)));
-      const r: DetailedPairScore = { probabilities: { relevance: p }, raw: { relevance: m }, tier: 'trees' };
+      const r: DetailedPairScore = { probabilities: { relevant: p }, raw: { relevant: m }, tier: 'trees' };
       out[i] = r;
     }
     return out;

@@ -12,15 +12,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  FEATURE_NAMES,
-  NUM_FEATURES,
-  buildCorpusStats,
-  extractFeatures,
-  loadFastPathScorer,
-  type CorpusStats,
-  type FastPathScorer,
-} from '../src/index.js';
+import { loadFastPathScorer, type CorpusStats, type FastPathScorer } from '../src/index.js';
+import { FEATURE_NAMES, NUM_FEATURES } from '../src/features/schema.js';
+import { buildCorpusStats } from '../src/features/corpus-stats.js';
+import { extractFeatures } from '../src/features/extract.js';
 import { createTreeModel, type TreeModel } from '../src/tiers/trees/tree-model.js';
 import type { TreeEnsembleIR, TreeIR } from '../src/tiers/trees/model-ir.js';
 import { packageRoot } from '../src/util/package-root.js';

@@ -67,3 +67,16 @@ export class OverloadedError extends RelevanceGateError {
     super('ERR_OVERLOADED', message);
   }
 }
+
+/** A feature needs an optional package that is not installed; the message names the install command. */
+export class MissingDependencyError extends RelevanceGateError {
+  readonly packageName: string;
+  constructor(packageName: string, feature: string, hint = '', options?: { cause?: unknown }) {
+    super(
+      'ERR_MISSING_DEPENDENCY',
+      `${feature} needs the package '${packageName}', which is not installed: run \`npm install ${packageName}\`${hint ? ` (${hint})` : ''}`,
+      options,
+    );
+    this.packageName = packageName;
+  }
+}

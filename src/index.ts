@@ -1,5 +1,25 @@
-/** Public API of relevance-gate. Each module adds its exports here. */
-export * from './errors.js';
+/**
+ * relevance-gate: the runtime. Gate, tiers, cache, router, typed errors and the types they share.
+ * Tooling lives behind subpath exports (relevance-gate/eval, /training, /models) and the surfaces
+ * behind theirs (/server, /langchain, /ai-sdk), so importing this entry loads none of them; heavy
+ * dependencies of a tier (onnxruntime-node, tokenizers, ioredis, msgpackr) load at first use.
+ */
+
+// Errors
+export {
+  RelevanceGateError,
+  InvalidArgumentError,
+  NativeAddonError,
+  ModelFormatError,
+  UnsupportedModelError,
+  DisposedError,
+  AbortedError,
+  DeadlineExceededError,
+  OverloadedError,
+  MissingDependencyError,
+} from './errors.js';
+
+// The seams
 export type {
   Passage,
   ScoreOptions,
@@ -10,17 +30,51 @@ export type {
   TierName,
 } from './types.js';
 export { isDetailedPairScore } from './types.js';
+export { RELEVANT, EVIDENCE, CONTRADICTS_PREMISE, INJECTION, STANDARD_SIGNALS } from './signals.js';
+
+// Gate
 export {
-  writeCrossEncoderModelDir,
-  buildCrossEncoderOnnx,
-  CROSS_ENCODER_PRESETS,
-  TokenizerSourceError,
-  type CrossEncoderModelSpec,
-  type CrossEncoderPresetName,
-  type CrossEncoderModelDirInfo,
-  type WriteCrossEncoderModelDirOptions,
-} from './tiers/cross-encoder/model-gen/index.js';
-export * from './gate/index.js';
+  createGate,
+  rerouteResult,
+  DEFAULT_MAX_PASSAGES,
+  DEFAULT_ROUTING_RULES,
+  createDefaultRoutingRules,
+  DEFAULT_THRESHOLD,
+  DEFAULT_RELATED_THRESHOLD,
+  parseCalibratedThreshold,
+  DuplicatePassageIdError,
+  InvalidPolicyError,
+  CalibrationModelMismatchError,
+  CalibrationFormatError,
+  type DefaultRoutingLimits,
+  type PlattParameters,
+  type CalibratedThreshold,
+  type CalibrationFitInfo,
+  type Route,
+  type UnscoredReason,
+  type Comparison,
+  type SignalCondition,
+  type RuleContext,
+  type RulePredicate,
+  type RoutingRule,
+  type EarlyStopPolicy,
+  type QueryLengthThreshold,
+  type ThresholdContext,
+  type ThresholdFunction,
+  type GatePolicy,
+  type GateConfig,
+  type FilterOptions,
+  type GateItem,
+  type GateStats,
+  type GateTier,
+  type GateTimings,
+  type GateResult,
+  type GateStream,
+  type RerouteOptions,
+  type Gate,
+} from './gate/index.js';
+
+// Cache
 export { createScoreCache } from './cache/score-cache.js';
 export type {
   ScoreCache,
@@ -31,112 +85,62 @@ export type {
 } from './cache/score-cache.js';
 export type { QueryNormalization, QueryNormalizationOptions, CustomQueryNormalizer } from './cache/normalize-query.js';
 export type { RedisL2Options } from './cache/redis-l2.js';
-export { SnapshotError, ScoreMissesContractError } from './cache/errors.js';
 export type { CacheRequest, CacheResolution, PairScoreCache, ScoreMisses } from './cache/cache-port.js';
+export { SnapshotError, ScoreMissesContractError } from './cache/errors.js';
+
+// Router
 export {
-  loadTreeModel,
-  readTreeModelIR,
-  DEFAULT_MAX_MODEL_BYTES,
-  type LoadTreeModelOptions,
-  type TreeModelFormat,
-  type ParsedTreeModel,
-} from './tiers/trees/load-tree-model.js';
-export { parseTreeModelBytes } from './tiers/trees/loaders/parse-model.js';
-export { writeXGBoostJson } from './tiers/trees/xgboost-json-writer.js';
-export {
-  trainXGBoost,
-  TrainingError,
-  TRAIN_OBJECTIVES,
-  type TrainObjective,
-  type XGBoostTrainParams,
-  type XGBoostTrainData,
-  type XGBoostTrainOptions,
-  type TrainedXGBoostModel,
-} from './tiers/trees/training/train-xgboost.js';
-export * from './features/index.js';
-export type { CacheableResult, CacheEntry } from './cache/entry.js';
-export * from './router/index.js';
-export {
-  createCrossEncoder,
-  DEFAULT_WORKERS as CROSS_ENCODER_DEFAULT_WORKERS,
-} from './tiers/cross-encoder/cross-encoder.js';
-export type {
-  CrossEncoder,
-  CrossEncoderOptions,
-  CrossEncoderScores,
-  CrossEncoderScoreOptions,
-  CrossEncoderSignals,
-  CrossEncoderInfo,
-} from './tiers/cross-encoder/cross-encoder.js';
-export type { BatcherStats as CrossEncoderStats } from './tiers/cross-encoder/batcher.js';
-export type { TruncationMode } from './tiers/cross-encoder/tokenize-pairs.js';
-export type { ModelContract as CrossEncoderModelContract } from './tiers/cross-encoder/model-contract.js';
-export {
-  ModelContractError,
-  ExecutionProviderUnavailableError,
-  TokenizationError,
-  InferenceError,
-} from './tiers/cross-encoder/errors.js';
-export { createCrossEncoderScorer, passageText as crossEncoderPassageText } from './tiers/cross-encoder/scorer.js';
+  createRouter,
+  crossEncoderTier,
+  treesTier,
+  DEFAULT_BUDGET_MS,
+  type RoutingMode,
+  type RoutingOptions,
+  type TierSpec,
+  type RouterCache,
+  type RouterConfig,
+  type RouterScoreOptions,
+  type DegradeReason,
+  type RoutedPairScore,
+  type TierLoadStats,
+  type RouterStats,
+  type Router,
+} from './router/index.js';
+
+// Trees tier: the fast path and XGBoost models
 export {
   loadFastPathScorer,
-  parseFastPathMeta,
-  FASTPATH_MODEL_FORMAT,
-  FASTPATH_MODEL_FORMAT_VERSION,
+  SHIPPED_FASTPATH_MODEL_DIR,
   type FastPathScorer,
   type FastPathModelMeta,
   type LoadFastPathScorerOptions,
 } from './tiers/trees/fast-path-scorer.js';
+export { loadTreeModel, type LoadTreeModelOptions, type TreeModelFormat } from './tiers/trees/load-tree-model.js';
 export {
   createTreeModel,
-  treeModelFromShared,
-  treeKernelName,
   type TreeModel,
   type TreeModelOptions,
   type TreePredictOptions,
   type TreeOutputKind,
-  type SharedTreeModel,
 } from './tiers/trees/tree-model.js';
 export type { TreeEnsembleIR, TreeIR, TreeObjective } from './tiers/trees/model-ir.js';
+export { CorpusStats, loadCorpusStats } from './features/corpus-stats.js';
+export { FeatureSchemaMismatchError, CorpusStatsFormatError } from './features/errors.js';
+
+// Cross-encoder tier (onnxruntime-node and tokenizers load when the first one is created)
 export {
-  loadCollection,
-  docPassage,
-  judgmentsOf,
-  judgedQueryIds,
-  CollectionFormatError,
-  type Collection,
-  type CollectionDoc,
-  type CollectionQuery,
-  type Qrels,
-} from './eval/collection.js';
-export {
-  createBm25FirstStage,
-  DEFAULT_BM25,
-  type FirstStage,
-  type Candidate as FirstStageCandidate,
-  type Bm25Params,
-} from './eval/first-stage.js';
-export {
-  ndcgAt,
-  dcgAt,
-  averagePrecision,
-  thresholdSweep,
-  thresholdGrid,
-  thresholdForPrecision as thresholdForTargetPrecision,
-  gateStats as evalGateStats,
-  type ThresholdRow,
-  type LabelledScore,
-  type GateStats as EvalGateStats,
-} from './eval/metrics.js';
-export { splitQueries, type QuerySplit, type SplitOptions } from './eval/splits.js';
-export { runEval, EvalScoringError, type EvalOptions, type EvalReport } from './eval/run-eval.js';
-export { runEvalCommand, type EvalCommandOptions, type EvalJsonReport } from './eval/eval-command.js';
-export { trainFastPath, type TrainFastPathOptions, type TrainFastPathResult } from './training/train-fastpath.js';
-export {
-  runTrainCommand,
-  ReproducibilityError,
-  type TrainCommandOptions,
-  type TrainCommandResult,
-} from './training/train-command.js';
-export { trainLambdaMart, ensembleBytes, type LambdaMartParams, type LambdaMartResult } from './training/lambdamart.js';
-export { computeLambdas, type LambdaQuery, type LambdaOptions } from './training/lambdas.js';
+  createCrossEncoder,
+  createCrossEncoderScorer,
+  ModelContractError,
+  ExecutionProviderUnavailableError,
+  TokenizationError,
+  InferenceError,
+  type CrossEncoder,
+  type CrossEncoderOptions,
+  type CrossEncoderScores,
+  type CrossEncoderScoreOptions,
+  type CrossEncoderSignals,
+  type CrossEncoderInfo,
+  type CrossEncoderStats,
+  type TruncationMode,
+} from './tiers/cross-encoder/index.js';

@@ -43,6 +43,12 @@ export type ScorerPairResult = SignalProbabilities | DetailedPairScore | null;
  */
 export interface Scorer {
   readonly id: string;
+  /**
+   * The signal names this scorer can produce (e.g. ['relevant']). When given, createGate refuses
+   * a policy whose rules need a signal outside it; a pair may still lack one at run time (a router
+   * that degraded it to a tier without that signal), which the rules handle as documented.
+   */
+  readonly signals?: readonly string[];
   score(query: string, passages: readonly Passage[], options?: ScoreOptions): Promise<ReadonlyArray<ScorerPairResult>>;
 }
 

@@ -3,22 +3,32 @@
  * a 3-element array [ENTRY_FORMAT, scoredAt, result] with plain msgpack maps (no msgpackr record
  * extension), so any msgpack reader can inspect what the cache wrote.
  */
-import { Packr } from 'msgpackr';
+import type { Packr } from 'msgpackr';
+import { requirePackage } from '../util/optional-package.js';
 import { toCacheableResult, type CacheEntry } from './entry.js';
 
 export const ENTRY_FORMAT = 1;
 
-export const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true });
+let instance: Packr | undefined;
+
+/** The shared msgpack codec, created at first use so importing the cache does not load msgpackr. */
+export function packr(): Packr {
+  if (instance === undefined) {
+    const { Packr: PackrClass } = requirePackage<typeof import('msgpackr')>('msgpackr', 'the score cache codec');
+    instance = new PackrClass({ useRecords: false, moreTypes: false, mapsAsObjects: true });
+  }
+  return instance;
+}
 
 export function encodeEntry(entry: CacheEntry): Buffer {
-  return packr.pack([ENTRY_FORMAT, entry.scoredAt, entry.result]);
+  return packr().pack([ENTRY_FORMAT, entry.scoredAt, entry.result]);
 }
 
 /** The decoded entry, or undefined when the bytes are not an entry this version wrote. Never throws. */
 export function decodeEntry(bytes: Uint8Array): CacheEntry | undefined {
   let decoded: unknown;
   try {
-    decoded = packr.unpack(bytes);
+    decoded = packr().unpack(bytes);
   } catch {
     return undefined;
   }

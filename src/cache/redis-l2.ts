@@ -5,8 +5,9 @@
  * One MGET per call for reads, one pipeline of SET … PX per call for writes.
  */
 import { performance } from 'node:perf_hooks';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { InvalidArgumentError } from '../errors.js';
+import { requirePackage } from '../util/optional-package.js';
 import { CircuitBreaker, type BreakerState } from './circuit-breaker.js';
 import { decodeEntry, encodeEntry } from './codec.js';
 import type { CacheEntry } from './entry.js';
@@ -95,7 +96,9 @@ export class RedisL2 {
       cooldownMs: positiveInt('redis.cooldownMs', options.cooldownMs ?? 1000),
       now: () => performance.now(),
     });
-    this.client = new Redis(options.url, {
+    // ioredis loads only when a Redis L2 is configured.
+    const { Redis: RedisClient } = requirePackage<typeof import('ioredis')>('ioredis', 'the Redis L2 cache');
+    this.client = new RedisClient(options.url, {
       // Fail fast instead of queueing while disconnected: a queued read would outlive its caller.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,

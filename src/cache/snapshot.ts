@@ -34,7 +34,7 @@ export interface SnapshotEntry {
 export function encodeSnapshot(entries: Iterable<SnapshotEntry>, createdAt: number): Buffer {
   const tuples: unknown[] = [];
   for (const { key, entry } of entries) tuples.push([key, entry.scoredAt, entry.result]);
-  const payload = packr.pack({ keySchema: KEY_SCHEMA_VERSION, createdAt, entries: tuples });
+  const payload = packr().pack({ keySchema: KEY_SCHEMA_VERSION, createdAt, entries: tuples });
   const header = Buffer.alloc(HEADER_BYTES);
   MAGIC.copy(header, 0);
   header.writeUInt32LE(SNAPSHOT_FORMAT_VERSION, 8);
@@ -73,7 +73,7 @@ export function decodeSnapshot(bytes: Buffer, path: string): { createdAt: number
     throw new SnapshotError('checksum', path, 'payload checksum mismatch');
   let decoded: unknown;
   try {
-    decoded = packr.unpack(payload);
+    decoded = packr().unpack(payload);
   } catch (cause) {
     throw new SnapshotError('malformed', path, 'payload is not valid msgpack', { cause });
   }

@@ -12,12 +12,17 @@
 import { createReadStream } from 'node:fs';
 import { readFile, writeFile, rename, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { Packr, unpack } from 'msgpackr';
 import { InvalidArgumentError } from '../errors.js';
+import { requirePackage } from '../util/optional-package.js';
 import { CorpusStatsFormatError } from './errors.js';
 import { featuresAddon, type NativeCorpusStats, type NativeCorpusStatsBuilder } from './native.js';
 import { TOKENIZER_VERSION } from './schema.js';
 import { describe } from './tokenize.js';
+
+/** msgpackr loads when statistics are first read or written, not when the package is imported. */
+function msgpackr(): typeof import('msgpackr') {
+  return requirePackage<typeof import('msgpackr')>('msgpackr', 'corpus statistics files');
+}
 
 export const CORPUS_STATS_FORMAT = 'relevance-gate/corpus-stats';
 export const CORPUS_STATS_FORMAT_VERSION = 1;
@@ -98,7 +103,7 @@ export class CorpusStats {
   /** The statistics as msgpack bytes (deterministic for the same input). */
   encode(): Uint8Array {
     const f = this.#fields;
-    const packr = new Packr({ useRecords: false });
+    const packr = new (msgpackr().Packr)({ useRecords: false });
     return packr.pack({
       format: CORPUS_STATS_FORMAT,
       formatVersion: CORPUS_STATS_FORMAT_VERSION,
@@ -121,7 +126,7 @@ export class CorpusStats {
       throw new InvalidArgumentError(`corpus statistics must be bytes, got ${describe(bytes)}`);
     let raw: unknown;
     try {
-      raw = unpack(bytes);
+      raw = msgpackr().unpack(bytes);
     } catch (cause) {
       throw new CorpusStatsFormatError(`${where}: not a msgpack corpus-statistics file (${(cause as Error).message})`, {
         cause,

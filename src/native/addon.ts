@@ -1,11 +1,10 @@
 /**
- * Loads the compiled addon (build/Release/relevance_gate.node) once, with an error that says how
- * to fix a missing or stale build instead of a bare "Cannot find module".
- * Each subsystem declares the slice of the addon it uses in its own module.
+ * Loads the native addon once: a local build (build/Release, what `npm ci` or node-gyp makes in a
+ * clone) or the prebuilt binary shipped in the package (prebuilds/<platform>-<arch>/), chosen by
+ * node-gyp-build, with an error that says how to fix a missing or incompatible binary instead of
+ * a bare "Cannot find module". Each subsystem declares the slice of the addon it uses in its own module.
  */
 import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { NativeAddonError } from '../errors.js';
 import { packageRoot } from '../util/package-root.js';
 
@@ -23,17 +22,18 @@ export function loadAddon(): unknown {
     throw new NativeAddonError(String(cause), { cause });
   }
   const override = process.env.RELEVANCE_GATE_ADDON;
-  const path = override ?? join(root, 'build', 'Release', 'relevance_gate.node');
-  if (!existsSync(path)) {
-    throw new NativeAddonError(
-      `native addon not found at ${path}; build it with \`npm rebuild\` (or \`npx node-gyp rebuild\`) in ${root}`,
-    );
-  }
   try {
-    cached = require(path) as unknown;
+    if (override !== undefined) {
+      cached = require(override) as unknown;
+    } else {
+      const nodeGypBuild = require('node-gyp-build') as (dir: string) => unknown;
+      cached = nodeGypBuild(root);
+    }
   } catch (cause) {
     throw new NativeAddonError(
-      `native addon at ${path} failed to load (built for another Node version?); rebuild with \`npx node-gyp rebuild\`: ${String(cause)}`,
+      `no usable native addon for ${process.platform}-${process.arch} (node ${process.versions.node}) in ${root}: ` +
+        `the package ships prebuilt binaries for linux-x64 (glibc); elsewhere build it with \`npx node-gyp rebuild\` ` +
+        `in ${root} (needs a C++17 compiler and Python). Cause: ${cause instanceof Error ? cause.message : String(cause)}`,
       { cause },
     );
   }

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
-import { createProgress } from '../cli/progress.js';
+import { createProgress } from '../util/progress.js';
 import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
 import { loadCollection } from '../eval/collection.js';
 import type { EvalReport } from '../eval/run-eval.js';
@@ -75,7 +75,7 @@ export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
   tiny: [{ objective: 'binary:logistic', maxDepth: 2, eta: 0.3, rounds: 8, minChildWeight: 1 }],
 };
 
-export interface TrainCommandOptions {
+export interface FastPathPipelineOptions {
   /** Folder holding collection folders (../shared/data). */
   readonly dataDir: string;
   /** Collection folder names; default: every folder with a docs.jsonl, sorted. */
@@ -94,7 +94,7 @@ export interface TrainCommandOptions {
   readonly log?: (line: string) => void;
 }
 
-export interface TrainCommandResult {
+export interface FastPathPipelineResult {
   readonly outDir: string;
   readonly training: TrainFastPathResult;
   readonly tests: readonly TestResult[];
@@ -204,7 +204,7 @@ function checkReproducible(outDir: string, log: (line: string) => void): boolean
   }
 }
 
-export async function runTrainCommand(options: TrainCommandOptions): Promise<TrainCommandResult> {
+export async function runFastPathPipeline(options: FastPathPipelineOptions): Promise<FastPathPipelineResult> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const dataDir = resolve(options.dataDir);
   const names = options.collections ?? discoverCollections(dataDir);

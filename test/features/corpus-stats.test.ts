@@ -4,16 +4,9 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Packr } from 'msgpackr';
-import {
-  CorpusStats,
-  CorpusStatsBuilder,
-  CorpusStatsFormatError,
-  InvalidArgumentError,
-  buildCorpusStats,
-  extractFeatures,
-  loadCorpusStats,
-  saveCorpusStats,
-} from '../../src/index.js';
+import { CorpusStats, CorpusStatsFormatError, InvalidArgumentError, loadCorpusStats } from '../../src/index.js';
+import { CorpusStatsBuilder, buildCorpusStats, saveCorpusStats } from '../../src/features/corpus-stats.js';
+import { extractFeatures } from '../../src/features/extract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rg-stats-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  BM25_PARAMETERS,
-  type CorpusStats,
-  FEATURE_NAMES,
-  InvalidArgumentError,
-  NUM_FEATURES,
-  buildCorpusStats,
-  extractFeatures,
-  extractFeaturesAsync,
-  featureRow,
-} from '../../src/index.js';
+import { type CorpusStats, InvalidArgumentError } from '../../src/index.js';
+import { BM25_PARAMETERS, FEATURE_NAMES, NUM_FEATURES } from '../../src/features/schema.js';
+import { buildCorpusStats } from '../../src/features/corpus-stats.js';
+import { extractFeatures, extractFeaturesAsync, featureRow } from '../../src/features/extract.js';
 
 // A tiny corpus whose statistics are easy to count by hand. Every word below is its own Porter
 // stem except where noted, and none is a stop word.

@@ -6,21 +6,17 @@ import {
   AbortedError,
   type CorpusStats,
   DeadlineExceededError,
-  FEATURE_NAMES,
-  FEATURE_SCHEMA_VERSION,
   FeatureSchemaMismatchError,
   InvalidArgumentError,
   ModelFormatError,
-  NUM_FEATURES,
-  TOKENIZER_VERSION,
   UnsupportedModelError,
-  buildCorpusStats,
-  extractFeatures,
   isDetailedPairScore,
   loadFastPathScorer,
-  saveCorpusStats,
-  writeXGBoostJson,
 } from '../../src/index.js';
+import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, NUM_FEATURES, TOKENIZER_VERSION } from '../../src/features/schema.js';
+import { buildCorpusStats, saveCorpusStats } from '../../src/features/corpus-stats.js';
+import { extractFeatures } from '../../src/features/extract.js';
+import { writeXGBoostJson } from '../../src/tiers/trees/xgboost-json-writer.js';
 import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/trees/model-ir.js';
 
 const col = (name: string): number => FEATURE_NAMES.indexOf(name);

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  FEATURE_NAMES,
-  NUM_FEATURES,
-  buildCorpusStats,
-  extractFeatures,
-  extractFeaturesAsync,
-  featureRow,
-  tokenize,
-} from '../../src/index.js';
+import { FEATURE_NAMES, NUM_FEATURES } from '../../src/features/schema.js';
+import { buildCorpusStats } from '../../src/features/corpus-stats.js';
+import { extractFeatures, extractFeaturesAsync, featureRow } from '../../src/features/extract.js';
+import { tokenize } from '../../src/features/tokenize.js';
 
 // Deterministic pseudo-random text where query terms are frequent, so the proximity and span
 // computations see many matches (the worst case for them).

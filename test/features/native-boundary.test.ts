@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildCorpusStats } from '../../src/index.js';
+import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import { featuresAddon } from '../../src/features/native.js';
 
 // The native functions validate every argument themselves: a wrong call throws a JS error, it

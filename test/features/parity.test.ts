@@ -1,14 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  BM25_PARAMETERS,
-  FEATURE_NAMES,
-  NUM_FEATURES,
-  buildCorpusStats,
-  extractFeatures,
-  tokenize,
-} from '../../src/index.js';
+import { BM25_PARAMETERS, FEATURE_NAMES, NUM_FEATURES } from '../../src/features/schema.js';
+import { buildCorpusStats } from '../../src/features/corpus-stats.js';
+import { extractFeatures } from '../../src/features/extract.js';
+import { tokenize } from '../../src/features/tokenize.js';
 
 // The extractor's hot path (in-place ASCII tokens, stem cache, match pre-filter) must agree with
 // the plain tokenizer on real text: recompute coverage, lengths and BM25 from tokenize() output

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, tokenize } from '../../src/index.js';
+import { InvalidArgumentError } from '../../src/index.js';
+import { tokenize } from '../../src/features/tokenize.js';
 
 describe('tokenize: case folding, splitting, stop words', () => {
   it('lower-cases ASCII and removes Snowball English stop words', () => {

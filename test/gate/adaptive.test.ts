@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { countWords, createGate, InvalidPolicyError, type GatePolicy } from '../../src/index.js';
+import { createGate, InvalidPolicyError, type GatePolicy } from '../../src/index.js';
+import { countWords } from '../../src/gate/policies/adaptive.js';
 import { passages, relevanceScorer } from './helpers.js';
 
 const VALUES = [0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75];

@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import {
-  calibrate,
   CalibrationFormatError,
   CalibrationModelMismatchError,
   createGate,
+  parseCalibratedThreshold,
+} from '../../src/index.js';
+import {
+  calibrate,
   fitCalibratedThreshold,
   fitPlatt,
-  parseCalibratedThreshold,
   plattProbability,
   serializeCalibratedThreshold,
   thresholdForPrecision,
-} from '../../src/index.js';
+} from '../../src/gate/calibration.js';
 import { passages, tableScorer } from './helpers.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
 

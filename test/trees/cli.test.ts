@@ -11,8 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runConvert } from '../../src/cli/commands/convert.js';
 import { runPredict } from '../../src/cli/commands/predict.js';
 import { loadTreeModel } from '../../src/index.js';
-import { runTrainCommand } from '../../src/tiers/trees/training/train-command.js';
-import { parseFeatureCsv } from '../../src/tiers/trees/training/feature-csv.js';
+import { runTreeTraining } from '../../src/training/trees/train-trees.js';
+import { parseFeatureCsv } from '../../src/training/trees/feature-csv.js';
 import { fixturePath, readExpected, readMatrix, REPO_ROOT, withinTolerance } from './loader-fixtures.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
 
@@ -220,7 +220,7 @@ describe('train', () => {
   it('trains from CSV with a seeded validation split, reports logloss/AUC, saves a loadable legacy binary', async () => {
     const out = join(dir, 'model.bin');
     const progress: number[] = [];
-    const report = await runTrainCommand({
+    const report = await runTreeTraining({
       data: csv,
       label: 'label',
       out,
@@ -260,7 +260,7 @@ describe('train', () => {
         .join('\n')}\n`,
     );
     const out = join(dir, 'reg.json');
-    const report = await runTrainCommand({
+    const report = await runTreeTraining({
       data: jsonl,
       valid,
       label: 'label',
@@ -280,15 +280,15 @@ describe('train', () => {
 
   it('names bad input: missing label column, non-numeric value, both validation options', async () => {
     const base = { out: join(dir, 'x.bin'), params: { objective: 'binary:logistic' as const, rounds: 2 } };
-    await expect(runTrainCommand({ ...base, data: csv, label: 'nope' })).rejects.toThrow(
+    await expect(runTreeTraining({ ...base, data: csv, label: 'nope' })).rejects.toThrow(
       /label column "nope" not found/,
     );
     writeFileSync(join(dir, 'bad.csv'), 'a,label\n1,0\nx,1\n');
-    await expect(runTrainCommand({ ...base, data: join(dir, 'bad.csv'), label: 'label' })).rejects.toThrow(
+    await expect(runTreeTraining({ ...base, data: join(dir, 'bad.csv'), label: 'label' })).rejects.toThrow(
       /line 3, column "a": "x" is not a number/,
     );
     await expect(
-      runTrainCommand({ ...base, data: csv, label: 'label', valid: csv, validFraction: 0.1 }),
+      runTreeTraining({ ...base, data: csv, label: 'label', valid: csv, validFraction: 0.1 }),
     ).rejects.toThrow(/either --valid/);
   });
 

@@ -55,7 +55,7 @@ export function register(program: Command): void {
     )
     .requiredOption(
       '--collection <dir>',
-      'collection folder in the ../shared/data layout (docs.jsonl, queries.jsonl, qrels.tsv)',
+      'collection folder: docs.jsonl, queries.jsonl, qrels.tsv',
     )
     .option('--k <n>', 'passages per request (BM25 top-k)', '20')
     .requiredOption(
@@ -117,7 +117,7 @@ export function register(program: Command): void {
         await Promise.all([
           import('../../loadgen/bench-runner.js'),
           import('../../loadgen/report.js'),
-          import('../progress.js'),
+          import('../../util/progress.js'),
           import('node:fs/promises'),
         ]);
       const qps = opts.qps.split(',').map((s) => {

@@ -10,7 +10,7 @@ import { InvalidArgumentError } from '../../errors.js';
 interface EvalCliOptions {
   collection: string;
   tier: string;
-  model: string;
+  model?: string;
   stats?: string;
   queries: string;
   k: string;
@@ -29,9 +29,9 @@ export function register(program: Command): void {
       'Evaluate a scorer tier on a judged collection (docs.jsonl, queries.jsonl, qrels.tsv): BM25 first stage, ' +
         'nDCG@10 before/after reranking, precision/recall/F1 against threshold, the gate at the recommended threshold.',
     )
-    .requiredOption('--collection <dir>', 'collection folder in the ../shared/data layout')
+    .requiredOption('--collection <dir>', 'collection folder: docs.jsonl, queries.jsonl, qrels.tsv')
     .option('--tier <name>', 'scorer tier: trees | cross-encoder', 'trees')
-    .requiredOption('--model <path>', 'model folder (trees: e.g. models/fastpath-lexical)')
+    .option('--model <path>', 'model folder (default for trees: the shipped fast-path model; required for cross-encoder)')
     .option('--stats <file>', 'corpus statistics file (trees tier); built from the collection docs.jsonl when omitted')
     .option(
       '--queries <set>',
@@ -53,6 +53,11 @@ export function register(program: Command): void {
     .option('--no-progress', 'no progress display')
     .action(async (opts: EvalCliOptions) => {
       const { runEvalCommand } = await import('../../eval/eval-command.js');
+      let model = opts.model;
+      if (model === undefined) {
+        if (opts.tier !== 'trees') throw new InvalidArgumentError(`--model is required for --tier ${opts.tier}`);
+        model = (await import('../../tiers/trees/fast-path-scorer.js')).SHIPPED_FASTPATH_MODEL_DIR;
+      }
       const k = numberOption('k', opts.k, isPositiveInt, 'a positive integer');
       const gateK = numberOption('gate-k', opts.gateK, isPositiveInt, 'a positive integer');
       let targetPrecision: number | undefined;
@@ -65,7 +70,7 @@ export function register(program: Command): void {
       await runEvalCommand({
         collectionDir: opts.collection,
         tier: opts.tier,
-        model: opts.model,
+        model,
         statsFile: opts.stats,
         queries: opts.queries,
         k,

@@ -67,7 +67,7 @@ export function register(program: Command): void {
       'comma-separated presets (default tinybert-l2,minilm-l6; also tiny and the tiny-* test variants)',
     )
     .option('--seed <n>', 'weight seed; same seed gives byte-identical models', '42')
-    .option('--tokenizer <path>', 'tokenizer.json to copy (default ../shared/data/bert-base-uncased/tokenizer.json)')
+    .option('--tokenizer <path>', "tokenizer.json to copy (default: the package's bert-base-uncased tokenizer)")
     .action(async (options: ModelsOptions) => {
       await runModels(options);
     });

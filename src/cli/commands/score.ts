@@ -102,7 +102,7 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   lines.push(`query: ${query}`);
   if (request.source && options.request === undefined) lines.push(`example: ${request.source}`);
   lines.push(
-    `model: ${scorer.id} (threshold ${threshold}${scorer.recommendedThreshold === threshold ? ', recommended' : ''}; stats: ${scorer.statsSource})`,
+    `model: ${scorer.modelId}; stats: ${scorer.statsId} (${scorer.statsSource === 'model' ? "the model's own" : 'yours'}) (threshold ${threshold}${scorer.recommendedThreshold === threshold ? ', recommended' : ''})`,
   );
   lines.push('');
   // The embedded example carries qrels judgments in metadata.judged; show them so the demo can be checked.
@@ -130,7 +130,7 @@ export function register(program: Command): void {
   program
     .command('score')
     .description('Gate one request with the fast-path model (default: the embedded example) and print the decisions')
-    .option('--model <dir>', 'fast-path model directory (default: models/fastpath-lexical)')
+    .option('--model <dir>', 'fast-path model directory (default: the shipped model)')
     .option('--request <file>', 'JSON { query, passages: [{ id, title?, text }] } (default: examples/request.json)')
     .option('--query <text>', "override the request's query")
     .option('--stats <file>', "corpus statistics of your collection (relevance-gate stats); default: the model's own")

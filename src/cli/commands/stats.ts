@@ -14,7 +14,7 @@ interface StatsOptions {
 async function runStats(options: StatsOptions): Promise<void> {
   const { stat } = await import('node:fs/promises');
   const { buildCorpusStats, saveCorpusStats } = await import('../../features/corpus-stats.js');
-  const { createProgress } = await import('../progress.js');
+  const { createProgress } = await import('../../util/progress.js');
   let size: number;
   try {
     size = (await stat(options.docs)).size;

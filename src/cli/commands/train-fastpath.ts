@@ -1,6 +1,6 @@
 /**
  * `relevance-gate train-fastpath`: trains and writes the fast-path lexical model directory (see
- * src/training/train-command.ts and models/fastpath-lexical/MODEL_CARD.md).
+ * src/training/fastpath-pipeline.ts and models/fastpath-lexical/MODEL_CARD.md).
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
@@ -23,7 +23,7 @@ export function register(program: Command): void {
     .description(
       'Train the fast-path lexical model on judged collections (BM25 candidates, native features, ml-xgboost) and write the model directory with its model card.',
     )
-    .option('--data <dir>', 'folder of collections in the ../shared/data layout', '../shared/data')
+    .option('--data <dir>', 'folder of judged collections (each: docs.jsonl, queries.jsonl, qrels.tsv)', '../shared/data')
     .option('--out <dir>', 'model directory to write', 'models/fastpath-lexical')
     .option('--collections <names>', 'comma-separated collection folder names (default: all under --data)')
     .option('--seed <n>', 'seed for splits, rank dropout and XGBoost', '42')
@@ -33,7 +33,7 @@ export function register(program: Command): void {
     .option('--check', 'rerun the pipeline for the chosen point and fail unless the outputs are byte-identical', false)
     .option('--no-progress', 'no progress display')
     .action(async (opts: TrainCliOptions) => {
-      const { runTrainCommand } = await import('../../training/train-command.js');
+      const { runFastPathPipeline } = await import('../../training/fastpath-pipeline.js');
       const seed = Number(opts.seed);
       if (!Number.isInteger(seed) || seed < 0)
         throw new InvalidArgumentError(`--seed must be a non-negative integer, got "${opts.seed}"`);
@@ -49,7 +49,7 @@ export function register(program: Command): void {
           throw new InvalidArgumentError(`--max-queries must be a positive integer`);
       }
       const t0 = performance.now();
-      const result = await runTrainCommand({
+      const result = await runFastPathPipeline({
         dataDir: opts.data,
         outDir: opts.out,
         ...(opts.collections

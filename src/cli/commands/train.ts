@@ -65,11 +65,11 @@ export function register(program: Command): void {
     .requiredOption('--out <file>', 'model output (.json → XGBoost JSON, otherwise legacy binary)')
     .option('--no-progress', 'no progress display')
     .action(async (opts: TrainCliOptions) => {
-      const { runTrainCommand } = await import('../../tiers/trees/training/train-command.js');
-      const { createProgress } = await import('../progress.js');
+      const { runTreeTraining } = await import('../../training/trees/train-trees.js');
+      const { createProgress } = await import('../../util/progress.js');
       const rounds = integer('rounds', opts.rounds);
       const bar = opts.progress ? createProgress('train', rounds) : undefined;
-      const report = await runTrainCommand({
+      const report = await runTreeTraining({
         data: opts.data,
         label: opts.label,
         ...(opts.features

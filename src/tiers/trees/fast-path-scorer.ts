@@ -18,6 +18,9 @@ import { CorpusStats, loadCorpusStats } from '../../features/corpus-stats.js';
 import { FeatureSchemaMismatchError } from '../../features/errors.js';
 import { LexicalFeaturizer } from '../../features/featurizer.js';
 import { FEATURE_SCHEMA_VERSION, NUM_FEATURES, TOKENIZER_VERSION, assertFeatureSchema } from '../../features/schema.js';
+import { IDENTITY_PLATT, type PlattParameters, plattProbability } from '../../calibration/platt.js';
+import { RELEVANT } from '../../signals.js';
+import { packageRoot } from '../../util/package-root.js';
 import type { DetailedPairScore, Passage, ScoreOptions, Scorer, ScorerPairResult } from '../../types.js';
 import { loadTreeModel } from './load-tree-model.js';
 import type { TreeObjective } from './model-ir.js';
@@ -39,7 +42,8 @@ export interface FastPathModelMeta {
   readonly targetPrecision?: number;
   readonly statsFile?: string;
   readonly trainedOn?: readonly string[];
-  readonly calibration?: { readonly type: 'platt'; readonly a: number; readonly b: number };
+  /** relevance = σ(a·margin + b) (src/calibration/platt.ts); absent: σ(margin), for probability objectives. */
+  readonly calibration?: PlattParameters;
   readonly [extra: string]: unknown;
 }
 
@@ -54,6 +58,13 @@ export interface LoadFastPathScorerOptions {
 
 export interface FastPathScorer extends Scorer {
   readonly tier: 'trees';
+  /** Identifies the model files alone (model + meta.json): one id per model, whatever statistics it runs with. */
+  readonly modelId: string;
+  /** Identifies the corpus statistics the features are computed with. */
+  readonly statsId: string;
+  /** `${modelId}@${statsId}`: scores depend on both, so this is what caches key on. */
+  readonly id: string;
+  readonly signals: readonly string[];
   readonly meta: FastPathModelMeta;
   /** The gate threshold recommended with this model (probability), when meta.json gives one. */
   readonly recommendedThreshold: number | undefined;
@@ -65,6 +76,7 @@ export interface FastPathScorer extends Scorer {
   features(query: string, passages: readonly Passage[]): Float32Array;
 }
 
+const TREE_SIGNALS: readonly string[] = Object.freeze([RELEVANT]);
 const PROBABILITY_OBJECTIVES: ReadonlySet<string> = new Set(['binary:logistic', 'reg:logistic']);
 
 function fail(where: string, what: string): never {
@@ -130,9 +142,15 @@ async function readBytes(path: string, what: string): Promise<Buffer> {
   }
 }
 
-/** Loads a fast-path model directory into a Scorer (see docs/fastpath-model-dir.md). */
+/** The model shipped in the package (models/fastpath-lexical), wherever the package is installed. */
+export const SHIPPED_FASTPATH_MODEL_DIR: string = join(packageRoot(), 'models', 'fastpath-lexical');
+
+/**
+ * Loads a fast-path model directory into a Scorer (see docs/fastpath-model-dir.md); without a
+ * directory, the shipped model. A relative path resolves against the working directory.
+ */
 export async function loadFastPathScorer(
-  modelDir: string,
+  modelDir: string = SHIPPED_FASTPATH_MODEL_DIR,
   options: LoadFastPathScorerOptions = {},
 ): Promise<FastPathScorer> {
   if (typeof modelDir !== 'string' || modelDir === '')
@@ -205,21 +223,22 @@ export async function loadFastPathScorer(
     throw err;
   }
 
-  const hash = createHash('sha256');
-  hash.update(modelBytes).update('\0').update(metaBytes).update('\0').update(stats.encode());
-  const id = `fastpath/${FEATURE_SCHEMA_VERSION}/${hash.digest('hex').slice(0, 20)}`;
+  const modelHash = createHash('sha256').update(modelBytes).update('\0').update(metaBytes).digest('hex');
+  const modelId = `fastpath/${FEATURE_SCHEMA_VERSION}/${modelHash.slice(0, 20)}`;
+  const statsId = `stats/${createHash('sha256').update(stats.encode()).digest('hex').slice(0, 16)}`;
+  const id = `${modelId}@${statsId}`;
   const featurizer = new LexicalFeaturizer(
     stats,
     options.asyncThresholdChars === undefined ? {} : { asyncThresholdChars: options.asyncThresholdChars },
   );
-  const a = calibration?.a ?? 1;
-  const b = calibration?.b ?? 0;
+  // The gate's Platt scaling, with the same parameters: calibratedThresholdOf(scorer) reproduces p exactly.
+  const platt: PlattParameters = calibration ?? IDENTITY_PLATT;
 
   const toResults = (margins: Float32Array | Float64Array, k: number): ScorerPairResult[] => {
     const out = new Array<ScorerPairResult>(k);
     for (let i = 0; i < k; i++) {
       const m = margins[i]!;
-      const p = 1 / (1 + Math.exp(-(a * m + b)));
+      const p = plattProbability(platt, m);
       const r: DetailedPairScore = { probabilities: { relevant: p }, raw: { relevant: m }, tier: 'trees' };
       out[i] = r;
     }
@@ -233,6 +252,9 @@ export async function loadFastPathScorer(
 
   return {
     id,
+    modelId,
+    statsId,
+    signals: TREE_SIGNALS,
     tier: 'trees',
     meta,
     recommendedThreshold: meta.recommendedThreshold,

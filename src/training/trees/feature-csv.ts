@@ -9,7 +9,7 @@
  * Output formatting: float32 values are printed as the shortest decimal that reads back to the
  * same float32; float64 values as JavaScript's shortest round-trip form.
  */
-import { InvalidArgumentError } from '../../../errors.js';
+import { InvalidArgumentError } from '../../errors.js';
 
 /** Parses one numeric field; returns undefined when it is not a number. */
 export function parseFeatureValue(text: string): number | undefined {

@@ -5,9 +5,9 @@
  * InvalidArgumentError naming the line and column. The label must be a finite number on every row.
  * CSV fields may be double-quoted (RFC 4180: "" is a quote) so names with commas work.
  */
-import { InvalidArgumentError } from '../../../errors.js';
+import { InvalidArgumentError } from '../../errors.js';
 import { parseFeatureValue } from './feature-csv.js';
-import { mulberry32 } from '../../../util/seeded-random.js';
+import { mulberry32 } from '../../util/seeded-random.js';
 
 export interface LabelledTable {
   readonly featureNames: readonly string[];

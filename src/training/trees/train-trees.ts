@@ -8,16 +8,16 @@
  * Both load with loadTreeModel.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { InvalidArgumentError } from '../../../errors.js';
-import { parseTreeModelBytes } from '../loaders/parse-model.js';
-import { createTreeModel } from '../tree-model.js';
-import { writeXGBoostJson } from '../xgboost-json-writer.js';
+import { InvalidArgumentError } from '../../errors.js';
+import { parseTreeModelBytes } from '../../tiers/trees/loaders/parse-model.js';
+import { createTreeModel } from '../../tiers/trees/tree-model.js';
+import { writeXGBoostJson } from '../../tiers/trees/xgboost-json-writer.js';
 import { accuracy, auc, logloss, multiLogloss, rmse } from './metrics.js';
 import { parseTable, splitRows, takeRows, type LabelledTable } from './tabular-data.js';
 import { trainXGBoost, type XGBoostTrainParams } from './train-xgboost.js';
-import type { TreeEnsembleIR } from '../model-ir.js';
+import type { TreeEnsembleIR } from '../../tiers/trees/model-ir.js';
 
-export interface TrainCommandOptions {
+export interface TreeTrainingOptions {
   readonly data: string;
   readonly label: string;
   readonly features?: readonly string[];
@@ -91,7 +91,7 @@ export function evaluate(ir: TreeEnsembleIR, table: LabelledTable): MetricSet {
   }
 }
 
-export async function runTrainCommand(o: TrainCommandOptions): Promise<TrainReport> {
+export async function runTreeTraining(o: TreeTrainingOptions): Promise<TrainReport> {
   const t0 = performance.now();
   if (o.valid !== undefined && o.validFraction !== undefined) {
     throw new InvalidArgumentError('use either --valid FILE or --valid-fraction F, not both');

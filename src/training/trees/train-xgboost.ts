@@ -33,7 +33,7 @@
  *   emscripten stack, which overflows for large matrices).
  */
 import { createRequire } from 'node:module';
-import { InvalidArgumentError, RelevanceGateError, AbortedError } from '../../../errors.js';
+import { InvalidArgumentError, RelevanceGateError, AbortedError } from '../../errors.js';
 
 export class TrainingError extends RelevanceGateError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -23,9 +23,9 @@ import {
   type CrossEncoderPresetName,
 } from './model-spec.js';
 
-/** The WordPiece tokenizer the generated models are sized for (shared read-only data). */
+/** The WordPiece tokenizer the generated models are sized for: bert-base-uncased, shipped in the package (Apache-2.0). */
 export function defaultTokenizerJsonPath(): string {
-  return join(packageRoot(), '..', 'shared', 'data', 'bert-base-uncased', 'tokenizer.json');
+  return join(packageRoot(), 'models', 'tokenizers', 'bert-base-uncased', 'tokenizer.json');
 }
 
 /** The tokenizer.json to copy into a model folder is missing or unusable. */
@@ -38,7 +38,7 @@ export class TokenizerSourceError extends RelevanceGateError {
 export interface WriteCrossEncoderModelDirOptions {
   /** Unsigned 32-bit seed of the random weights (default 42). Same seed → byte-identical model. */
   readonly seed?: number;
-  /** tokenizer.json to copy (default: ../shared/data/bert-base-uncased/tokenizer.json). */
+  /** tokenizer.json to copy (default: the package's models/tokenizers/bert-base-uncased/tokenizer.json). */
   readonly tokenizerJsonPath?: string;
 }
 
@@ -160,8 +160,8 @@ function readme(spec: CrossEncoderModelSpec, seed: number, parameters: number): 
 async function readTokenizerJson(path: string, vocabSize: number): Promise<Buffer> {
   if (!existsSync(path)) {
     throw new TokenizerSourceError(
-      `tokenizer.json not found at ${path}; the generated models use the bert-base-uncased tokenizer from ` +
-        '../shared/data/bert-base-uncased/ next to the package root. Pass tokenizerJsonPath (CLI: --tokenizer) to use another copy.',
+      `tokenizer.json not found at ${path}; the generated models use the bert-base-uncased tokenizer shipped in ` +
+        'models/tokenizers/bert-base-uncased/ of the package. Pass tokenizerJsonPath (CLI: --tokenizer) to use another copy.',
     );
   }
   const bytes = await readFile(path);

@@ -1,0 +1,64 @@
+/**
+ * The layers of src/, lowest first. A module may import its own layer and the layers below it,
+ * never one above: CI runs `npm run layers` and fails on any violation.
+ *   base      errors, types, signals, util, scoring (what every layer shares)
+ *   native    the addon loader
+ *   features  lexical features over the addon
+ *   tiers     scorers: trees, cross-encoder, llm-judge (not the model generator, which is tooling)
+ *   cache     the score cache
+ *   router    the tier router
+ *   gate      createGate and its policies
+ *   context   prompt context from a gate result
+ *   surfaces  adapters (LangChain, AI SDK) and the HTTP server
+ *   tooling   eval, training, load generation, reports, the ONNX model generator
+ *   cli       the command line, on top of everything
+ */
+const BASE = '^src/(errors|types|signals)\\.ts$|^src/(util|scoring)/';
+const NATIVE = '^src/native/';
+const FEATURES = '^src/features/';
+const TIERS = '^src/tiers/(?!cross-encoder/model-gen/)';
+const CACHE = '^src/cache/';
+const ROUTER = '^src/router/';
+const GATE = '^src/gate/';
+const CONTEXT = '^src/context/';
+const SURFACES = '^src/(adapters|server)/';
+const TOOLING = '^src/(eval|training|loadgen|report)/|^src/tiers/cross-encoder/model-gen/';
+const CLI = '^src/cli/';
+const ROOT = '^src/index\\.ts$';
+
+const below = (...layers) => layers.join('|');
+const layer = (name, from, allowed) => ({
+  name,
+  comment: `${name} may import only: ${allowed}`,
+  severity: 'error',
+  from: { path: from },
+  to: { path: '^src/', pathNot: allowed },
+});
+
+module.exports = {
+  forbidden: [
+    layer('base-imports-up', BASE, BASE),
+    layer('native-imports-up', NATIVE, below(BASE, NATIVE)),
+    layer('features-import-up', FEATURES, below(BASE, NATIVE, FEATURES)),
+    layer('tiers-import-up', TIERS, below(BASE, NATIVE, FEATURES, TIERS)),
+    layer('cache-imports-up', CACHE, below(BASE, NATIVE, FEATURES, TIERS, CACHE)),
+    layer('router-imports-up', ROUTER, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER)),
+    layer('gate-imports-up', GATE, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER, GATE)),
+    layer('context-imports-up', CONTEXT, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER, GATE, CONTEXT)),
+    layer('root-exports-runtime-only', ROOT, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER, GATE, CONTEXT)),
+    layer('surfaces-import-cli-or-tooling', SURFACES, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER, GATE, CONTEXT, SURFACES, ROOT)),
+    layer('tooling-imports-cli-or-surfaces', TOOLING, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER, GATE, CONTEXT, TOOLING, ROOT)),
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};

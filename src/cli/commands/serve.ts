@@ -1,0 +1,203 @@
+/**
+ * `relevance-gate serve`: the HTTP reranking server (src/server). With no flags it serves the
+ * shipped fast-path model as `fastpath` on 127.0.0.1:8080. Configuration layers, later winning:
+ * config file (--config / RELEVANCE_GATE_CONFIG) < environment (RELEVANCE_GATE_*) < flags.
+ */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from '../../errors.js';
+import { isPositive, isPositiveInt, optionalNumberOption } from '../number-option.js';
+
+interface ServeCliOptions {
+  host?: string;
+  port?: string;
+  apiKey?: string;
+  config?: string;
+  processes?: string;
+  model?: string;
+  stats?: string;
+  crossEncoder?: string;
+  routing?: string;
+  defaultModel?: string;
+  budgetMs?: string;
+  cache: boolean;
+  cacheMb?: string;
+  redisUrl?: string;
+  maxDocuments?: string;
+  maxDocumentChars?: string;
+  bodyLimit?: string;
+  maxInFlightPairs?: string;
+  workers?: string;
+  logLevel?: string;
+  logPassages?: boolean;
+  drainDelayMs?: string;
+  shutdownTimeoutMs?: string;
+  printConfig?: boolean;
+}
+
+const ENDPOINTS = [
+  'POST /v1/rerank, POST /v2/rerank (Cohere; also Jina clients)',
+  'POST /rerank, GET /info, GET /health (text-embeddings-inference)',
+  'POST /v1/gate, POST /v1/gate/stream (NDJSON or SSE), GET /v1/models (gate decisions)',
+  'GET /metrics (Prometheus), GET /health/live, GET /health/ready',
+];
+
+async function runServe(opts: ServeCliOptions): Promise<void> {
+  const server = await import('../../server/index.js');
+  const { isClusterWorker } = await import('../../server/cluster.js');
+  if (isClusterWorker()) {
+    // A forked worker: the primary resolved the configuration once and passes it down.
+    await server.runCluster(server.resolveServerConfig({}), { log: (line) => process.stderr.write(`${line}\n`) });
+    return;
+  }
+  const num = optionalNumberOption;
+  const configFile = opts.config ?? process.env[server.ENVIRONMENT_VARIABLES.config];
+  const fromFile = configFile === undefined ? {} : await server.readConfigFile(configFile);
+  const models: Record<string, unknown> = {};
+  if (opts.model !== undefined || opts.stats !== undefined)
+    models[server.DEFAULT_MODEL_NAME] = {
+      ...((fromFile.models?.[server.DEFAULT_MODEL_NAME] as object | undefined) ?? {}),
+      type: 'fastpath',
+      ...(opts.model === undefined ? {} : { dir: opts.model }),
+      ...(opts.stats === undefined ? {} : { stats: opts.stats }),
+    };
+  const workers = num('workers', opts.workers, isPositiveInt, 'a positive integer');
+  if (opts.crossEncoder !== undefined) {
+    const routing = opts.routing ?? 'cascade';
+    if (routing !== 'fixed' && routing !== 'budget' && routing !== 'cascade')
+      throw new InvalidArgumentError(`--routing must be fixed, budget or cascade, got "${routing}"`);
+    models['cross-encoder'] = { type: 'cross-encoder', dir: opts.crossEncoder, ...(workers === undefined ? {} : { workers }) };
+    models[routing] = { type: 'router', tiers: [server.DEFAULT_MODEL_NAME, 'cross-encoder'], routing };
+  }
+  const flags: Record<string, unknown> = {
+    host: opts.host,
+    port: num('port', opts.port, (n) => Number.isInteger(n) && n >= 0 && n <= 65_535, 'a port number 0..65535'),
+    apiKey: opts.apiKey,
+    processes: num('processes', opts.processes, isPositiveInt, 'a positive integer'),
+    defaultModel: opts.defaultModel,
+    budgetMs: num('budget-ms', opts.budgetMs, isPositive, 'a positive number of ms'),
+    logLevel: opts.logLevel,
+    logPassages: opts.logPassages === true ? true : undefined,
+    drainDelayMs: num('drain-delay-ms', opts.drainDelayMs, (n) => Number.isInteger(n) && n >= 0, 'an integer ≥ 0'),
+    shutdownTimeoutMs: num(
+      'shutdown-timeout-ms',
+      opts.shutdownTimeoutMs,
+      (n) => Number.isInteger(n) && n >= 0,
+      'an integer ≥ 0',
+    ),
+    models: Object.keys(models).length === 0 ? undefined : models,
+    cache: {
+      ...(opts.cache ? {} : { enabled: false }),
+      ...(opts.cacheMb === undefined ? {} : { l1Mb: num('cache-mb', opts.cacheMb, isPositive, 'a positive number') }),
+      ...(opts.redisUrl === undefined ? {} : { redisUrl: opts.redisUrl }),
+    },
+    limits: {
+      ...(opts.maxDocuments === undefined
+        ? {}
+        : { documentsPerRequest: num('max-documents', opts.maxDocuments, isPositiveInt, 'a positive integer') }),
+      ...(opts.maxDocumentChars === undefined
+        ? {}
+        : { maxDocumentChars: num('max-document-chars', opts.maxDocumentChars, isPositiveInt, 'a positive integer') }),
+      ...(opts.bodyLimit === undefined
+        ? {}
+        : { bodyBytes: num('body-limit', opts.bodyLimit, isPositiveInt, 'a positive number of bytes') }),
+      ...(opts.maxInFlightPairs === undefined
+        ? {}
+        : {
+            maxInFlightPairs: num('max-in-flight-pairs', opts.maxInFlightPairs, isPositiveInt, 'a positive integer'),
+          }),
+    },
+  };
+  const config = server.resolveServerConfig(
+    server.mergeConfigInputs(fromFile, server.configFromEnvironment(), flags as Parameters<typeof server.mergeConfigInputs>[0]),
+  );
+  if (opts.printConfig) {
+    process.stdout.write(`${JSON.stringify({ ...config, apiKey: config.apiKey === undefined ? null : '[set]' }, null, 2)}\n`);
+    return;
+  }
+
+  const describe = (url: string, scorers: string): string =>
+    [
+      `relevance-gate serving on ${url} (${config.processes} process${config.processes === 1 ? '' : 'es'})`,
+      `  models: ${scorers}`,
+      ...ENDPOINTS.map((e) => `  ${e}`),
+      `  auth: ${config.apiKey === undefined ? 'none (set --api-key or RELEVANCE_GATE_API_KEY to require a Bearer token)' : 'Bearer token required (health and metrics open)'}`,
+      `  try: curl -s ${url}/v1/rerank -H 'content-type: application/json' -d '{"query":"what is BM25?","documents":["BM25 is a ranking function","bananas are yellow"]}'`,
+      '',
+    ].join('\n');
+  const modelList = Object.entries(config.models)
+    .map(([name, m]) => `${name}${name === config.defaultModel ? ' (default)' : ''} [${m.type}]`)
+    .join(', ');
+
+  if (config.processes > 1) {
+    const code = await server.runCluster(config, {
+      log: (line) => process.stderr.write(`${line}\n`),
+      onReady: (url) => process.stdout.write(describe(url, modelList)),
+    });
+    process.exit(code);
+  }
+
+  const handle = await server.createServer(config);
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    handle.app.log.info(`${signal}: draining in-flight requests, then exiting`);
+    handle.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`relevance-gate: shutdown failed: ${(error as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  const url = await handle.listen();
+  try {
+    await handle.ready;
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    throw error;
+  }
+  const described = handle.registry
+    .all()
+    .map(
+      (m) =>
+        `${m.name}${m.name === config.defaultModel ? ' (default)' : ''} [${m.description.type}${m.description.routing === undefined ? '' : ` ${m.description.routing}`}]`,
+    )
+    .join(', ');
+  process.stdout.write(describe(url, described));
+}
+
+export function register(program: Command): void {
+  program
+    .command('serve')
+    .description(
+      'HTTP reranking server: Cohere v1/v2 and TEI rerank protocols, the gate API, Prometheus metrics (default: the shipped fast path on 127.0.0.1:8080)',
+    )
+    .option('--host <host>', 'interface to bind (default 127.0.0.1; 0.0.0.0 to serve the network)')
+    .option('--port <port>', 'port (default 8080; 0 = any free port)')
+    .option('--api-key <key>', 'require Authorization: Bearer <key> on everything but health and metrics')
+    .option('--config <file>', 'JSON config file (models, policy, cache, limits; see docs/server.md)')
+    .option('--processes <n>', 'HTTP processes sharing the port (node:cluster); default 1')
+    .option('--model <dir>', 'fast-path model directory served as "fastpath" (default: the shipped model)')
+    .option('--stats <file>', 'corpus statistics of your collection for the fast path (relevance-gate stats)')
+    .option('--cross-encoder <dir>', 'also serve this cross-encoder as "cross-encoder" and a router over both')
+    .option('--routing <mode>', 'routing of that router, also its model name: cascade | budget | fixed', 'cascade')
+    .option('--workers <n>', 'cross-encoder worker threads per process (default: cores shared by all processes)')
+    .option('--default-model <name>', 'model used when a request names none (default fastpath)')
+    .option('--budget-ms <ms>', 'latency budget of requests that carry none (default 100)')
+    .option('--no-cache', 'run without the score cache')
+    .option('--cache-mb <mb>', 'score cache (L1) size, MiB (default 256)')
+    .option('--redis-url <url>', 'shared L2 score cache (redis://...)')
+    .option('--max-documents <n>', 'documents per request at most (default 1000)')
+    .option('--max-document-chars <n>', 'characters of a document scored, the rest truncated (default 32768)')
+    .option('--body-limit <bytes>', 'request body limit (default 2097152)')
+    .option('--max-in-flight-pairs <n>', 'pairs in flight per model before 429 (default 16384)')
+    .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent (default info)')
+    .option('--log-passages', 'include query text in debug logs (off: logs carry no passage text)')
+    .option('--drain-delay-ms <ms>', 'after SIGTERM, answer readiness 503 this long before closing (default 0)')
+    .option('--shutdown-timeout-ms <ms>', 'longest wait for in-flight requests at shutdown (default 30000)')
+    .option('--print-config', 'print the resolved configuration and exit')
+    .action(runServe);
+}

@@ -1,0 +1,77 @@
+/**
+ * Validators of numeric options, one per kind, with one message style:
+ *   `<name> must be <requirement>, got <value>`.
+ * Each returns the value when it is valid and throws otherwise: an InvalidArgumentError by default,
+ * or the error a module builds with `fail` (e.g. the gate's InvalidPolicyError, which names the
+ * policy field), so every module refuses the same values with the same words.
+ */
+import { InvalidArgumentError } from '../errors.js';
+
+/** Builds the error for an invalid option; `requirement` reads "an integer ≥ 1", "a number in [0, 1]", … */
+export type OptionErrorFactory = (name: string, requirement: string, value: unknown) => Error;
+
+/** How a rejected value is shown in messages (strings quoted, so '' and '5' are visible as strings). */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object' && value !== null) return 'an object';
+  return String(value);
+}
+
+/** The default factory: InvalidArgumentError(`<name> must be <requirement>, got <value>`). */
+export const invalidArgument: OptionErrorFactory = (name, requirement, value) =>
+  new InvalidArgumentError(`${name} must be ${requirement}, got ${describeValue(value)}`);
+
+function isNumber(value: unknown): value is number {
+  return typeof value === 'number';
+}
+
+/** An integer ≥ 1. */
+export function positiveInteger(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
+  if (!isNumber(value) || !Number.isInteger(value) || value < 1) throw fail(name, 'an integer ≥ 1', value);
+  return value;
+}
+
+/** An integer ≥ 0. */
+export function nonNegativeInteger(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
+  if (!isNumber(value) || !Number.isInteger(value) || value < 0) throw fail(name, 'an integer ≥ 0', value);
+  return value;
+}
+
+/** An integer in [min, max] (both inclusive). */
+export function integerInRange(
+  name: string,
+  value: unknown,
+  min: number,
+  max: number,
+  fail: OptionErrorFactory = invalidArgument,
+): number {
+  if (!isNumber(value) || !Number.isInteger(value) || value < min || value > max)
+    throw fail(name, `an integer in [${min}, ${max}]`, value);
+  return value;
+}
+
+/** A number in [0, 1] (NaN refused). */
+export function probability(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
+  if (!isNumber(value) || !(value >= 0 && value <= 1)) throw fail(name, 'a number in [0, 1]', value);
+  return value;
+}
+
+/** A finite number. */
+export function finiteNumber(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
+  if (!isNumber(value) || !Number.isFinite(value)) throw fail(name, 'a finite number', value);
+  return value;
+}
+
+/** A finite number > 0. */
+export function positiveNumber(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
+  if (!isNumber(value) || !Number.isFinite(value) || !(value > 0)) throw fail(name, 'a finite number > 0', value);
+  return value;
+}
+
+/** A number ≥ 0; Infinity allowed (an unbounded budget or limit), NaN refused. */
+export function nonNegativeNumber(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
+  if (!isNumber(value) || !(value >= 0)) throw fail(name, 'a number ≥ 0', value);
+  return value;
+}

@@ -3,13 +3,17 @@
  * Keep this file small; module-specific types live next to their module.
  */
 
-/** One retrieved candidate. `features` feeds the tree tier (named, or a dense vector in model order). */
+/**
+ * One retrieved candidate. `features` feeds the tree tier: a record of the passthrough features
+ * (retrieval_score, retrieval_rank, embedding_similarity), or a dense vector of the model's whole
+ * row in schema order (an array or any numeric typed array).
+ */
 export interface Passage {
   readonly id: string;
   readonly text: string;
   readonly title?: string;
   readonly metadata?: Readonly<Record<string, unknown>>;
-  readonly features?: Readonly<Record<string, number>> | Float32Array | readonly number[];
+  readonly features?: Readonly<Record<string, number>> | Float32Array | Float64Array | readonly number[];
 }
 
 /**

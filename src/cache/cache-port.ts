@@ -1,8 +1,7 @@
-// Note for the gate (score-cache owner): comment-only change — resolve() may call scoreMisses a
-// second time, for follower re-scores (see resolve below). Types and call shape are unchanged.
 /**
  * What the gate needs from a score cache. The cache owns keying, single-flight and storage tiers;
  * the gate only says which scorer, query and passages, and how to score the misses.
+ * resolve() may call scoreMisses a second time, for followers of a single flight that re-score.
  */
 import type { Passage, ScoreOptions, ScorerPairResult } from '../types.js';
 

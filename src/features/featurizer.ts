@@ -82,7 +82,8 @@ export class LexicalFeaturizer {
         chars += title.length;
       }
       if (features === undefined || features === null) continue;
-      if (features instanceof Float32Array || Array.isArray(features)) {
+      if (Array.isArray(features) || isNumericTypedArray(features)) {
+        // Any numeric typed array is a dense row; its values are read as numbers (the row is float32).
         const vec = features as ArrayLike<number>;
         if (vec.length !== NUM_FEATURES) {
           throw new InvalidArgumentError(
@@ -94,11 +95,17 @@ export class LexicalFeaturizer {
         dense[i] = vec;
         continue;
       }
-      if (typeof features !== 'object')
+      if (typeof features !== 'object' || ArrayBuffer.isView(features) || !isPlainRecord(features))
         throw new InvalidArgumentError(
-          `passages[${i}].features must be an object or vector, got ${describe(features)}`,
+          `passages[${i}].features must be a record of ${PASSTHROUGH_FEATURES.join(', ')} or a dense vector of ${NUM_FEATURES} numbers, got ${describe(features)}`,
         );
       const rec = features as Readonly<Record<string, unknown>>;
+      for (const key of Object.keys(rec)) {
+        if (!PASSTHROUGH_NAMES.has(key))
+          throw new InvalidArgumentError(
+            `passages[${i}].features.${key} is not a feature this model reads; a record may hold ${PASSTHROUGH_FEATURES.join(', ')}`,
+          );
+      }
       for (let j = 0; j < WIDTH; j++) {
         const name = PASSTHROUGH_FEATURES[j]!;
         const v = rec[name];
@@ -118,6 +125,22 @@ interface Prepared {
   readonly passthrough: Float32Array | null;
   readonly dense: Array<ArrayLike<number> | undefined> | null;
   readonly chars: number;
+}
+
+const PASSTHROUGH_NAMES: ReadonlySet<string> = new Set(PASSTHROUGH_FEATURES);
+
+function isNumericTypedArray(value: unknown): value is ArrayLike<number> {
+  return (
+    ArrayBuffer.isView(value) &&
+    !(value instanceof DataView) &&
+    !(value instanceof BigInt64Array) &&
+    !(value instanceof BigUint64Array)
+  );
+}
+
+function isPlainRecord(value: object): boolean {
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
 }
 
 function checkValue(v: unknown, where: string): void {

@@ -3,7 +3,7 @@
  * evaluator consumes. Loaders validate structure; the native side re-validates what crosses the
  * boundary (indices in range, acyclic, sizes consistent) because a hostile file must never crash it.
  *
- * Extension (loaders owner, for "native"): `baseScore?` below is optional and informational only
+ * `baseScore?` below is optional and informational only
  * (the response-space base_score the margin came from, kept so the JSON writer can round-trip it
  * exactly). The evaluator uses `baseMargin` and can ignore `baseScore`. Loaders guarantee (see
  * loaders/tree-builder.ts): every node is reachable from root 0 exactly once, leaf iff left === -1,

@@ -25,7 +25,7 @@ export interface ScoreOptions {
   readonly deadline?: number;
 }
 
-/** Signal name → probability in [0, 1] for one pair. A single-signal scorer names its signal `relevance`. */
+/** Signal name → probability in [0, 1] for one pair. Every relevance scorer names its relevance signal `relevant` (src/signals.ts). */
 export type SignalProbabilities = Readonly<Record<string, number>>;
 
 /**

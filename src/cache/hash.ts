@@ -1,9 +1,14 @@
 /**
- * Non-cryptographic hashing for cache keys and snapshot checksums: XXH64 via xxhash-wasm.
+ * Non-cryptographic hashing for cache keys and snapshot checksums.
  *
- * Measured against @node-rs/xxhash (XXH64, XXH3-64/128), hash-wasm (XXH64, XXH3) and node:crypto
- * (md5, sha1, sha256) on 64/600/3000-character strings, xxhash-wasm's h64ToString was the fastest
- * at every length (see docs/cache.md and bench/cache.ts), and it has no native install step.
+ * Passage content (the per-pair part of every key, on the all-hit path): XXH64 over the string's
+ * UTF-16 code units, little-endian, in the native addon (native/src/hash): no UTF-8 encoding, no
+ * copy into WASM memory. Measured side by side in bench/cache.ts. Hashing code units makes the
+ * key a function of the exact string (the former UTF-8 path replaced lone surrogates with U+FFFD,
+ * so distinct strings could share a key). Without the addon the same hashes are computed in JS
+ * (xxhash-wasm over the UTF-16LE bytes): slower, identical keys.
+ *
+ * Scope (scorer + query, memoised per call) and snapshot checksums: XXH64 via xxhash-wasm.
  *
  * Keys are not a security boundary: a caller who can choose passage text can already choose the
  * scores it gets. The hashes guard against accidental collisions, where 64 bits per passage
@@ -11,15 +16,19 @@
  * the chance of serving one pair's score for another far below any hardware error rate.
  */
 import xxhashFactory from 'xxhash-wasm';
+import { nativeHash } from '../native/hash.js';
 
 // One instance per process; the wasm module is ~2 KB and instantiates in well under a millisecond.
 const xxhash = await xxhashFactory();
+const native = nativeHash();
 
 /** Seeds separate hash domains so equal input strings in different roles never share a hash. */
 const SEED_SCOPE_A = 0x5c0be_a11n;
 const SEED_SCOPE_B = 0x9e3779b97f4a7c15n;
-const SEED_TEXT_ONLY = 0x7e47_0001n;
-const SEED_TITLE_TEXT = 0x7e47_0002n;
+// Content seeds: must match native/src/hash/hash_binding.cc.
+const SEED_TEXT_ONLY = 0x7e47_0000_0000_0001n;
+const SEED_TITLE = 0x7e47_0000_0000_0002n;
+const SEED_TITLE_TEXT = 0x7e47_0000_0000_0003n;
 const SEED_FEATURES_RECORD = 0xfea7_0001n;
 const SEED_FEATURES_F32 = 0xfea7_0002n;
 const SEED_FEATURES_F64 = 0xfea7_0003n;
@@ -47,30 +56,40 @@ export function scopeHash(scorerId: string, normalizedQuery: string, normalizati
 export interface HashablePassageContent {
   readonly text: string;
   readonly title?: string;
-  readonly features?: Readonly<Record<string, number>> | Float32Array | readonly number[];
+  readonly features?: Readonly<Record<string, number>> | Float32Array | Float64Array | readonly number[];
 }
 
+/** Whether content hashes come from the native addon (false: the JS fallback, same values). */
+export const NATIVE_CONTENT_HASH = native !== undefined;
+
+/** XXH64 of the UTF-16LE code units of `s` (the JS fallback of the native hash). */
+function utf16Hash(s: string, seed: bigint): bigint {
+  return xxhash.h64Raw(Buffer.from(s, 'utf16le'), seed);
+}
+
+/** The content hash in JS: identical to native `hashContent` (tested side by side). */
+export function contentHashFallback(text: string, title: string | undefined): string {
+  const seed = title === undefined ? SEED_TEXT_ONLY : utf16Hash(title, SEED_TITLE) ^ SEED_TITLE_TEXT;
+  return utf16Hash(text, seed).toString(16).padStart(16, '0');
+}
+
+const textHash: (text: string, title: string | undefined) => string =
+  native === undefined ? contentHashFallback : (text, title) => native.hashContent(text, title);
+
 /**
- * 64-bit hash of everything in a passage that a built-in tier reads: title, text and, when
- * present, caller-supplied features (the trees tier scores them). An absent title and an empty
- * title hash differently. Metadata is not hashed (no tier reads it).
+ * 64-bit hash (16 hex digits) of everything in a passage that a built-in tier reads: title, text
+ * and, when present, caller-supplied features (the trees tier scores them). An absent title and an
+ * empty title hash differently. Metadata is not hashed (no tier reads it).
  */
 export function contentHash(passage: HashablePassageContent): string {
   const { title, text, features } = passage;
-  if (features === undefined) {
-    return title === undefined
-      ? xxhash.h64ToString(text, SEED_TEXT_ONLY)
-      : xxhash.h64ToString(`${title.length}:${title}\u0000${text}`, SEED_TITLE_TEXT);
-  }
-  const base =
-    title === undefined
-      ? xxhash.h64(text, SEED_TEXT_ONLY)
-      : xxhash.h64(`${title.length}:${title}\u0000${text}`, SEED_TITLE_TEXT);
-  return featuresHash(features, base).toString(16).padStart(16, '0');
+  const base = textHash(text, title);
+  if (features === undefined) return base;
+  return featuresHash(features, BigInt(`0x${base}`)).toString(16).padStart(16, '0');
 }
 
 function featuresHash(
-  features: Readonly<Record<string, number>> | Float32Array | readonly number[],
+  features: Readonly<Record<string, number>> | Float32Array | Float64Array | readonly number[],
   base: bigint,
 ): bigint {
   if (features instanceof Float32Array) {
@@ -79,8 +98,9 @@ function featuresHash(
       (base ^ SEED_FEATURES_F32) & MASK_64,
     );
   }
-  if (Array.isArray(features)) {
-    const f64 = Float64Array.from(features as readonly number[]);
+  if (Array.isArray(features) || ArrayBuffer.isView(features)) {
+    // Any other dense row (array, Float64Array, integer typed arrays) hashes as its float64 values.
+    const f64 = Float64Array.from(features as ArrayLike<number>);
     return xxhash.h64Raw(new Uint8Array(f64.buffer), (base ^ SEED_FEATURES_F64) & MASK_64);
   }
   // Named features: order-independent (tiers look them up by name), exact float64 text of each value.

@@ -198,7 +198,10 @@ function parseQrels(
     if (!queryIds.has(qid)) throw new CollectionFormatError(`${path}:${lineNo}: unknown query id "${qid}"`);
     if (!docIds.has(did)) throw new CollectionFormatError(`${path}:${lineNo}: unknown document id "${did}"`);
     let judged = qrels.get(qid);
-    if (!judged) qrels.set(qid, (judged = new Map()));
+    if (!judged) {
+      judged = new Map();
+      qrels.set(qid, judged);
+    }
     if (judged.has(did)) throw new CollectionFormatError(`${path}:${lineNo}: duplicate pair (${qid}, ${did})`);
     judged.set(did, Number(scoreText));
   }

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createProgress } from '../cli/progress.js';
+import { createProgress } from '../util/progress.js';
 import { InvalidArgumentError } from '../errors.js';
 import { loadCollection } from './collection.js';
 import { QUERY_SET_NAMES, type QuerySetName, resolveQuerySet } from './query-set.js';

@@ -18,6 +18,7 @@
  */
 import MiniSearch from 'minisearch';
 import { InvalidArgumentError } from '../errors.js';
+import { positiveInteger } from '../util/validate-options.js';
 import { type Collection, type CollectionDoc, compareIds, docPassage } from './collection.js';
 
 /** A compact English stop list (the classic SMART/NLTK core); the first stage only. */
@@ -107,8 +108,7 @@ export function createBm25FirstStage(
   return {
     params,
     search(query, topN) {
-      if (!Number.isInteger(topN) || topN < 1)
-        throw new InvalidArgumentError(`topN must be a positive integer, got ${topN}`);
+      positiveInteger('topN', topN);
       const results = index.search(query);
       const scored = results.map((r) => ({ docId: String(r.id), score: r.score / (r.queryTerms.length || 1) }));
       scored.sort((a, b) => b.score - a.score || compareIds(a.docId, b.docId));

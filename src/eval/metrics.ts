@@ -10,7 +10,19 @@
  * - Threshold rules: a pair is KEPT when score >= threshold. Precision of an empty kept set is undefined
  *   (null in tables); recall is relative to the relevant pairs in the scored pool.
  */
-import { InvalidArgumentError } from '../errors.js';
+import {
+  assertFiniteScores,
+  type LabelledScore,
+  type ThresholdRow,
+  thresholdRow,
+} from '../calibration/threshold-for-precision.js';
+import { positiveInteger } from '../util/validate-options.js';
+
+export {
+  thresholdForPrecision,
+  type LabelledScore,
+  type ThresholdRow,
+} from '../calibration/threshold-for-precision.js';
 
 /** Grades of judged documents for one query: doc id → grade (> 0 = relevant). */
 export type Judgments = ReadonlyMap<string, number>;
@@ -33,7 +45,7 @@ export function dcgAt(ranking: readonly string[], judgments: Judgments, k: numbe
 
 /** nDCG@k of a ranking, or null when the query has no relevant judgment. */
 export function ndcgAt(ranking: readonly string[], judgments: Judgments, k = 10): number | null {
-  if (!(k >= 1) || !Number.isInteger(k)) throw new InvalidArgumentError(`k must be a positive integer, got ${k}`);
+  positiveInteger('k', k);
   const ideal = [...judgments.values()].filter((g) => g > 0).sort((a, b) => b - a);
   if (ideal.length === 0) return null;
   let idcg = 0;
@@ -70,46 +82,9 @@ export function meanOf(values: ReadonlyArray<number | null>): number | null {
   return n === 0 ? null : sum / n;
 }
 
-/** One scored (query, passage) pair with its binary label. */
-export interface LabelledScore {
-  readonly score: number;
-  readonly relevant: boolean;
-}
-
-export interface ThresholdRow {
-  readonly threshold: number;
-  /** Relevant kept / kept; null when nothing is kept. */
-  readonly precision: number | null;
-  /** Relevant kept / relevant in the pool; null when the pool has no relevant pair. */
-  readonly recall: number | null;
-  /** Harmonic mean of precision and recall; null when either is null, 0 when both are 0. */
-  readonly f1: number | null;
-  readonly kept: number;
-  readonly relevantKept: number;
-}
-
-function validatePairs(pairs: readonly LabelledScore[]): void {
-  for (let i = 0; i < pairs.length; i++) {
-    if (!Number.isFinite(pairs[i]!.score))
-      throw new InvalidArgumentError(`pair ${i}: score ${pairs[i]!.score} is not finite`);
-  }
-}
-
-function row(threshold: number, kept: number, relevantKept: number, relevantTotal: number): ThresholdRow {
-  const precision = kept === 0 ? null : relevantKept / kept;
-  const recall = relevantTotal === 0 ? null : relevantKept / relevantTotal;
-  const f1 =
-    precision === null || recall === null
-      ? null
-      : precision + recall === 0
-        ? 0
-        : (2 * precision * recall) / (precision + recall);
-  return { threshold, precision, recall, f1, kept, relevantKept };
-}
-
 /** Precision/recall/F1 when keeping pairs with score >= threshold, for each given threshold (in the order given). */
 export function thresholdSweep(pairs: readonly LabelledScore[], thresholds: readonly number[]): ThresholdRow[] {
-  validatePairs(pairs);
+  assertFiniteScores(pairs);
   const sorted = [...pairs].sort((a, b) => b.score - a.score);
   const relevantTotal = pairs.reduce((n, p) => n + (p.relevant ? 1 : 0), 0);
   // Prefix counts over the descending scores: kept(t) = number of scores >= t (binary search).
@@ -123,7 +98,7 @@ export function thresholdSweep(pairs: readonly LabelledScore[], thresholds: read
       if (sorted[mid]!.score >= t) lo = mid + 1;
       else hi = mid;
     }
-    return row(t, lo, relPrefix[lo]!, relevantTotal);
+    return thresholdRow(t, lo, relPrefix[lo]!, relevantTotal);
   });
 }
 
@@ -133,34 +108,10 @@ export function thresholdGrid(steps = 100): number[] {
 }
 
 /**
- * The threshold that reaches `targetPrecision`: among all thresholds equal to a pair's score (the only
- * places where kept sets change), those whose precision >= target; the one with the HIGHEST recall wins;
- * among equal recall, the HIGHEST threshold (fewest pairs kept, i.e. the score of the lowest-scored
- * relevant pair it keeps). Returns null when no non-empty kept set reaches the target or the pool has
- * no relevant pair.
+ * What a threshold keeps over queries: each query keeps its candidates with score >= threshold.
+ * (Offline evaluation of a threshold; the gate's per-call result stats are GateStats in src/gate.)
  */
-export function thresholdForPrecision(pairs: readonly LabelledScore[], targetPrecision: number): ThresholdRow | null {
-  if (!(targetPrecision >= 0 && targetPrecision <= 1)) {
-    throw new InvalidArgumentError(`target precision must be in [0, 1], got ${targetPrecision}`);
-  }
-  validatePairs(pairs);
-  const sorted = [...pairs].sort((a, b) => b.score - a.score);
-  const relevantTotal = pairs.reduce((n, p) => n + (p.relevant ? 1 : 0), 0);
-  if (relevantTotal === 0) return null;
-  let best: ThresholdRow | null = null;
-  let relevantKept = 0;
-  for (let i = 0; i < sorted.length; i++) {
-    relevantKept += sorted[i]!.relevant ? 1 : 0;
-    // Only the last pair of a run of equal scores is a valid cut: ties are kept or dropped together.
-    if (i + 1 < sorted.length && sorted[i + 1]!.score === sorted[i]!.score) continue;
-    const r = row(sorted[i]!.score, i + 1, relevantKept, relevantTotal);
-    if (r.precision! >= targetPrecision && (best === null || r.recall! > best.recall!)) best = r;
-  }
-  return best;
-}
-
-/** Gate outcome over queries: each query keeps its candidates with score >= threshold. */
-export interface GateStats {
+export interface KeptSetStats {
   readonly threshold: number;
   /** Relevant / all over every candidate (keeping all of them), pooled over queries. */
   readonly precisionAll: number | null;
@@ -177,15 +128,15 @@ export interface GateStats {
   readonly queriesWithNothingKept: number;
 }
 
-/** Gate stats for per-query candidate lists (scores + labels), pooled (micro-averaged) over queries. */
-export function gateStats(perQuery: ReadonlyArray<readonly LabelledScore[]>, threshold: number): GateStats {
+/** Kept-set stats of per-query candidate lists (scores + labels), pooled (micro-averaged) over queries. */
+export function keptSetStats(perQuery: ReadonlyArray<readonly LabelledScore[]>, threshold: number): KeptSetStats {
   let all = 0;
   let relevantAll = 0;
   let kept = 0;
   let relevantKept = 0;
   let empty = 0;
   for (const pairs of perQuery) {
-    validatePairs(pairs);
+    assertFiniteScores(pairs);
     let keptHere = 0;
     for (const p of pairs) {
       all++;

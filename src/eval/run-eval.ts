@@ -7,15 +7,16 @@
 import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
 import type { Passage, Scorer, ScorerPairResult } from '../types.js';
 import { isDetailedPairScore } from '../types.js';
+import { integerInRange, positiveInteger, probability } from '../util/validate-options.js';
 import { type CandidateList, buildCandidateLists, toPassage } from './candidates.js';
 import type { Collection } from './collection.js';
 import { type FirstStage, createBm25FirstStage } from './first-stage.js';
 import {
-  type GateStats,
+  type KeptSetStats,
   type LabelledScore,
   type ThresholdRow,
   averagePrecision,
-  gateStats,
+  keptSetStats,
   meanOf,
   ndcgAt,
   thresholdForPrecision,
@@ -81,7 +82,7 @@ export interface EvalReport {
   readonly targetPrecision: number;
   /** Threshold with the highest recall at precision >= target on THESE queries (optimistic if used to gate them). */
   readonly thresholdForTarget: ThresholdRow | null;
-  readonly gate: GateStats & { readonly thresholdSource: 'given' | 'tuned-on-these-queries' | 'none' };
+  readonly gate: KeptSetStats & { readonly thresholdSource: 'given' | 'tuned-on-these-queries' | 'none' };
   readonly timingsMs: { readonly firstStage: number; readonly scoring: number; readonly total: number };
   /** Per-query nDCG@10, for paired comparisons. */
   readonly perQuery: ReadonlyArray<{
@@ -143,9 +144,9 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const gateK = options.gateK ?? 20;
   const targetPrecision = options.targetPrecision ?? 0.5;
   const signal = options.signal ?? 'relevant';
-  if (!Number.isInteger(k) || k < 1) throw new InvalidArgumentError(`k must be a positive integer, got ${k}`);
-  if (!Number.isInteger(gateK) || gateK < 1 || gateK > k)
-    throw new InvalidArgumentError(`gateK must be an integer in [1, k=${k}], got ${gateK}`);
+  positiveInteger('k', k);
+  integerInRange('gateK', gateK, 1, k);
+  probability('targetPrecision', targetPrecision);
   if (options.queryIds.length === 0) throw new InvalidArgumentError('no queries to evaluate');
 
   const t0 = performance.now();
@@ -180,7 +181,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const gateThreshold = options.gateThreshold ?? thresholdForTarget?.threshold;
   const thresholdSource =
     options.gateThreshold !== undefined ? 'given' : thresholdForTarget ? 'tuned-on-these-queries' : 'none';
-  const gate = gateStats(gatePools, gateThreshold ?? Number.POSITIVE_INFINITY);
+  const gate = keptSetStats(gatePools, gateThreshold ?? Number.POSITIVE_INFINITY);
 
   return {
     collection: {

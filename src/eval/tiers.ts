@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError } from '../errors.js';
+import type { FastPathScorer } from '../tiers/trees/fast-path-scorer.js';
 import type { Scorer } from '../types.js';
 import type { Collection } from './collection.js';
 import { SPLITS_FILE, type SplitsFile, readSplitsFile } from './query-set.js';
@@ -44,7 +45,7 @@ const loadTreesTier: TierLoader = async (options) => {
   const { loadFastPathScorer } = await import('../tiers/trees/fast-path-scorer.js');
   const { buildCorpusStats } = await import('../features/corpus-stats.js');
   let statsNote: string;
-  let scorer;
+  let scorer: FastPathScorer;
   if (options.statsFile !== undefined) {
     scorer = await loadFastPathScorer(options.model, { statsPath: options.statsFile });
     statsNote = `corpus statistics from ${options.statsFile}`;

@@ -4,7 +4,7 @@
  * result. Neither calls a scorer, which is what lets `reroute` change policy without rescoring.
  */
 import type { Passage, SignalProbabilities } from '../types.js';
-import { plattProbability } from './calibration.js';
+import { plattProbability } from '../calibration/platt.js';
 import type { CompiledPolicy } from './policy.js';
 import { evaluateRules, NO_RULE_MATCHED, RULE_MISSING_SIGNAL } from './policies/rules.js';
 import type { GateItem, GateResult, GateStats, GateTier, GateTimings, Route, UnscoredReason } from './types.js';

@@ -43,6 +43,4 @@ export class CalibrationModelMismatchError extends RelevanceGateError {
 }
 
 /** Calibration input (labelled pairs, or a serialised CalibratedThreshold) is malformed. */
-export class CalibrationFormatError extends InvalidArgumentError {
-  override readonly code = 'ERR_CALIBRATION_FORMAT';
-}
+export { CalibrationFormatError } from '../calibration/errors.js';

@@ -6,6 +6,8 @@
 import type { PairScoreCache } from '../cache/cache-port.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { Passage, Scorer, ScoreOptions } from '../types.js';
+import { isScorer } from '../util/is-scorer.js';
+import { positiveInteger } from '../util/validate-options.js';
 import {
   DecisionState,
   decidePair,
@@ -58,7 +60,8 @@ class StreamSink<P extends Passage> {
   decided(item: WorkingItem<P>, state: DecisionState): void {
     if (this.holdAll || item.route !== 'included') return;
     if (state.passed < this.holdUntil) {
-      (this.held ??= []).push(item);
+      if (this.held === undefined) this.held = [];
+      this.held.push(item);
       return;
     }
     if (this.held !== undefined) {
@@ -90,16 +93,6 @@ interface PreparedCall<P extends Passage> {
   readonly scoreOptions: ScoreOptions;
 }
 
-function isScorer(value: unknown): value is Scorer {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Scorer).id === 'string' &&
-    (value as Scorer).id.length > 0 &&
-    typeof (value as Scorer).score === 'function'
-  );
-}
-
 class GateImpl implements Gate {
   readonly scorer: Scorer;
   private readonly cache: PairScoreCache | undefined;
@@ -118,7 +111,9 @@ class GateImpl implements Gate {
           `config.${key} is not a gate option (scorer, policy, cache, clock, maxPassages, tierName)`,
         );
     if (!isScorer(config.scorer))
-      throw new InvalidArgumentError('config.scorer must be { id: non-empty string, score(query, passages, options) }');
+      throw new InvalidArgumentError(
+        'config.scorer must be { id: non-empty string, score(query, passages, options), signals?: string[] }',
+      );
     if (
       config.cache !== undefined &&
       (typeof config.cache !== 'object' || config.cache === null || typeof config.cache.resolve !== 'function')
@@ -127,15 +122,13 @@ class GateImpl implements Gate {
     }
     if (config.clock !== undefined && typeof config.clock !== 'function')
       throw new InvalidArgumentError('config.clock must be a function returning ms');
-    const maxPassages = config.maxPassages ?? DEFAULT_MAX_PASSAGES;
-    if (!Number.isInteger(maxPassages) || maxPassages < 1)
-      throw new InvalidArgumentError(`config.maxPassages must be an integer ≥ 1, got ${String(maxPassages)}`);
+    const maxPassages = positiveInteger('config.maxPassages', config.maxPassages ?? DEFAULT_MAX_PASSAGES);
     if (config.tierName !== undefined && (typeof config.tierName !== 'string' || config.tierName.length === 0))
       throw new InvalidArgumentError('config.tierName must be a non-empty string');
     this.scorer = config.scorer;
     this.cache = config.cache;
     this.policySource = config.policy ?? {};
-    this.policy = compilePolicy(this.policySource, this.scorer.id);
+    this.policy = compilePolicy(this.policySource, this.scorer);
     this.now = config.clock ?? Date.now;
     this.maxPassages = maxPassages;
     this.defaultTier = config.tierName ?? this.scorer.id;
@@ -174,7 +167,7 @@ class GateImpl implements Gate {
 
   reroute<P extends Passage>(previous: GateResult<P>, policy?: GatePolicy, options?: RerouteOptions): GateResult<P> {
     const compiled =
-      policy === undefined ? this.policy : compilePolicy(mergePolicy(this.policySource, policy), this.scorer.id);
+      policy === undefined ? this.policy : compilePolicy(mergePolicy(this.policySource, policy), this.scorer);
     return rerouteCompiled(previous, compiled, options, this.defaultTier);
   }
 
@@ -191,7 +184,7 @@ class GateImpl implements Gate {
     const policy =
       options.policy === undefined
         ? this.policy
-        : compilePolicy(mergePolicy(this.policySource, options.policy), this.scorer.id);
+        : compilePolicy(mergePolicy(this.policySource, options.policy), this.scorer);
     const threshold = selectThreshold(policy, query, options.queryClass);
     const deadline = resolveDeadline(options, this.now);
     const signal = signalOverride ?? options.signal;
@@ -328,7 +321,7 @@ export function rerouteResult<P extends Passage>(
 ): GateResult<P> {
   if (!isGateResult(previous))
     throw new InvalidArgumentError('reroute needs a GateResult returned by filter/stream/reroute');
-  return rerouteCompiled(previous, compilePolicy(policy, previous.tier.scorer), options, previous.tier.scorer);
+  return rerouteCompiled(previous, compilePolicy(policy, { id: previous.tier.scorer }), options, previous.tier.scorer);
 }
 
 export function createGate(config: GateConfig): Gate {

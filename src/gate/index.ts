@@ -5,9 +5,12 @@ export { countWords } from './policies/adaptive.js';
 export { DEFAULT_THRESHOLD, DEFAULT_RELATED_THRESHOLD, DEFAULT_RELEVANCE_SIGNALS } from './policy.js';
 export {
   CALIBRATED_THRESHOLD_FORMAT,
+  CALIBRATED_THRESHOLD_FORMAT_V1,
+  IDENTITY_PLATT,
   fitPlatt,
   plattProbability,
   calibrate,
+  calibratedThresholdOf,
   thresholdForPrecision,
   fitCalibratedThreshold,
   assertCalibratedFor,
@@ -18,6 +21,9 @@ export {
   type CalibratedThreshold,
   type CalibrationFitInfo,
   type FitCalibratedThresholdInput,
+  type SelfCalibratedScorer,
+  type LabelledScore,
+  type ThresholdRow,
 } from './calibration.js';
 export {
   DuplicatePassageIdError,
@@ -33,6 +39,7 @@ export type {
   RuleContext,
   RulePredicate,
   RoutingRule,
+  MissingSignalBehaviour,
   EarlyStopPolicy,
   QueryLengthThreshold,
   ThresholdContext,

@@ -3,15 +3,27 @@
  * decision code reads. Compiled once at createGate (and once per call only when the call
  * overrides the policy), so the hot path never re-validates.
  */
+import { RELEVANT } from '../signals.js';
+import type { Scorer } from '../types.js';
+import {
+  describeValue,
+  nonNegativeInteger,
+  type OptionErrorFactory,
+  positiveInteger,
+  probability as probabilityOption,
+} from '../util/validate-options.js';
 import { assertCalibratedFor, parseCalibratedThreshold, type PlattParameters } from './calibration.js';
 import { InvalidPolicyError } from './errors.js';
 import type { AdaptiveThresholdPolicy } from './policies/adaptive.js';
-import { compileRules, isRoute, type CompiledRules } from './policies/rules.js';
+import { assertRulesReadDeclaredSignals, compileRules, isRoute, type CompiledRules } from './policies/rules.js';
 import type { EarlyStopPolicy, GatePolicy, QueryLengthThreshold, Route, ThresholdFunction } from './types.js';
 
 export const DEFAULT_THRESHOLD = 0.5;
 export const DEFAULT_RELATED_THRESHOLD = 0.25;
-export const DEFAULT_RELEVANCE_SIGNALS: readonly string[] = Object.freeze(['relevant']);
+export const DEFAULT_RELEVANCE_SIGNALS: readonly string[] = Object.freeze([RELEVANT]);
+
+/** What policy compilation needs to know of the scorer: its id (calibration) and declared signals. */
+export type PolicyScorer = Pick<Scorer, 'id' | 'signals'>;
 
 export interface CompiledPolicy extends AdaptiveThresholdPolicy {
   readonly source: GatePolicy;
@@ -61,23 +73,23 @@ export function mergePolicy(base: GatePolicy, override: GatePolicy | undefined):
   return merged as GatePolicy;
 }
 
-function probability(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value >= 0 && value <= 1))
-    throw new InvalidPolicyError(field, `must be a number in [0, 1], got ${String(value)}`);
-  return value;
-}
+/** Option errors of a policy name the field: `policy.<field>: must be …, got …`. */
+const policyError: OptionErrorFactory = (field, requirement, value) =>
+  new InvalidPolicyError(field, `must be ${requirement}, got ${describeValue(value)}`);
 
-function count(field: string, value: unknown, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min)
-    throw new InvalidPolicyError(field, `must be an integer ≥ ${min}, got ${String(value)}`);
-  return value;
+function probability(field: string, value: unknown): number {
+  return probabilityOption(field, value, policyError);
 }
 
 function present<T>(value: T | null | undefined): value is T {
   return value !== undefined && value !== null;
 }
 
-export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPolicy {
+/**
+ * Validates and compiles a policy for `scorer`. When the scorer declares `signals`, a policy that
+ * reads a signal outside them (relevanceSignal, a condition rule) is refused with InvalidPolicyError.
+ */
+export function compilePolicy(policy: GatePolicy, scorer: PolicyScorer): CompiledPolicy {
   if (typeof policy !== 'object' || policy === null) throw new InvalidPolicyError('(policy)', 'must be an object');
   for (const key of Object.keys(policy)) {
     if (!KNOWN_KEYS.has(key)) throw new InvalidPolicyError(key, 'is not a policy option (typo?)');
@@ -92,7 +104,7 @@ export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPol
         'cannot be combined with calibrated (the calibrated threshold is the threshold)',
       );
     const calibrated = parseCalibratedThreshold(policy.calibrated);
-    assertCalibratedFor(calibrated, scorerId);
+    assertCalibratedFor(calibrated, scorer.id);
     calibration = calibrated.calibration;
     baseThreshold = calibrated.threshold;
   } else if (present(policy.threshold)) {
@@ -110,11 +122,18 @@ export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPol
     }
     relevanceSignals = Object.freeze([...names]);
   }
+  const declared = scorer.signals;
+  if (declared !== undefined && !relevanceSignals.some((name) => declared.includes(name))) {
+    throw new InvalidPolicyError(
+      'relevanceSignal',
+      `reads ${relevanceSignals.map((n) => JSON.stringify(n)).join(' or ')}, which scorer ${JSON.stringify(scorer.id)} does not produce (its signals: ${declared.map((n) => JSON.stringify(n)).join(', ') || 'none'})`,
+    );
+  }
 
-  const minKept = present(policy.minKept) ? count('minKept', policy.minKept, 0) : 0;
+  const minKept = present(policy.minKept) ? nonNegativeInteger('minKept', policy.minKept, policyError) : 0;
   let maxKept = Number.POSITIVE_INFINITY;
   if (present(policy.maxKept)) {
-    maxKept = count('maxKept', policy.maxKept, 1);
+    maxKept = positiveInteger('maxKept', policy.maxKept, policyError);
     if (minKept > maxKept) throw new InvalidPolicyError('minKept', `(${minKept}) must be ≤ maxKept (${maxKept})`);
   }
   const fallback = policy.fallback ?? 'top';
@@ -152,7 +171,7 @@ export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPol
         const field = `thresholdByQueryLength[${i}]`;
         if (typeof bucket !== 'object' || bucket === null)
           throw new InvalidPolicyError(field, 'must be { maxWords, threshold }');
-        const maxWords = count(`${field}.maxWords`, bucket.maxWords, 0);
+        const maxWords = nonNegativeInteger(`${field}.maxWords`, bucket.maxWords, policyError);
         if (maxWords <= previous)
           throw new InvalidPolicyError(`${field}.maxWords`, 'buckets must be strictly ascending in maxWords');
         previous = maxWords;
@@ -169,6 +188,7 @@ export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPol
   }
 
   const rules = present(policy.rules) ? compileRules(policy.rules) : undefined;
+  if (rules !== undefined) assertRulesReadDeclaredSignals(rules, scorer);
   const defaultRoute = policy.defaultRoute ?? 'excluded';
   if (!isRoute(defaultRoute))
     throw new InvalidPolicyError(
@@ -181,9 +201,9 @@ export function compilePolicy(policy: GatePolicy, scorerId: string): CompiledPol
     const es = policy.earlyStop;
     if (typeof es !== 'object') throw new InvalidPolicyError('earlyStop', 'must be { window, minRate, chunk }');
     earlyStop = Object.freeze({
-      window: count('earlyStop.window', es.window, 1),
+      window: positiveInteger('earlyStop.window', es.window, policyError),
       minRate: probability('earlyStop.minRate', es.minRate),
-      chunk: count('earlyStop.chunk', es.chunk, 1),
+      chunk: positiveInteger('earlyStop.chunk', es.chunk, policyError),
     });
   }
 

@@ -47,12 +47,24 @@ export interface RuleContext {
 /** Returns true when the rule matches. Must be pure; a throw fails the pair closed ('rule-error'). */
 export type RulePredicate = (signals: SignalProbabilities, context: RuleContext) => boolean;
 
+/**
+ * What a condition rule does with a pair that lacks its signal (a router degraded the pair to a
+ * tier without it): 'fail-closed' fails the pair ('missing-signal', excluded unless failOpen);
+ * 'skip' moves on to the next rule as if this one did not match.
+ */
+export type MissingSignalBehaviour = 'fail-closed' | 'skip';
+
 export interface RoutingRule {
   readonly name: string;
   readonly when: SignalCondition | RulePredicate;
   readonly route: Route;
   /** Pairs excluded by this rule may be promoted by `fallback: 'top'`. Default false. */
   readonly fallbackEligible?: boolean;
+  /**
+   * A pair without the condition's signal: 'fail-closed' (default) or 'skip'. Condition rules
+   * only; a predicate sees the pair's signals as they are and handles absence itself.
+   */
+  readonly whenMissing?: MissingSignalBehaviour;
 }
 
 export interface EarlyStopPolicy {
@@ -87,7 +99,10 @@ export type ThresholdFunction = (query: string, context: ThresholdContext) => nu
 export interface GatePolicy {
   /** Relevance ≥ threshold passes (inclusive). Default 0.5. Exclusive with `calibrated`. */
   readonly threshold?: number;
-  /** Signal name(s) read as relevance; the first present name is used. Default ['relevant']. */
+  /**
+   * Signal name(s) read as relevance; the first present name is used. Default ['relevant']. When
+   * the scorer declares `signals`, at least one of these must be among them.
+   */
   readonly relevanceSignal?: string | readonly string[];
   /** If fewer than minKept pass, `fallback` applies. Default 0. */
   readonly minKept?: number;
@@ -107,7 +122,10 @@ export interface GatePolicy {
   readonly thresholdByQueryLength?: readonly QueryLengthThreshold[] | null;
   /** Threshold callback; takes precedence over the class and length maps. */
   readonly thresholdFn?: ThresholdFunction | null;
-  /** Ordered routing rules, first match wins; when set they replace the threshold decision. */
+  /**
+   * Ordered routing rules, first match wins; when set they replace the threshold decision. When
+   * the scorer declares `signals`, a condition rule on a signal outside them is refused.
+   */
   readonly rules?: readonly RoutingRule[] | null;
   /** Route when no rule matches. Default 'excluded' (fallback-eligible). */
   readonly defaultRoute?: Route;

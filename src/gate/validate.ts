@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError } from '../errors.js';
 import type { Passage } from '../types.js';
+import { nonNegativeLimit } from '../util/validate-options.js';
 import { DuplicatePassageIdError } from './errors.js';
 import type { FilterOptions } from './types.js';
 
@@ -59,8 +60,7 @@ export function resolveDeadline(options: FilterOptions, now: () => number): numb
   const { deadline, budgetMs } = options;
   if (deadline !== undefined && (typeof deadline !== 'number' || Number.isNaN(deadline)))
     throw new InvalidArgumentError(`deadline must be a number (ms on the Date.now() clock), got ${String(deadline)}`);
-  if (budgetMs !== undefined && (typeof budgetMs !== 'number' || !(budgetMs >= 0)))
-    throw new InvalidArgumentError(`budgetMs must be a number ≥ 0, got ${String(budgetMs)}`);
+  if (budgetMs !== undefined) nonNegativeLimit('budgetMs', budgetMs);
   if (budgetMs === undefined) return deadline === Number.POSITIVE_INFINITY ? undefined : deadline;
   const fromBudget = now() + budgetMs;
   return deadline === undefined || fromBudget < deadline ? fromBudget : deadline;

@@ -230,7 +230,10 @@ export async function runFastPathPipeline(options: FastPathPipelineOptions): Pro
       ? {
           onDatasetProgress: (phase: string, done: number, total: number) => {
             let bar = bars.get(phase);
-            if (!bar) bars.set(phase, (bar = createProgress(`features ${phase}`, total)));
+            if (!bar) {
+              bar = createProgress(`features ${phase}`, total);
+              bars.set(phase, bar);
+            }
             bar.update(done);
             if (done === total) bar.finish();
           },

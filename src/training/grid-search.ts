@@ -19,7 +19,7 @@ export { macroMean, ndcgByCollection };
 
 /**
  * Objectives (ml-xgboost cannot train rank:pairwise: it has no query-group API; see
- * src/tiers/trees/training/train-xgboost.ts):
+ * src/training/trees/train-xgboost.ts):
  * - binary:logistic: label 1 for grade > 0; outputs a probability.
  * - reg:logistic: label = grade / (highest grade in that collection's judgments); outputs [0, 1].
  * - reg:squarederror: QUERY-CENTRED graded label = grade / top grade - mean of that over the query's

@@ -12,6 +12,15 @@
  * Deterministic: fixed row and query orders, float32 leaves, no randomness besides XGBoost's seed.
  */
 import { InvalidArgumentError } from '../errors.js';
+import {
+  describeValue,
+  integerInRange,
+  nonNegativeNumber,
+  type OptionErrorFactory,
+  positiveFraction,
+  positiveInteger,
+  positiveNumber,
+} from '../util/validate-options.js';
 import type { TreeEnsembleIR, TreeIR } from '../tiers/trees/model-ir.js';
 import { writeXGBoostJson } from '../tiers/trees/xgboost-json-writer.js';
 import type { RankingDataset } from './dataset.js';
@@ -106,24 +115,14 @@ function rowsWithLambdas(dataset: RankingDataset, weighting: LambdaMartParams['q
 }
 
 export function validateLambdaMartParams(p: LambdaMartParams): void {
-  const ok = (cond: boolean, what: string): void => {
-    if (!cond) throw new InvalidArgumentError(`LambdaMART: ${what}`);
-  };
-  ok(
-    Number.isInteger(p.maxDepth) && p.maxDepth >= 1 && p.maxDepth <= 16,
-    `maxDepth must be an integer in [1, 16], got ${p.maxDepth}`,
-  );
-  ok(p.learningRate > 0 && p.learningRate <= 1, `learningRate must be in (0, 1], got ${p.learningRate}`);
-  ok(
-    Number.isInteger(p.maxRounds) && p.maxRounds >= 1 && p.maxRounds <= 10_000,
-    `maxRounds must be an integer in [1, 10000], got ${p.maxRounds}`,
-  );
-  ok(
-    p.minChildWeight >= 0 && Number.isFinite(p.minChildWeight),
-    `minChildWeight must be >= 0, got ${p.minChildWeight}`,
-  );
-  ok(Number.isInteger(p.patience) && p.patience >= 1, `patience must be a positive integer, got ${p.patience}`);
-  ok(p.epsilon > 0 && Number.isFinite(p.epsilon), `epsilon must be > 0, got ${p.epsilon}`);
+  const fail: OptionErrorFactory = (name, requirement, value) =>
+    new InvalidArgumentError(`LambdaMART: ${name} must be ${requirement}, got ${describeValue(value)}`);
+  integerInRange('maxDepth', p.maxDepth, 1, 16, fail);
+  positiveFraction('learningRate', p.learningRate, fail);
+  integerInRange('maxRounds', p.maxRounds, 1, 10_000, fail);
+  nonNegativeNumber('minChildWeight', p.minChildWeight, fail);
+  positiveInteger('patience', p.patience, fail);
+  positiveNumber('epsilon', p.epsilon, fail);
 }
 
 export function ensembleOf(trees: readonly TreeIR[], numFeatures: number): TreeEnsembleIR {

@@ -11,6 +11,7 @@
  * Ties in the current scores keep the row order (first-stage order), like rerankOrder.
  */
 import { InvalidArgumentError } from '../errors.js';
+import { positiveNumber } from '../util/validate-options.js';
 
 export interface LambdaQuery {
   /** First row of the query. */
@@ -60,8 +61,7 @@ export function computeLambdas(
   weights: Float64Array,
 ): void {
   const { sigma, truncation } = options;
-  if (!(sigma > 0 && Number.isFinite(sigma)))
-    throw new InvalidArgumentError(`sigma must be a positive finite number, got ${sigma}`);
+  positiveNumber('sigma', sigma);
   if (!(truncation >= 1)) throw new InvalidArgumentError(`truncation must be >= 1, got ${truncation}`);
   if (lambdas.length !== weights.length)
     throw new InvalidArgumentError('lambdas and weights must have the same length');

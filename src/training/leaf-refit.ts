@@ -7,6 +7,7 @@
  * training scores are the summed stored leaves.
  */
 import { InvalidArgumentError } from '../errors.js';
+import { positiveNumber } from '../util/validate-options.js';
 import type { TreeIR } from '../tiers/trees/model-ir.js';
 
 /** Node id of the leaf that row `row` of a row-major matrix reaches. */
@@ -50,12 +51,8 @@ export function refitLeaves(
   weights: Float64Array,
   options: NewtonLeafOptions,
 ): TreeIR {
-  if (!(options.learningRate > 0 && Number.isFinite(options.learningRate))) {
-    throw new InvalidArgumentError(`learningRate must be a positive finite number, got ${options.learningRate}`);
-  }
-  if (!(options.epsilon > 0 && Number.isFinite(options.epsilon))) {
-    throw new InvalidArgumentError(`epsilon must be a positive finite number, got ${options.epsilon}`);
-  }
+  positiveNumber('learningRate', options.learningRate);
+  positiveNumber('epsilon', options.epsilon);
   if (leafOfRow.length !== lambdas.length || lambdas.length !== weights.length) {
     throw new InvalidArgumentError('leafOfRow, lambdas and weights must have one entry per row');
   }

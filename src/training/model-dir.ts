@@ -11,6 +11,7 @@
  */
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import type { PlattParameters } from '../calibration/platt.js';
 import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, TOKENIZER_VERSION } from '../features/schema.js';
 import { readTreeModelIR } from '../tiers/trees/load-tree-model.js';
 import { writeXGBoostJson } from '../tiers/trees/xgboost-json-writer.js';
@@ -28,7 +29,8 @@ export interface FastPathMetaInput {
   readonly recommendedThreshold: number;
   readonly targetPrecision: number;
   readonly trainedOn: readonly string[];
-  readonly calibration?: { readonly type: 'platt'; readonly a: number; readonly b: number };
+  /** relevance = σ(a·margin + b) (src/calibration/platt.ts). */
+  readonly calibration?: PlattParameters;
   /** Everything else worth keeping (hyperparameters, seed, library versions). Must be deterministic. */
   readonly provenance: Readonly<Record<string, unknown>>;
 }

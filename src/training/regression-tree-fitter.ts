@@ -7,7 +7,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { TreeIR } from '../tiers/trees/model-ir.js';
 import { readTreeModelIR } from '../tiers/trees/load-tree-model.js';
-import { trainXGBoost } from '../tiers/trees/training/train-xgboost.js';
+import { trainXGBoost } from './trees/train-xgboost.js';
 
 export interface RegressionTreeRequest {
   /** Row-major numRows × numFeatures, NaN = missing. */

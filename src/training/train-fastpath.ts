@@ -1,5 +1,5 @@
 /**
- * The fast-path model's training pipeline (issue 6):
+ * The fast-path model's training pipeline:
  *   1. load every collection, split its judged QUERIES into train/validation/test (fixed seed);
  *   2. BM25 top-k candidate lists per query (src/eval/first-stage.ts), labels from qrels;
  *   3. lexical features from the native extractor with each collection's own corpus statistics;
@@ -10,18 +10,19 @@
  * Everything is deterministic: sorted ids, seeded splits, fixed training seed, single-threaded XGBoost.
  */
 import { createHash } from 'node:crypto';
+import { IDENTITY_PLATT, type PlattParameters, fitPlatt, plattProbability } from '../calibration/platt.js';
 import { InvalidArgumentError } from '../errors.js';
-import { fitPlatt } from '../gate/calibration.js';
 import { type Collection, loadCollection } from '../eval/collection.js';
 import { type FirstStage, createBm25FirstStage } from '../eval/first-stage.js';
 import {
-  type GateStats,
+  type KeptSetStats,
   type LabelledScore,
   type ThresholdRow,
-  gateStats,
+  keptSetStats,
   thresholdForPrecision,
 } from '../eval/metrics.js';
 import type { SplitsFile } from '../eval/query-set.js';
+import { integerInRange, probability } from '../util/validate-options.js';
 import type { CandidateList } from '../eval/candidates.js';
 import { type QuerySplit, fnv1a, splitQueries } from '../eval/splits.js';
 import { type DatasetSource, type PairFeaturizer, type RankingDataset, buildRankingDataset } from './dataset.js';
@@ -79,20 +80,16 @@ export interface CollectionSummary {
   /** Training rows including the repeats of minQueriesPerCollection. */
   readonly trainRowsWithCopies: number;
   readonly validationNdcg10: { readonly firstStage: number | null; readonly reranked: number | null };
-  readonly validationGate: GateStats;
-}
-
-/** The fast-path scorer's calibration: relevance = 1 / (1 + exp(-(a * margin + b))) (docs/fastpath-model-dir.md). */
-export interface MarginCalibration {
-  readonly type: 'platt';
-  readonly a: number;
-  readonly b: number;
+  readonly validationGate: KeptSetStats;
 }
 
 export interface TrainFastPathResult {
   readonly modelBytes: Uint8Array;
-  /** Present when the objective does not output probabilities (reg:squarederror, lambdamart); fitted on validation. */
-  readonly calibration: MarginCalibration | null;
+  /**
+   * relevance = σ(a·margin + b), the meta.json calibration; present when the objective does not
+   * output probabilities (reg:squarederror, lambdamart); fitted on validation.
+   */
+  readonly calibration: PlattParameters | null;
   readonly chosen: ValidationResult;
   readonly grid: readonly ValidationResult[];
   readonly featureNames: readonly string[];
@@ -106,7 +103,7 @@ export interface TrainFastPathResult {
 }
 
 export const SPLIT_METHOD =
-  'judged queries sorted by id, shuffled with mulberry32(fnv1a(`${seed}:${collection}`)), cut 60/20/20 into train/validation/test; ' +
+  `judged queries sorted by id, shuffled with mulberry32(fnv1a(\`\${seed}:\${collection}\`)), cut 60/20/20 into train/validation/test; ` +
   'collections with qrels_train.tsv (SciFact): train/validation = 80/20 of the official training queries, test = the official test queries (qrels.tsv)';
 
 function limit(ids: readonly string[], max: number | undefined): readonly string[] {
@@ -139,24 +136,19 @@ export function gatePools(
   return pools;
 }
 
-/**
- * Platt scaling of margins on labelled validation pairs (src/gate/calibration.ts), converted to the
- * scorer's sign convention (Platt: 1 / (1 + exp(A·m + B)); scorer: 1 / (1 + exp(-(a·m + b)))).
- */
-export function fitCalibration(pairs: readonly LabelledScore[]): MarginCalibration {
-  const fit = fitPlatt(
+/** Platt scaling of margins on labelled validation pairs: the meta.json calibration, as the scorer and the gate read it. */
+export function fitCalibration(pairs: readonly LabelledScore[]): PlattParameters {
+  return fitPlatt(
     pairs.map((p) => p.score),
     pairs.map((p) => p.relevant),
-  );
-  return { type: 'platt', a: -fit.params.a, b: -fit.params.b };
+  ).params;
 }
 
-/** The scorer's arithmetic: float32 margins, sigmoid(a·m + b) in float64 (a = 1, b = 0 without calibration). */
-export function toProbabilities(margins: Float64Array, calibration: MarginCalibration | null): Float64Array {
-  const a = calibration?.a ?? 1;
-  const b = calibration?.b ?? 0;
+/** The scorer's arithmetic: float32 margins, σ(a·m + b) in float64 (σ(m) without calibration). */
+export function toProbabilities(margins: Float64Array, calibration: PlattParameters | null): Float64Array {
+  const platt = calibration ?? IDENTITY_PLATT;
   const out = new Float64Array(margins.length);
-  for (let i = 0; i < margins.length; i++) out[i] = 1 / (1 + Math.exp(-(a * margins[i]! + b)));
+  for (let i = 0; i < margins.length; i++) out[i] = plattProbability(platt, margins[i]!);
   return out;
 }
 
@@ -183,10 +175,9 @@ async function buildTrainingDatasets(
 ): Promise<TrainingDatasets> {
   const log = options.log ?? (() => {});
   if (options.collectionDirs.length === 0) throw new InvalidArgumentError('no collections to train on');
-  if (!(options.gateK >= 1 && options.gateK <= options.k)) throw new InvalidArgumentError(`gateK must be in [1, k]`);
-  if (!(options.retrievalRankDropout >= 0 && options.retrievalRankDropout <= 1)) {
-    throw new InvalidArgumentError(`retrievalRankDropout must be in [0, 1], got ${options.retrievalRankDropout}`);
-  }
+  integerInRange('gateK', options.gateK, 1, options.k);
+  probability('retrievalRankDropout', options.retrievalRankDropout);
+  probability('targetPrecision', options.targetPrecision);
   const loaded: LoadedCollection[] = [];
   const names = new Set<string>();
   for (const dir of options.collectionDirs) {
@@ -308,7 +299,7 @@ export async function trainFastPath(
       trainPositives,
       trainRowsWithCopies,
       validationNdcg10: { firstStage: firstStageNdcg[name] ?? null, reranked: rerankedNdcg[name] ?? null },
-      validationGate: gateStats(gatePools(validation, validationScores, options.gateK, name), threshold.threshold),
+      validationGate: keptSetStats(gatePools(validation, validationScores, options.gateK, name), threshold.threshold),
     };
   });
 

@@ -4,7 +4,7 @@
  * exact margins serving will produce. LambdaMART's single trees are fitted by ml-xgboost too.
  */
 import { loadTreeModel } from '../tiers/trees/load-tree-model.js';
-import { trainXGBoost } from '../tiers/trees/training/train-xgboost.js';
+import { trainXGBoost } from './trees/train-xgboost.js';
 import type { TrainingBackend, TrainRequest } from './grid-search.js';
 import { fitRegressionTreeWithXGBoost } from './regression-tree-fitter.js';
 

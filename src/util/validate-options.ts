@@ -70,8 +70,26 @@ export function positiveNumber(name: string, value: unknown, fail: OptionErrorFa
   return value;
 }
 
-/** A number ≥ 0; Infinity allowed (an unbounded budget or limit), NaN refused. */
+/** A finite number ≥ 0. */
 export function nonNegativeNumber(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
-  if (!isNumber(value) || !(value >= 0)) throw fail(name, 'a number ≥ 0', value);
+  if (!isNumber(value) || !Number.isFinite(value) || !(value >= 0)) throw fail(name, 'a finite number ≥ 0', value);
+  return value;
+}
+
+/** A number in (0, 1] (a share, a rate, a headroom). */
+export function positiveFraction(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
+  if (!isNumber(value) || !(value > 0 && value <= 1)) throw fail(name, 'a number in (0, 1]', value);
+  return value;
+}
+
+/** A limit ≥ 0 where Infinity means "no limit" (a budget in ms); NaN refused. */
+export function nonNegativeLimit(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
+  if (!isNumber(value) || !(value >= 0)) throw fail(name, 'a number ≥ 0 (Infinity: no limit)', value);
+  return value;
+}
+
+/** A limit > 0 where Infinity means "never" (an interval in ms); NaN refused. */
+export function positiveLimit(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
+  if (!isNumber(value) || !(value > 0)) throw fail(name, 'a number > 0 (Infinity: never)', value);
   return value;
 }

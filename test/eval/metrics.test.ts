@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   averagePrecision,
   dcgAt,
-  gateStats,
+  keptSetStats,
   meanOf,
   ndcgAt,
   thresholdForPrecision,
@@ -157,13 +157,13 @@ describe('gate stats', () => {
       { score: 0.2, relevant: false },
       { score: 0.1, relevant: true },
     ];
-    const s = gateStats([q1, q2], 0.4);
+    const s = keptSetStats([q1, q2], 0.4);
     expect(s.precisionAll).toBeCloseTo(3 / 5, 12);
     expect(s.precisionKept).toBe(1); // kept: 0.9 and 0.4, both relevant
     expect(s.recallKept).toBeCloseTo(2 / 3, 12);
     expect(s.keptPerQuery).toBe(1);
     expect(s.candidatesPerQuery).toBe(2.5);
     expect(s.queriesWithNothingKept).toBe(1);
-    expect(gateStats([q1], 1).precisionKept).toBeNull();
+    expect(keptSetStats([q1], 1).precisionKept).toBeNull();
   });
 });

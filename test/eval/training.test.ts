@@ -41,7 +41,7 @@ describe('training labels', () => {
     // centred: grade/top - mean over the query's candidates: qa mean = (1 + .5)/4 = .375; qb mean = .5
     const c = [...labelsFor(ds, 'reg:squarederror')];
     const expected = [0.625, -0.375, 0.125, -0.375, 0.5, -0.5];
-    c.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 6));
+    for (const [i, v] of c.entries()) expect(v).toBeCloseTo(expected[i]!, 6);
   });
 
   it('maps margins to probabilities like the scorer does', () => {

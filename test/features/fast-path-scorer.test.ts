@@ -17,6 +17,7 @@ import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, NUM_FEATURES, TOKENIZER_VERSION 
 import { buildCorpusStats, saveCorpusStats } from '../../src/features/corpus-stats.js';
 import { extractFeatures } from '../../src/features/extract.js';
 import { writeXGBoostJson } from '../../src/tiers/trees/xgboost-json-writer.js';
+import { plattProbability } from '../../src/calibration/platt.js';
 import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/trees/model-ir.js';
 
 const col = (name: string): number => FEATURE_NAMES.indexOf(name);
@@ -104,7 +105,9 @@ describe('loadFastPathScorer', () => {
     const scorer = await loadFastPathScorer(await modelDir('ok', meta()));
     expect(scorer.statsSource).toBe('model');
     expect(scorer.recommendedThreshold).toBe(0.5);
-    expect(scorer.id).toMatch(new RegExp(`^fastpath/${FEATURE_SCHEMA_VERSION}/[0-9a-f]{20}$`));
+    expect(scorer.modelId).toMatch(new RegExp(`^fastpath/${FEATURE_SCHEMA_VERSION}/[0-9a-f]{20}$`));
+    expect(scorer.statsId).toMatch(/^stats\/[0-9a-f]{16}$/);
+    expect(scorer.id).toBe(`${scorer.modelId}@${scorer.statsId}`);
     const query = 'supersonic boundary layer flow';
     const passages = [
       {
@@ -214,6 +217,11 @@ describe('loadFastPathScorer', () => {
       1 / (1 + Math.exp(-(2 * m - 1))),
       6,
     );
+    // The meta.json calibration is the shared Platt convention, σ(a·margin + b), bit for bit.
+    expect(r !== null && isDetailedPairScore(r) ? r.probabilities.relevant : NaN).toBe(
+      plattProbability(calibrated.meta.calibration!, m),
+    );
+    expect(calibrated.meta.calibration).toEqual({ type: 'platt', a: 2, b: -1 });
     const nostats = await modelDir('nostats', meta({ statsFile: undefined }), fixtureIR(), false);
     await expect(loadFastPathScorer(nostats)).rejects.toThrow(InvalidArgumentError);
     const bad = join(root, 'badjson');

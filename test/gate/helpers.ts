@@ -25,7 +25,7 @@ export function tableScorer(table: Record<string, ScorerPairResult>, id = 'table
 /** Relevance from a list by passage index (ids p<i>). */
 export function relevanceScorer(values: readonly number[], id = 'rel-model'): RecordingScorer {
   const table: Record<string, ScorerPairResult> = {};
-  values.forEach((v, i) => (table[`p${i}`] = { relevant: v }));
+  for (const [i, v] of values.entries()) table[`p${i}`] = { relevant: v };
   return tableScorer(table, id);
 }
 

@@ -71,24 +71,63 @@ describe('default routing rules', () => {
     expect(await routeOf({ ...BASE, contradicts_premise: 0.8, relevant: 0.1 })).toMatchObject({ route: 'conflicting' });
   });
 
-  it('a missing signal a rule reads fails the pair closed', async () => {
+  it('declares what a pair lacking a signal does: injection fails closed, contradiction and evidence skip', () => {
+    expect(DEFAULT_ROUTING_RULES.map((r) => [r.name, r.whenMissing])).toEqual([
+      ['injection', 'fail-closed'],
+      ['contradicts-premise', 'skip'],
+      ['relevance-floor', 'fail-closed'],
+      ['evidence', 'skip'],
+    ]);
+  });
+
+  it('a pair without injection fails closed: an unchecked passage never reads as safe', async () => {
     const { injection: _i, ...noInjection } = BASE;
     expect(await routeOf(noInjection)).toMatchObject({
       route: 'excluded',
       rule: 'fail-closed',
       reason: 'missing-signal',
     });
-    const { evidence: _e, ...noEvidence } = BASE;
-    expect(await routeOf(noEvidence)).toMatchObject({
-      route: 'excluded',
-      rule: 'fail-closed',
-      reason: 'missing-signal',
+    // failOpen includes it, flagged with the reason.
+    const gate = createGate({
+      scorer: tableScorer({ p0: noInjection }),
+      policy: { rules: DEFAULT_ROUTING_RULES, failOpen: true },
     });
+    const r = await gate.filter('q', passages(1));
+    expect(r.included.map((i) => [i.rule, i.reason])).toEqual([['fail-open', 'missing-signal']]);
+  });
+
+  it('a pair without contradicts_premise or evidence skips those rules and goes on', async () => {
+    const { contradicts_premise: _c, ...noContradiction } = BASE;
+    expect(await routeOf(noContradiction)).toMatchObject({ route: 'included', rule: 'evidence', reason: undefined });
+    expect(await routeOf({ ...noContradiction, relevant: 0.1 })).toMatchObject({
+      route: 'excluded',
+      rule: 'relevance-floor',
+    });
+    const { evidence: _e, ...noEvidence } = BASE;
+    // No evidence to include it: the default route, not a failure (and fallback-eligible).
+    expect(await routeOf(noEvidence)).toMatchObject({ route: 'excluded', rule: 'default', reason: undefined });
+    expect(await routeOf({ ...noEvidence, contradicts_premise: 0.9 })).toMatchObject({ route: 'conflicting' });
+    // Relevance and injection only (no contradiction or evidence signal): the default route, which fallback may promote.
+    expect(await routeOf({ injection: 0.1, relevant: 0.9 })).toMatchObject({ route: 'excluded', rule: 'default' });
+    const gate = createGate({
+      scorer: tableScorer({ p0: { injection: 0.1, relevant: 0.9 } }),
+      policy: { rules: DEFAULT_ROUTING_RULES, minKept: 1 },
+    });
+    const r = await gate.filter('q', passages(1));
+    expect(r.included.map((i) => i.rule)).toEqual(['fallback-top']);
   });
 
   it('a signal is only required when evaluation reaches its rule', async () => {
+    const { relevant: _r, ...noRelevance } = BASE;
+    const rules: RoutingRule[] = [
+      { name: 'inj', when: { signal: 'injection', op: '>', value: 0.5 }, route: 'excluded' },
+      { name: 'ev', when: { signal: 'evidence', op: '>=', value: 0.5 }, route: 'included' },
+    ];
     const { evidence: _e, ...noEvidence } = BASE;
-    expect(await routeOf({ ...noEvidence, injection: 0.9 })).toMatchObject({ route: 'excluded', rule: 'injection' });
+    expect(await routeOf({ ...noEvidence, injection: 0.9 }, rules)).toMatchObject({ route: 'excluded', rule: 'inj' });
+    expect(await routeOf(noEvidence, rules)).toMatchObject({ rule: 'fail-closed', reason: 'missing-signal' });
+    // The relevance signal itself is always required (it orders and gates every pair).
+    expect(await routeOf(noRelevance, rules)).toMatchObject({ rule: 'fail-closed', reason: 'missing-signal' });
   });
 
   it('createDefaultRoutingRules moves the limits', async () => {
@@ -201,6 +240,27 @@ describe('custom rules', () => {
 
   it('rejects malformed rules naming the field', () => {
     const scorer = tableScorer({});
+    expect(() =>
+      createGate({
+        scorer,
+        policy: {
+          rules: [
+            {
+              name: 'x',
+              when: { signal: 's', op: '>', value: 0.5 },
+              route: 'included',
+              whenMissing: 'ignore' as never,
+            },
+          ],
+        },
+      }),
+    ).toThrow(/rules\[0\]\.whenMissing/);
+    expect(() =>
+      createGate({
+        scorer,
+        policy: { rules: [{ name: 'x', when: () => true, route: 'included', whenMissing: 'skip' }] },
+      }),
+    ).toThrow(/rules\[0\]\.whenMissing: applies to condition rules only/);
     expect(() =>
       createGate({
         scorer,

@@ -12,7 +12,34 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, '..', '..');
-const TOOLS = ['node', 'npm', 'npx', 'sh', 'bash', 'env', 'cat', 'ls', 'mkdir', 'rm', 'cp', 'mv', 'ln', 'chmod', 'uname', 'sed', 'grep', 'tar', 'gzip', 'dirname', 'basename', 'readlink', 'tr', 'head', 'tail', 'sort'];
+const TOOLS = [
+  'node',
+  'npm',
+  'npx',
+  'sh',
+  'bash',
+  'env',
+  'cat',
+  'ls',
+  'mkdir',
+  'rm',
+  'cp',
+  'mv',
+  'ln',
+  'chmod',
+  'uname',
+  'sed',
+  'grep',
+  'tar',
+  'gzip',
+  'dirname',
+  'basename',
+  'readlink',
+  'tr',
+  'head',
+  'tail',
+  'sort',
+];
 
 /** ```ts blocks of the README that import the given entry point, in order. */
 export function readmeExamples(entry: string): string[] {
@@ -42,7 +69,11 @@ beforeAll(async () => {
   app = join(work, 'app');
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', type: 'module' }));
-  env = { PATH: bin, HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache ?? join(work, 'npm-cache') };
+  env = {
+    PATH: bin,
+    HOME: process.env.HOME,
+    npm_config_cache: process.env.npm_config_cache ?? join(work, 'npm-cache'),
+  };
   const cache = process.env.HOME ? join(process.env.HOME, '.npm') : undefined;
   if (cache !== undefined && process.env.npm_config_cache === undefined) env.npm_config_cache = cache;
   await run('npm', ['install', '--no-audit', '--no-fund', join(work, tarball)], { cwd: app, env, maxBuffer: 1 << 26 });
@@ -109,7 +140,10 @@ describe('the packed package, installed without a compiler', () => {
         '  appendFileSync(process.env.RESOLVED_LOG, `${result.url}\\n`);\n' +
         '  return result;\n}\n',
     );
-    writeFileSync(join(app, 'register.mjs'), "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
+    writeFileSync(
+      join(app, 'register.mjs'),
+      "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n",
+    );
     writeFileSync(
       join(app, 'probe.mjs'),
       "import { createRequire } from 'node:module';\n" +
@@ -139,11 +173,6 @@ describe('the packed package, installed without a compiler', () => {
       'xxhash-wasm',
     ];
     for (const name of heavy) expect(resolved.filter((p) => p.includes(`/node_modules/${name}/`))).toEqual([]);
-    expect(out.exports).toBeGreaterThan(20);
-  });
-    const out = JSON.parse(stdout) as { ms: number; exports: number; loaded: string[] };
-    const heavy = ['ioredis', 'protobufjs', 'minisearch', 'ml-xgboost', 'commander', 'hdr-histogram-js', 'msgpackr', 'piscina', 'fastify'];
-    for (const name of heavy) expect(out.loaded.filter((p) => p.includes(`/node_modules/${name}/`))).toEqual([]);
     expect(out.exports).toBeGreaterThan(20);
   });
 });

@@ -31,6 +31,6 @@ export class EarlyStopWindow {
 
   shouldStop(): boolean {
     const rate = this.rate();
-    return rate === rate && rate < this.policy.minRate;
+    return !Number.isNaN(rate) && rate < this.policy.minRate;
   }
 }

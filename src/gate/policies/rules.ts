@@ -4,7 +4,8 @@
  */
 import type { SignalProbabilities } from '../../types.js';
 import { InvalidPolicyError } from '../errors.js';
-import type { Comparison, Route, RoutingRule, RulePredicate, RuleContext } from '../types.js';
+import { CONTRADICTS_PREMISE, EVIDENCE, INJECTION, RELEVANT } from '../../signals.js';
+import type { Comparison, MissingSignalBehaviour, Route, RoutingRule, RulePredicate, RuleContext } from '../types.js';
 
 export interface DefaultRoutingLimits {
   /** injection > limit → excluded (strict). Default 0.5. */
@@ -22,29 +23,38 @@ export interface DefaultRoutingLimits {
  * shown, whatever else it says); premise contradiction before evidence (a passage that denies
  * the premise usually also states usable facts, so it must be flagged, not silently included).
  * Pairs matching none go to the default route ('excluded').
+ *
+ * A pair lacking a signal (degraded to a tier that does not produce it): `injection` and the
+ * relevance floor fail it closed (an unchecked passage must not read as safe, an unknown
+ * relevance must not read as relevant); `contradicts-premise` and `evidence` are skipped (a
+ * missing flag or a missing bonus changes nothing, so the pair goes on to the next rule).
  */
 export function createDefaultRoutingRules(limits: DefaultRoutingLimits = {}): readonly RoutingRule[] {
   return Object.freeze([
     Object.freeze({
       name: 'injection',
-      when: Object.freeze({ signal: 'injection', op: '>', value: limits.injectionLimit ?? 0.5 }),
+      when: Object.freeze({ signal: INJECTION, op: '>', value: limits.injectionLimit ?? 0.5 }),
       route: 'excluded',
+      whenMissing: 'fail-closed',
     }),
     Object.freeze({
       name: 'contradicts-premise',
-      when: Object.freeze({ signal: 'contradicts_premise', op: '>', value: limits.contradictionLimit ?? 0.5 }),
+      when: Object.freeze({ signal: CONTRADICTS_PREMISE, op: '>', value: limits.contradictionLimit ?? 0.5 }),
       route: 'conflicting',
+      whenMissing: 'skip',
     }),
     Object.freeze({
       name: 'relevance-floor',
-      when: Object.freeze({ signal: 'relevant', op: '<', value: limits.relevanceFloor ?? 0.3 }),
+      when: Object.freeze({ signal: RELEVANT, op: '<', value: limits.relevanceFloor ?? 0.3 }),
       route: 'excluded',
       fallbackEligible: true,
+      whenMissing: 'fail-closed',
     }),
     Object.freeze({
       name: 'evidence',
-      when: Object.freeze({ signal: 'evidence', op: '>=', value: limits.evidenceLevel ?? 0.5 }),
+      when: Object.freeze({ signal: EVIDENCE, op: '>=', value: limits.evidenceLevel ?? 0.5 }),
       route: 'included',
+      whenMissing: 'skip',
     }),
   ] as RoutingRule[]);
 }
@@ -69,6 +79,8 @@ export interface CompiledRules {
   readonly predicates: ReadonlyArray<RulePredicate | undefined>;
   readonly routes: readonly Route[];
   readonly fallbackEligible: readonly boolean[];
+  /** 1 where a pair lacking the rule's signal skips the rule, 0 where it fails closed. */
+  readonly skipWhenMissing: Uint8Array;
 }
 
 export function isRoute(value: unknown): value is Route {
@@ -85,6 +97,7 @@ export function compileRules(rules: readonly RoutingRule[]): CompiledRules {
   const predicates: (RulePredicate | undefined)[] = [];
   const routes: Route[] = [];
   const eligible: boolean[] = [];
+  const skipWhenMissing = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     const rule = rules[i] as RoutingRule | undefined;
     const field = `rules[${i}]`;
@@ -98,11 +111,23 @@ export function compileRules(rules: readonly RoutingRule[]): CompiledRules {
       );
     if (rule.fallbackEligible !== undefined && typeof rule.fallbackEligible !== 'boolean')
       throw new InvalidPolicyError(`${field}.fallbackEligible`, 'must be a boolean');
+    const whenMissing = rule.whenMissing as MissingSignalBehaviour | undefined;
+    if (whenMissing !== undefined && whenMissing !== 'fail-closed' && whenMissing !== 'skip')
+      throw new InvalidPolicyError(
+        `${field}.whenMissing`,
+        `must be 'fail-closed' or 'skip', got ${JSON.stringify(whenMissing)}`,
+      );
     names.push(rule.name);
     routes.push(rule.route);
     eligible.push(rule.fallbackEligible === true);
+    skipWhenMissing[i] = whenMissing === 'skip' ? 1 : 0;
     const when = rule.when;
     if (typeof when === 'function') {
+      if (whenMissing !== undefined)
+        throw new InvalidPolicyError(
+          `${field}.whenMissing`,
+          'applies to condition rules only (a predicate handles a missing signal itself)',
+        );
       signals.push('');
       predicates.push(when);
       ops[i] = -1;
@@ -129,7 +154,28 @@ export function compileRules(rules: readonly RoutingRule[]): CompiledRules {
     predicates.push(undefined);
     ops[i] = op;
   }
-  return { count: n, names, signals, ops, values, predicates, routes, fallbackEligible: eligible };
+  return { count: n, names, signals, ops, values, predicates, routes, fallbackEligible: eligible, skipWhenMissing };
+}
+
+/**
+ * Refuses rules that read a signal the scorer never produces (when it declares `signals`): such a
+ * rule would fail every pair closed, or never fire. Predicate rules are not checked (what they read
+ * is not declared).
+ */
+export function assertRulesReadDeclaredSignals(
+  rules: CompiledRules,
+  scorer: { readonly id: string; readonly signals?: readonly string[] },
+): void {
+  const declared = scorer.signals;
+  if (declared === undefined) return;
+  for (let i = 0; i < rules.count; i++) {
+    const signal = rules.signals[i];
+    if (signal === '' || declared.includes(signal)) continue;
+    throw new InvalidPolicyError(
+      `rules[${i}]`,
+      `rule ${JSON.stringify(rules.names[i])} reads signal ${JSON.stringify(signal)}, which scorer ${JSON.stringify(scorer.id)} does not produce (its signals: ${declared.map((s) => JSON.stringify(s)).join(', ') || 'none'})`,
+    );
+  }
 }
 
 /** Outcome codes of evaluateRules beyond a rule index. */
@@ -138,8 +184,9 @@ export const RULE_MISSING_SIGNAL = -2;
 export const RULE_THREW = -3;
 
 /**
- * Index of the first matching rule, NO_RULE_MATCHED, or a failure code. A rule whose signal is
- * absent fails the pair closed (RULE_MISSING_SIGNAL): a missing injection score must not read as "safe".
+ * Index of the first matching rule, NO_RULE_MATCHED, or a failure code. A pair lacking a rule's
+ * signal skips the rule when it says `whenMissing: 'skip'`, and otherwise fails closed
+ * (RULE_MISSING_SIGNAL): a missing injection score must not read as "safe".
  */
 export function evaluateRules(
   rules: CompiledRules,
@@ -161,9 +208,12 @@ export function evaluateRules(
       continue;
     }
     const v = signals[rules.signals[i]];
-    if (v === undefined) return RULE_MISSING_SIGNAL;
+    if (v === undefined) {
+      if (rules.skipWhenMissing[i] === 1) continue;
+      return RULE_MISSING_SIGNAL;
+    }
     let limit = rules.values[i];
-    if (limit !== limit) limit = threshold;
+    if (Number.isNaN(limit)) limit = threshold;
     if (op === OP_GT ? v > limit : op === OP_GE ? v >= limit : op === OP_LT ? v < limit : v <= limit) return i;
   }
   return NO_RULE_MATCHED;

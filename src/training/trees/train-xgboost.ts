@@ -34,6 +34,7 @@
  */
 import { createRequire } from 'node:module';
 import { InvalidArgumentError, RelevanceGateError, AbortedError } from '../../errors.js';
+import { integerInRange, positiveInteger } from '../../util/validate-options.js';
 
 export class TrainingError extends RelevanceGateError {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -170,10 +171,7 @@ export function xgboostParamsFor(p: XGBoostTrainParams): Record<string, string> 
     TRAIN_OBJECTIVES.includes(p.objective),
     `objective must be one of ${TRAIN_OBJECTIVES.join(', ')}, got ${String(p.objective)}`,
   );
-  check(
-    Number.isInteger(p.rounds) && p.rounds >= 1 && p.rounds <= 100_000,
-    `rounds must be an integer in [1, 100000], got ${String(p.rounds)}`,
-  );
+  integerInRange('rounds', p.rounds, 1, 100_000);
   const multi = p.objective.startsWith('multi:');
   const out: Record<string, string> = {
     booster: 'gbtree',
@@ -265,7 +263,7 @@ function encodeLabels(d: XGBoostTrainData, p: XGBoostTrainParams): Float32Array 
 function validateData(d: XGBoostTrainData): void {
   check(d !== null && typeof d === 'object', 'training data must be an object');
   check(d.features instanceof Float32Array, 'features must be a Float32Array');
-  check(Number.isInteger(d.numRows) && d.numRows >= 1, `numRows must be a positive integer, got ${String(d.numRows)}`);
+  positiveInteger('numRows', d.numRows);
   check(
     Number.isInteger(d.numFeatures) && d.numFeatures >= 1 && d.numFeatures <= 1_000_000,
     `numFeatures must be an integer in [1, 1e6], got ${String(d.numFeatures)}`,
@@ -304,10 +302,7 @@ export function trainXGBoost(
     features = encodeFeatures(data, options.minusOne ?? 'error');
     labels = encodeLabels(data, params);
     if (options.chunkRounds !== undefined) {
-      check(
-        Number.isInteger(options.chunkRounds) && options.chunkRounds >= 1,
-        'chunkRounds must be a positive integer',
-      );
+      positiveInteger('chunkRounds', options.chunkRounds);
     }
   } catch (err) {
     return Promise.reject(err);

@@ -1,0 +1,7 @@
+/** Typed errors of calibration (fitting, thresholds, calibrated-threshold files). */
+import { InvalidArgumentError } from '../errors.js';
+
+/** Calibration input (labelled pairs, or a serialised CalibratedThreshold) is malformed. */
+export class CalibrationFormatError extends InvalidArgumentError {
+  override readonly code = 'ERR_CALIBRATION_FORMAT';
+}

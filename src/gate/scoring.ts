@@ -3,8 +3,10 @@
  * call's deadline and AbortSignal, and normalises every answer onto the working items. Anything
  * not a valid score marks the pair unscored with a reason; nothing here decides a route.
  */
-import type { PairScoreCache, ScoreMisses } from '../cache/cache-port.js';
+import type { CacheResolution, PairScoreCache, ScoreMisses } from '../cache/cache-port.js';
 import { AbortedError, DeadlineExceededError, InvalidArgumentError } from '../errors.js';
+import { pairResultProblem } from '../scoring/pair-result.js';
+import { ABORTED, type RaceOutcome, raceLimits, TIMED_OUT } from '../scoring/race-limits.js';
 import type { Passage, Scorer, ScoreOptions, ScorerPairResult, SignalProbabilities } from '../types.js';
 import { markUnscored, type WorkingItem } from './decide.js';
 import type { UnscoredReason } from './types.js';
@@ -22,7 +24,8 @@ export interface ScoringContext {
 }
 
 function recordError(ctx: ScoringContext, message: string): void {
-  (ctx.errors ??= []).push(message);
+  if (ctx.errors === undefined) ctx.errors = [message];
+  else ctx.errors.push(message);
 }
 
 function describe(error: unknown): string {
@@ -35,40 +38,6 @@ function failureReason(error: unknown, otherwise: UnscoredReason): UnscoredReaso
   if (error instanceof AbortedError || (error instanceof Error && error.name === 'AbortError')) return 'aborted';
   if (error instanceof Error && error.name === 'TimeoutError') return 'timeout';
   return otherwise;
-}
-
-function validProbabilities(record: unknown): record is SignalProbabilities {
-  if (typeof record !== 'object' || record === null) return false;
-  for (const key in record) {
-    const v = (record as Record<string, unknown>)[key];
-    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) return false;
-  }
-  return true;
-}
-
-function validRaw(record: unknown): record is Readonly<Record<string, number>> {
-  if (typeof record !== 'object' || record === null) return false;
-  for (const key in record) {
-    const v = (record as Record<string, unknown>)[key];
-    if (typeof v !== 'number' || !Number.isFinite(v)) return false;
-  }
-  return true;
-}
-
-/** Why a scorer/cache answer is unusable, or undefined when it is a valid score. */
-export function pairResultProblem(result: ScorerPairResult | undefined): UnscoredReason | undefined {
-  if (result === null || result === undefined) return 'scorer-null';
-  if (typeof result !== 'object') return 'invalid-signal';
-  const probabilities = (result as { probabilities?: unknown }).probabilities;
-  if (typeof probabilities === 'object' && probabilities !== null) {
-    const raw = (result as { raw?: unknown }).raw;
-    const tier = (result as { tier?: unknown }).tier;
-    if (!validProbabilities(probabilities)) return 'invalid-signal';
-    if (raw !== undefined && !validRaw(raw)) return 'invalid-signal';
-    if (tier !== undefined && typeof tier !== 'string') return 'invalid-signal';
-    return undefined;
-  }
-  return validProbabilities(result) ? undefined : 'invalid-signal';
 }
 
 function applyResult(
@@ -94,94 +63,6 @@ function applyResult(
     item.tier = defaultTier;
   }
   item.reason = undefined;
-}
-
-const TIMED_OUT: unique symbol = Symbol('timed out');
-const ABORTED: unique symbol = Symbol('aborted');
-
-/** How many microtask turns a promise gets to settle before a deadline timer is armed. */
-const FAST_PATH_TURNS = 4;
-const MAX_TIMER_DELAY_MS = 2_147_483_647;
-
-class Settlement<T> {
-  done = false;
-  failed = false;
-  value: T | undefined;
-  error: unknown;
-  constructor(promise: Promise<T>) {
-    promise.then(
-      (value) => {
-        this.done = true;
-        this.value = value;
-      },
-      (error: unknown) => {
-        this.done = true;
-        this.failed = true;
-        this.error = error;
-      },
-    );
-  }
-}
-
-/**
- * Settles with the promise, or with TIMED_OUT / ABORTED when the deadline or signal comes first.
- * An answer that is already there (cache hits, in-process tiers) is taken after a few microtask
- * turns without arming a timer or a listener, which would cost more than the gate itself.
- */
-async function raceLimits<T>(
-  promise: Promise<T>,
-  signal: AbortSignal | undefined,
-  deadline: number | undefined,
-  now: () => number,
-): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
-  const early = new Settlement(promise);
-  for (let turn = 0; turn < FAST_PATH_TURNS && !early.done; turn++) await undefined;
-  if (early.done) {
-    // The answer is here: only an abort (the caller asked to stop) overrides it.
-    if (signal?.aborted) return ABORTED;
-    if (early.failed) throw early.error;
-    return early.value as T;
-  }
-  if (signal?.aborted) return ABORTED;
-  return slowRace(promise, signal, deadline, now);
-}
-
-function slowRace<T>(
-  promise: Promise<T>,
-  signal: AbortSignal | undefined,
-  deadline: number | undefined,
-  now: () => number,
-): Promise<T | typeof TIMED_OUT | typeof ABORTED> {
-  return new Promise((resolve, reject) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const onAbort = (): void => {
-      cleanup();
-      resolve(ABORTED);
-    };
-    const cleanup = (): void => {
-      if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const delay = deadline === undefined ? Number.NaN : Math.max(0, deadline - now());
-    // Node turns delays above 2^31-1 ms into 1 ms; such a deadline is effectively none.
-    if (delay <= MAX_TIMER_DELAY_MS) {
-      timer = setTimeout(() => {
-        cleanup();
-        resolve(TIMED_OUT);
-      }, delay);
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        cleanup();
-        resolve(value);
-      },
-      (error: unknown) => {
-        cleanup();
-        reject(error);
-      },
-    );
-  });
 }
 
 function markRange(items: WorkingItem[], start: number, end: number, reason: UnscoredReason): void {
@@ -222,7 +103,7 @@ export async function scoreRange(
 
   if (ctx.cache === undefined) {
     const pending = callScorer(ctx.scorer, ctx.query, slice, ctx.options);
-    let results: ReadonlyArray<ScorerPairResult> | typeof TIMED_OUT | typeof ABORTED;
+    let results: RaceOutcome<ReadonlyArray<ScorerPairResult>>;
     try {
       if (signal === undefined && deadline === undefined) results = await pending;
       else {
@@ -282,12 +163,13 @@ export async function scoreRange(
       if (problem === undefined) clean[j] = results[j];
       else {
         clean[j] = null;
-        (missReasons ??= new Map()).set(missIndices[j], problem);
+        missReasons ??= new Map();
+        missReasons.set(missIndices[j], problem);
       }
     }
     return clean;
   };
-  let resolution;
+  let resolution: RaceOutcome<CacheResolution>;
   try {
     const pending = ctx.cache.resolve(
       { scorerId: ctx.scorer.id, query: ctx.query, passages: slice },

@@ -77,3 +77,79 @@ export class BackgroundFillQueue {
     return { query: best.query, passages };
   }
 }
+
+/** What the background fill needs from the router. */
+export interface BackgroundFillDeps {
+  /** The best tier has work outstanding or pending (from any caller). */
+  readonly bestTierBusy: () => boolean;
+  /** The passages of `passages` the best tier's cache entry lacks (synchronous L1 probe). */
+  readonly uncached: (query: string, passages: readonly Passage[]) => Passage[];
+  /** Sends one batch to the best tier through the cache; settles when it is done. */
+  readonly submit: (query: string, passages: readonly Passage[]) => Promise<unknown>;
+  /** Counts a submission of `pairs` pairs. */
+  readonly counted: (pairs: number) => void;
+}
+
+/** How many remembered entries a pump looks at to find pairs not yet cached. */
+const TAKE_TRIES = 4;
+
+/**
+ * Drives the queue: whenever pumped and the best tier is idle, sends one small batch of
+ * remembered pairs through the cache. One submission at a time; re-pumped on its completion.
+ */
+export class BackgroundFill {
+  private running = false;
+  private closed = false;
+
+  constructor(
+    private readonly queue: BackgroundFillQueue,
+    private readonly deps: BackgroundFillDeps,
+  ) {}
+
+  /** Remembers pairs of one request answered below the best tier. */
+  note(query: string, passages: readonly Passage[]): void {
+    this.queue.note(query, passages);
+  }
+
+  pump(): void {
+    if (this.closed) return;
+    try {
+      this.pumpUnsafe();
+    } catch {
+      // Background work is best effort: it never fails a caller or the process.
+      this.running = false;
+    }
+  }
+
+  private pumpUnsafe(): void {
+    if (this.running || this.deps.bestTierBusy()) return;
+    let work: { query: string; passages: Passage[] } | undefined;
+    // Skip pairs that reached the cache meanwhile (scored by a later request or an earlier batch).
+    for (let tries = 0; tries < TAKE_TRIES; tries++) {
+      const next = this.queue.take();
+      if (next === undefined) return;
+      const missing = this.deps.uncached(next.query, next.passages);
+      if (missing.length > 0) {
+        work = { query: next.query, passages: missing };
+        break;
+      }
+    }
+    if (work === undefined) return;
+    this.running = true;
+    this.deps.counted(work.passages.length);
+    this.deps.submit(work.query, work.passages).then(
+      () => {
+        this.running = false;
+        this.pump();
+      },
+      () => {
+        this.running = false;
+      },
+    );
+  }
+
+  /** Stops sending (pairs remembered so far are dropped with the router). */
+  close(): void {
+    this.closed = true;
+  }
+}

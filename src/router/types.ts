@@ -161,12 +161,21 @@ export interface RouterStats {
 export interface Router extends Scorer {
   readonly id: string;
   readonly routing: RoutingOptions;
+  /**
+   * The union of the tiers' declared signals (best tier's first), so createGate can check a policy
+   * against it; undefined when any tier declares none. A pair answered below the best tier may
+   * still lack a signal only the best tier produces.
+   */
+  readonly signals?: readonly string[];
   score(
     query: string,
     passages: Parameters<Scorer['score']>[1],
     options?: RouterScoreOptions,
   ): ReturnType<Scorer['score']>;
-  /** A Scorer with the same tiers, cache and cost models, routing with `routing` merged over the router's. */
+  /**
+   * A Scorer with the same tiers, cache and cost models, routing with `routing` merged over the
+   * router's. A fixed view declares its tier's signals, any other view the router's.
+   */
   view(routing: Partial<RoutingOptions>): Scorer;
   /** Predicted completion (ms) of `pairs` pairs submitted now on the named tier. */
   predictMs(tier: TierName, pairs: number): number;

@@ -1,0 +1,309 @@
+/**
+ * Execution of a plan: the cache probe, inline scoring (the fallback of every pair), slow-tier
+ * submissions through the cache with the call's AbortSignal and deadline, and collecting their
+ * answers until they are all in or the answer time comes (the shared deadline race,
+ * scoring/race-limits.ts). At the answer time pending work is cancelled and those pairs are
+ * answered from the fallback, labelled and counted.
+ */
+import { AbortedError, DeadlineExceededError, InvalidArgumentError, OverloadedError } from '../errors.js';
+import { isUsablePairResult, pairResultProblem } from '../scoring/pair-result.js';
+import { ABORTED, raceLimits, TIMED_OUT } from '../scoring/race-limits.js';
+import type { Passage, ScorerPairResult, TierName } from '../types.js';
+import { type InlineScores, labelled } from './answers.js';
+import { CACHE_TIER, type TierState } from './config.js';
+import type { Submission } from './cost-model.js';
+import type { PairCacheState } from './plan.js';
+import type { Counters } from './stats.js';
+import type { DegradeReason, RoutedPairScore, RouterCache, RoutingMode } from './types.js';
+
+/** A pending piece of slow-tier work of one call. */
+export interface Job {
+  readonly tier: TierState;
+  readonly indices: readonly number[];
+  done: boolean;
+}
+
+/** One pair's answer from a submission: the score and whether the cache had it. */
+export type JobAnswer = { readonly result: NonNullable<ScorerPairResult>; readonly cached: boolean } | undefined;
+
+/** The state of one call the execution steps share. */
+export interface CallState {
+  readonly query: string;
+  readonly passages: readonly Passage[];
+  /** The call's answers, filled as they come; null = not (yet) answered. */
+  readonly out: Array<RoutedPairScore | null>;
+  readonly fallback: InlineScores;
+  /** The counters the call started with (a concurrent resetStats does not split a call's counts). */
+  readonly counters: Counters;
+}
+
+export interface ExecutorDeps {
+  readonly cache: RouterCache | undefined;
+  readonly clock: () => number;
+  /** The best tier (pairs cancelled on it at the deadline are remembered for background fill). */
+  readonly best: TierState;
+  readonly inline: TierState | undefined;
+  /** Remembers pairs answered below the best tier (background fill), when it is on. */
+  readonly noteBelowBest: ((query: string, passages: readonly Passage[]) => void) | undefined;
+}
+
+/** Runs a call's plan against the tiers and the cache. */
+export class TierExecutor {
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  /**
+   * Cache probe, best tier first: fills `call.out` with hits of slow tiers (label 'cache') and
+   * `call.fallback` with hits of the inline tier; returns each pair's cache state.
+   */
+  probeCache(call: CallState, tiers: readonly TierState[]): PairCacheState[] {
+    const { query, passages, out, fallback } = call;
+    const state = new Array<PairCacheState>(passages.length).fill('miss');
+    const cache = this.deps.cache;
+    if (cache === undefined) return state;
+    let rest: number[] = Array.from({ length: passages.length }, (_, i) => i);
+    for (const tier of tiers) {
+      if (!tier.cacheable || rest.length === 0) continue;
+      const subset = rest.length === passages.length ? passages : rest.map((i) => passages[i]);
+      const hits = cache.lookup({ scorerId: tier.spec.scorer.id, query, passages: subset });
+      const next: number[] = [];
+      for (let j = 0; j < rest.length; j++) {
+        const hit = hits[j];
+        const i = rest[j];
+        if (hit === undefined || pairResultProblem(hit) !== undefined) next.push(i);
+        else if (tier.inline) {
+          fallback.results[i] = hit;
+          fallback.cached[i] = 1;
+          state[i] = 'fallback';
+          next.push(i);
+        } else {
+          out[i] = labelled(hit, CACHE_TIER, undefined, tier.name);
+          state[i] = 'final';
+        }
+      }
+      rest = next;
+    }
+    return state;
+  }
+
+  /**
+   * Scores the `indices` without a fallback yet on the inline tier into `call.fallback` (through
+   * the cache when the tier is cacheable); failures leave holes (those pairs may end unscored).
+   */
+  async runInline(tier: TierState, call: CallState, allIndices: readonly number[]): Promise<void> {
+    const { query, passages, fallback } = call;
+    const indices = allIndices.filter((i) => fallback.results[i] === undefined);
+    if (indices.length === 0) return;
+    const subset = indices.length === passages.length ? passages : indices.map((i) => passages[i]);
+    const score = async (ps: readonly Passage[]): Promise<ReadonlyArray<ScorerPairResult>> => {
+      const sub = tier.model.begin(ps.length, performance.now());
+      try {
+        const results = await tier.spec.scorer.score(query, ps, {});
+        if (!Array.isArray(results) || results.length !== ps.length)
+          throw new InvalidArgumentError(`tier ${tier.name} returned a wrong result count`);
+        tier.model.complete(sub, performance.now());
+        return results.map((r) => (isUsablePairResult(r) ? r : null));
+      } catch (error) {
+        tier.model.fail(sub, performance.now());
+        throw error;
+      }
+    };
+    let results: ReadonlyArray<ScorerPairResult>;
+    let cached: readonly boolean[] | undefined;
+    try {
+      const cache = this.deps.cache;
+      if (cache !== undefined && tier.cacheable) {
+        const resolution = await cache.resolve({ scorerId: tier.spec.scorer.id, query, passages: subset }, (miss) =>
+          score(miss.map((j) => subset[j])),
+        );
+        results = resolution.results;
+        cached = resolution.cached;
+      } else results = await score(subset);
+    } catch {
+      return;
+    }
+    for (let j = 0; j < indices.length; j++) {
+      const r = results[j];
+      if (isUsablePairResult(r)) {
+        fallback.results[indices[j]] = r;
+        if (cached?.[j] === true) fallback.cached[indices[j]] = 1;
+      }
+    }
+  }
+
+  /** Answers `indices` from the inline tier's scores (null where there is none). */
+  answerInline(call: CallState, indices: readonly number[], tier: TierName, reason: DegradeReason | undefined): void {
+    for (const i of indices) call.out[i] = call.fallback.answer(i, tier, reason);
+  }
+
+  /**
+   * Runs the slow-tier jobs; waits until they finish or until answerBy, whichever is first. Pairs
+   * without a slow-tier answer get the inline fallback (labelled, counted as degraded) or stay null.
+   */
+  async runJobs(
+    call: CallState,
+    jobs: Job[],
+    callerSignal: AbortSignal | undefined,
+    answerBy: number | undefined,
+    mode: RoutingMode,
+    belowBest: DegradeReason | undefined,
+  ): Promise<void> {
+    const { query, passages, out, fallback } = call;
+    const c = call.counters;
+    const controller = new AbortController();
+    const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
+    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+    // Fixed routing has no fallback: pairs its tier does not answer stay null.
+    const fallbackTier = mode === 'fixed' ? undefined : this.deps.inline;
+    const pendingWork = jobs.map((job) => this.startJob(query, passages, job, controller.signal, answerBy));
+    // The fallback is computed while the slow tier works (it is microseconds on the main thread).
+    if (fallbackTier !== undefined)
+      await this.runInline(
+        fallbackTier,
+        call,
+        jobs.flatMap((j) => j.indices),
+      );
+    const fallBack = (indices: readonly number[], reason: DegradeReason): void => {
+      if (fallbackTier === undefined) return;
+      for (const i of indices) if (out[i] === null) out[i] = fallback.answer(i, fallbackTier.name, reason);
+    };
+    let firstError: unknown;
+    let answered = 0;
+    const collected = new Promise<void>((resolve) => {
+      let open = jobs.length;
+      if (open === 0) resolve();
+      const settled = (): void => {
+        if (--open === 0) resolve();
+      };
+      jobs.forEach((job, k) => {
+        pendingWork[k].then(
+          (results) => {
+            if (job.done) return;
+            job.done = true;
+            const failed: number[] = [];
+            for (let j = 0; j < job.indices.length; j++) {
+              const i = job.indices[j];
+              const r = results[j];
+              if (r === undefined) failed.push(i);
+              else {
+                out[i] = r.cached
+                  ? labelled(r.result, CACHE_TIER, undefined, job.tier.name)
+                  : labelled(r.result, job.tier.name, belowBest);
+                answered++;
+              }
+            }
+            if (failed.length > 0) {
+              c.errorPairs += failed.length;
+              fallBack(failed, 'error');
+            }
+            settled();
+          },
+          (error: unknown) => {
+            if (job.done) return;
+            job.done = true;
+            firstError ??= error;
+            if (!controller.signal.aborted) {
+              // The tier's own deadline timer may fire a moment before ours: same outcome.
+              const reason: DegradeReason =
+                error instanceof OverloadedError
+                  ? 'shed'
+                  : error instanceof DeadlineExceededError
+                    ? 'deadline'
+                    : 'error';
+              const pending = job.indices.filter((i) => out[i] === null);
+              if (reason === 'shed') c.shedPairs += pending.length;
+              else if (reason === 'deadline') {
+                c.deadlinePairs += pending.length;
+                c.cancelledPairs += pending.length;
+              } else c.errorPairs += pending.length;
+              fallBack(pending, reason);
+            }
+            settled();
+          },
+        );
+      });
+    });
+    const outcome = await raceLimits(collected, callerSignal, answerBy, this.deps.clock);
+    if (outcome === TIMED_OUT) {
+      // Answer time: stop waiting, cancel what has not started, answer from the fallback.
+      for (const job of jobs) {
+        if (job.done) continue;
+        job.done = true;
+        const pending = job.indices.filter((i) => out[i] === null);
+        c.deadlinePairs += pending.length;
+        c.cancelledPairs += pending.length;
+        fallBack(pending, 'deadline');
+        if (job.tier === this.deps.best)
+          this.deps.noteBelowBest?.(
+            query,
+            pending.map((i) => passages[i]),
+          );
+      }
+      controller.abort(new DeadlineExceededError('router deadline'));
+    }
+    callerSignal?.removeEventListener('abort', onCallerAbort);
+    if (outcome === ABORTED || callerSignal?.aborted)
+      throw new AbortedError('the operation was aborted', { cause: callerSignal?.reason });
+    // Fixed routing with nothing to show: surface the tier's error to the caller (the gate records it).
+    if (mode === 'fixed' && firstError !== undefined && answered === 0 && out.every((r) => r === null))
+      throw firstError;
+  }
+
+  /**
+   * Starts one job: through the cache (single-flight, store) when the tier is cacheable, else
+   * straight to the tier. Resolves per index to { result, cached } or undefined (invalid result).
+   */
+  startJob(
+    query: string,
+    passages: readonly Passage[],
+    job: Job,
+    signal: AbortSignal,
+    answerBy: number | undefined,
+  ): Promise<JobAnswer[]> {
+    const tier = job.tier;
+    const subset = job.indices.map((i) => passages[i]);
+    const options = answerBy === undefined ? { signal } : { signal, deadline: answerBy };
+    const measured = (ps: readonly Passage[]): Promise<ReadonlyArray<ScorerPairResult>> => {
+      const sub: Submission = tier.model.begin(ps.length, performance.now());
+      let pending: Promise<ReadonlyArray<ScorerPairResult>>;
+      try {
+        pending = Promise.resolve(tier.spec.scorer.score(query, ps, options));
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      return pending.then(
+        (results) => {
+          if (!Array.isArray(results) || results.length !== ps.length) {
+            tier.model.fail(sub, performance.now());
+            throw new InvalidArgumentError(
+              `tier ${tier.name} returned ${Array.isArray(results) ? results.length : typeof results} results for ${ps.length} passages`,
+            );
+          }
+          tier.model.complete(sub, performance.now());
+          // Invalid results go back as null so the cache never stores them.
+          return results.map((r) => (isUsablePairResult(r) ? r : null));
+        },
+        (error: unknown) => {
+          tier.model.fail(sub, performance.now());
+          throw error;
+        },
+      );
+    };
+    const cache = this.deps.cache;
+    if (cache !== undefined && tier.cacheable) {
+      return cache
+        .resolve(
+          { scorerId: tier.spec.scorer.id, query, passages: subset },
+          (missIndices) => measured(missIndices.map((j) => subset[j])),
+          options,
+        )
+        .then((resolution) =>
+          resolution.results.map((r, j) =>
+            isUsablePairResult(r) ? { result: r, cached: resolution.cached[j] === true } : undefined,
+          ),
+        );
+    }
+    return measured(subset).then((results) =>
+      results.map((r) => (r === null ? undefined : { result: r, cached: false })),
+    );
+  }
+}

@@ -6,6 +6,7 @@
  * complete row (the caller computed the features itself, in schema order).
  */
 import { InvalidArgumentError } from '../errors.js';
+import { nonNegativeLimit, positiveInteger } from '../util/validate-options.js';
 import type { Passage } from '../types.js';
 import type { CorpusStats } from './corpus-stats.js';
 import { featuresAddon } from './native.js';
@@ -19,6 +20,40 @@ export interface LexicalFeaturizerOptions {
    * 200 words). featurize() always runs inline.
    */
   readonly asyncThresholdChars?: number;
+  /**
+   * Characters (UTF-16 code units) of a passage's text, and of its title, that the features read;
+   * longer ones are cut at a word boundary before they reach the native extractor (default
+   * 65536, about 10,000 words: far beyond any passage a retriever returns, so the cut only bounds
+   * the cost of an abnormal input). Features of text within the limit are unchanged.
+   */
+  readonly maxPassageChars?: number;
+  /** Characters of one request (query + titles + texts, after cutting); more is an InvalidArgumentError (default 16,777,216). */
+  readonly maxRequestChars?: number;
+}
+
+export const DEFAULT_MAX_PASSAGE_CHARS = 65_536;
+export const DEFAULT_MAX_REQUEST_CHARS = 16_777_216;
+/** How far back from the limit a cut looks for a word boundary. */
+const CUT_LOOKBACK = 256;
+
+/**
+ * `text` cut to at most `max` UTF-16 units: at the last whitespace within CUT_LOOKBACK units of
+ * the limit when there is one (no half word becomes a term), never between a surrogate pair.
+ * V8 makes the slice without copying the characters, so cutting a huge string costs nothing.
+ */
+export function boundText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max;
+  for (let i = max; i > max - CUT_LOOKBACK && i > 0; i--) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d) {
+      end = i;
+      break;
+    }
+  }
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1; // keep a surrogate pair whole
+  return text.slice(0, end);
 }
 
 const WIDTH = PASSTHROUGH_FEATURES.length;
@@ -28,12 +63,14 @@ export class LexicalFeaturizer {
   readonly schemaVersion = FEATURE_SCHEMA_VERSION;
   readonly stats: CorpusStats;
   readonly #asyncThreshold: number;
+  readonly #maxPassageChars: number;
+  readonly #maxRequestChars: number;
 
   constructor(stats: CorpusStats, options: LexicalFeaturizerOptions = {}) {
     this.stats = stats;
-    const t = options.asyncThresholdChars ?? 262_144;
-    if (!Number.isFinite(t) || t < 0) throw new InvalidArgumentError(`asyncThresholdChars must be >= 0, got ${t}`);
-    this.#asyncThreshold = t;
+    this.#asyncThreshold = nonNegativeLimit('asyncThresholdChars', options.asyncThresholdChars ?? 262_144);
+    this.#maxPassageChars = positiveInteger('maxPassageChars', options.maxPassageChars ?? DEFAULT_MAX_PASSAGE_CHARS);
+    this.#maxRequestChars = positiveInteger('maxRequestChars', options.maxRequestChars ?? DEFAULT_MAX_REQUEST_CHARS);
     featuresAddon();
   }
 
@@ -72,15 +109,21 @@ export class LexicalFeaturizer {
       const { text, title, features } = p as Passage;
       if (typeof text !== 'string')
         throw new InvalidArgumentError(`passages[${i}].text must be a string, got ${describe(text)}`);
-      texts[i] = text;
-      chars += text.length;
+      const boundedText = boundText(text, this.#maxPassageChars);
+      texts[i] = boundedText;
+      chars += boundedText.length;
       if (title !== undefined && title !== null) {
         if (typeof title !== 'string')
           throw new InvalidArgumentError(`passages[${i}].title must be a string, got ${describe(title)}`);
         titles ??= new Array<string | undefined>(k).fill(undefined);
-        titles[i] = title;
-        chars += title.length;
+        const boundedTitle = boundText(title, this.#maxPassageChars);
+        titles[i] = boundedTitle;
+        chars += boundedTitle.length;
       }
+      if (chars > this.#maxRequestChars)
+        throw new InvalidArgumentError(
+          `the request has more than maxRequestChars (${this.#maxRequestChars}) characters of query and passages after each passage was cut to ${this.#maxPassageChars}`,
+        );
       if (features === undefined || features === null) continue;
       if (Array.isArray(features) || isNumericTypedArray(features)) {
         // Any numeric typed array is a dense row; its values are read as numbers (the row is float32).

@@ -54,6 +54,10 @@ export interface LoadFastPathScorerOptions {
   readonly stats?: CorpusStats;
   /** Batches with more text than this (UTF-16 units) extract features on a worker thread (default 262144). */
   readonly asyncThresholdChars?: number;
+  /** Characters of a passage's text (and title) the features read; longer ones are cut (default 65536, see LexicalFeaturizerOptions). */
+  readonly maxPassageChars?: number;
+  /** Characters of one request after cutting; more is an InvalidArgumentError (default 16,777,216). */
+  readonly maxRequestChars?: number;
 }
 
 export interface FastPathScorer extends Scorer {
@@ -227,10 +231,11 @@ export async function loadFastPathScorer(
   const modelId = `fastpath/${FEATURE_SCHEMA_VERSION}/${modelHash.slice(0, 20)}`;
   const statsId = `stats/${createHash('sha256').update(stats.encode()).digest('hex').slice(0, 16)}`;
   const id = `${modelId}@${statsId}`;
-  const featurizer = new LexicalFeaturizer(
-    stats,
-    options.asyncThresholdChars === undefined ? {} : { asyncThresholdChars: options.asyncThresholdChars },
-  );
+  const featurizer = new LexicalFeaturizer(stats, {
+    ...(options.asyncThresholdChars !== undefined ? { asyncThresholdChars: options.asyncThresholdChars } : {}),
+    ...(options.maxPassageChars !== undefined ? { maxPassageChars: options.maxPassageChars } : {}),
+    ...(options.maxRequestChars !== undefined ? { maxRequestChars: options.maxRequestChars } : {}),
+  });
   // The gate's Platt scaling, with the same parameters: calibratedThresholdOf(scorer) reproduces p exactly.
   const platt: PlattParameters = calibration ?? IDENTITY_PLATT;
 

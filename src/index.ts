@@ -148,3 +148,6 @@ export {
   type CrossEncoderStats,
   type TruncationMode,
 } from './tiers/cross-encoder/index.js';
+
+// Gated context: a gate result as the prompt the LLM sees
+export * from './context/index.js';

@@ -108,6 +108,22 @@ describe('the packed package, installed without a compiler', () => {
     expect(stdout).toMatch(/included/);
   });
 
+  it('the README LangChain and AI SDK examples run as written once the frameworks are installed', async () => {
+    await run('npm', ['install', '--no-audit', '--no-fund', '@langchain/core', '@langchain/classic', 'ai'], {
+      cwd: app,
+      env,
+      maxBuffer: 1 << 26,
+    });
+    const tsx = join(repo, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
+    for (const name of ['readme-langchain', 'readme-ai-sdk']) {
+      const [example] = readmeExamples('relevance-gate').filter((b) => b.startsWith(`// example: ${name}\n`));
+      expect(example, name).toBeDefined();
+      writeFileSync(join(app, `${name}.ts`), example);
+      const { stdout } = await run('node', ['--import', tsx, `${name}.ts`], { cwd: app, env });
+      expect(stdout.length, name).toBeGreaterThan(0);
+    }
+  });
+
   it('relevance-gate models writes a shape model from the installed package', async () => {
     const { stdout } = await run(
       'npx',

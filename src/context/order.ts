@@ -1,0 +1,35 @@
+/**
+ * The order in which the gate's accepted and conflicting items reach the model: one sequence by
+ * relevance (highest first), fail-open items (no relevance) last. The gate already sorts each
+ * group, so this is a merge; on equal relevance an included item precedes a conflicting one,
+ * then the lower input rank wins.
+ */
+import type { GateItem, GateResult } from '../gate/types.js';
+import type { Passage } from '../types.js';
+
+function precedes(a: GateItem, b: GateItem): boolean {
+  const ra = a.relevance;
+  const rb = b.relevance;
+  if (ra === null || rb === null) return ra !== null || (rb === null && a.rank < b.rank);
+  if (ra !== rb) return ra > rb;
+  if (a.route !== b.route) return a.route === 'included';
+  return a.rank < b.rank;
+}
+
+/** Included items, merged with conflicting ones when `includeConflicting`, in relevance order. */
+export function admittedItems<P extends Passage>(
+  result: GateResult<P>,
+  includeConflicting: boolean,
+): Array<GateItem<P>> {
+  const included = result.included;
+  if (!includeConflicting || result.conflicting.length === 0) return [...included];
+  const conflicting = result.conflicting;
+  const out: Array<GateItem<P>> = [];
+  let i = 0;
+  let j = 0;
+  while (i < included.length && j < conflicting.length)
+    out.push(precedes(included[i], conflicting[j]) ? included[i++] : conflicting[j++]);
+  while (i < included.length) out.push(included[i++]);
+  while (j < conflicting.length) out.push(conflicting[j++]);
+  return out;
+}

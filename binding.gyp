@@ -4,10 +4,16 @@
       "target_name": "relevance_gate",
       "sources": [
         "native/src/addon.cc",
+        "native/src/features/case_fold.cc",
+        "native/src/features/code_point_class.cc",
         "native/src/features/corpus_stats.cc",
         "native/src/features/extractor.cc",
         "native/src/features/features_binding.cc",
-        "native/src/features/text.cc",
+        "native/src/features/porter_stemmer.cc",
+        "native/src/features/stop_words.cc",
+        "native/src/features/terms.cc",
+        "native/src/hash/hash_binding.cc",
+        "native/src/hash/xxh64.cc",
         "native/src/trees/tree_eval.cc",
         "native/src/trees/tree_kernels.cc",
         "native/src/trees/trees_binding.cc"

@@ -2,11 +2,13 @@
 // under valgrind): compiles every RGTD dump given (scripts/trees-dump-fixtures.ts), predicts
 // sync and async, margins and values, checks margins against XGBoost's, disposes.
 //   valgrind --error-exitcode=1 node scripts/trees-valgrind-smoke.mjs DUMP...
+// RELEVANCE_GATE_ADDON=path loads another build of the addon (as the package loader does), e.g. to
+// run a baseline x86-64 build on an emulated older CPU (qemu-x86_64 -cpu Conroe node ...).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const addon = require('../build/Release/relevance_gate.node');
+const addon = require(process.env.RELEVANCE_GATE_ADDON ?? '../build/Release/relevance_gate.node');
 const objectives = [
   'binary:logistic',
   'binary:logitraw',

@@ -104,13 +104,13 @@ const KernelChoice kKernels[] = {KernelChoice::kScalar, KernelChoice::kAvx2, Ker
 const char* const kKernelNames[] = {"scalar", "avx2", "avx512", "auto"};
 
 int failures = 0;
-#define EXPECT(cond, ...)                     \
-  do {                                        \
-    if (!(cond)) {                            \
-      ++failures;                             \
+#define EXPECT(cond, ...)                         \
+  do {                                            \
+    if (!(cond)) {                                \
+      ++failures;                                 \
       std::fprintf(stderr, "FAIL: " __VA_ARGS__); \
-      std::fprintf(stderr, "\n");             \
-    }                                         \
+      std::fprintf(stderr, "\n");                 \
+    }                                             \
   } while (0)
 
 // Appends a chain-shaped tree of depth `depth` whose leaves are all 0: it changes no margin
@@ -190,15 +190,33 @@ void Hostile(const Dump& clean, uint32_t seed) {
     for (int e = 0; e < edits; ++e) {
       const size_t i = rng() % d.totalNodes;
       switch (rng() % 9) {
-        case 0: d.left[i] = static_cast<int32_t>(rng() % (d.totalNodes + 4)) - 2; break;
-        case 1: d.right[i] = static_cast<int32_t>(rng()); break;
-        case 2: d.splitIndex[i] = static_cast<int32_t>(rng() % (d.numFeatures + 3)) - 1; break;
-        case 3: d.splitCondition[i] = specials[rng() % 7]; break;
-        case 4: d.left[i] = 0; break;  // cycle back to the root
-        case 5: d.nodeOffsets[1 + rng() % d.numTrees] += static_cast<int32_t>(rng() % 5) - 2; break;
-        case 6: d.groups[rng() % d.numTrees] = static_cast<int32_t>(rng() % 5) - 1; break;
-        case 7: d.weights[rng() % d.numTrees] = specials[rng() % 7]; break;
-        case 8: d.defaultLeft[i] = static_cast<uint8_t>(rng()); break;
+        case 0:
+          d.left[i] = static_cast<int32_t>(rng() % (d.totalNodes + 4)) - 2;
+          break;
+        case 1:
+          d.right[i] = static_cast<int32_t>(rng());
+          break;
+        case 2:
+          d.splitIndex[i] = static_cast<int32_t>(rng() % (d.numFeatures + 3)) - 1;
+          break;
+        case 3:
+          d.splitCondition[i] = specials[rng() % 7];
+          break;
+        case 4:
+          d.left[i] = 0;
+          break;  // cycle back to the root
+        case 5:
+          d.nodeOffsets[1 + rng() % d.numTrees] += static_cast<int32_t>(rng() % 5) - 2;
+          break;
+        case 6:
+          d.groups[rng() % d.numTrees] = static_cast<int32_t>(rng() % 5) - 1;
+          break;
+        case 7:
+          d.weights[rng() % d.numTrees] = specials[rng() % 7];
+          break;
+        case 8:
+          d.defaultLeft[i] = static_cast<uint8_t>(rng());
+          break;
       }
     }
     std::vector<uint8_t> img;
@@ -233,7 +251,8 @@ void Hostile(const Dump& clean, uint32_t seed) {
       ai.data[at] = static_cast<uint8_t>(rng());
     }
     std::vector<float> out(size_t{clean.nRows} * clean.numGroups);
-    for (int k = 0; k < 4; ++k) PredictMargin(m, clean.rows.data(), std::min<size_t>(clean.nRows, 40), out.data(), kKernels[k]);
+    for (int k = 0; k < 4; ++k)
+      PredictMargin(m, clean.rows.data(), std::min<size_t>(clean.nRows, 40), out.data(), kKernels[k]);
   }
   // Attach must refuse corrupted headers and sizes.
   for (int iter = 0; iter < 200; ++iter) {
@@ -245,7 +264,8 @@ void Hostile(const Dump& clean, uint32_t seed) {
     if (Attach(ai.data, ai.size, m, err)) {
       std::vector<float> out(size_t{clean.nRows} * m.numGroups);
       if (m.numFeatures == clean.numFeatures) {
-        for (int k = 0; k < 4; ++k) PredictMargin(m, clean.rows.data(), std::min<size_t>(clean.nRows, 40), out.data(), kKernels[k]);
+        for (int k = 0; k < 4; ++k)
+          PredictMargin(m, clean.rows.data(), std::min<size_t>(clean.nRows, 40), out.data(), kKernels[k]);
       }
     }
   }

@@ -1,6 +1,7 @@
 #include "features/corpus_stats.h"
 
-#include "features/text.h"
+#include "features/term_hash.h"
+#include "features/terms.h"
 
 namespace rg::features {
 

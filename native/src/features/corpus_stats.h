@@ -1,6 +1,6 @@
 #pragma once
 // Corpus statistics: document frequencies per term (body, title, either field), the document
-// count and average field lengths, keyed by the 64-bit term hash (text.h HashTerm).
+// count and average field lengths, keyed by the 64-bit term hash (term_hash.h HashTerm).
 #include <cstdint>
 #include <string>
 #include <unordered_map>

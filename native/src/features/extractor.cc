@@ -4,7 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "features/text.h"
+#include "features/stop_words.h"
+#include "features/term_hash.h"
+#include "features/terms.h"
+#include "features/tokenizer.h"
 
 namespace rg::features {
 
@@ -14,8 +17,7 @@ double Idf(uint64_t doc_count, uint32_t df) {
   return std::log(1.0 + (n - d + 0.5) / (d + 0.5));
 }
 
-QueryPlan::QueryPlan(const CorpusStats& stats, const char* query, size_t len)
-    : keys_(kSlots, 0), idx_(kSlots, -1) {
+QueryPlan::QueryPlan(const CorpusStats& stats, const char* query, size_t len) : keys_(kSlots, 0), idx_(kSlots, -1) {
   std::string scratch;
   std::string term_buf;
   int position = 0;
@@ -135,14 +137,36 @@ class FieldScanner {
   uint32_t next_pos_;
 };
 
-void ScanField(const QueryPlan& q, const char* text, size_t len, uint32_t* tf, uint32_t* field_len,
-               ScanState& st, ExtractScratch& sc) {
+void ScanField(const QueryPlan& q, const char* text, size_t len, uint32_t* tf, uint32_t* field_len, ScanState& st,
+               ExtractScratch& sc) {
   const uint32_t start = st.pos;
   FieldScanner scanner(q, tf, start, st, sc);
   ForEachRawToken(text, len, sc.token, scanner);
   st.pos = scanner.next_pos();
   *field_len += st.pos - start;  // one position per indexed (non-stop) token
 }
+
+// Set bits in words[0..n). The shipped x86-64 addon is built for baseline x86-64 (it must run on
+// any x86-64 CPU), where __builtin_popcountll is a libgcc call; CPUs with POPCNT (nearly all since
+// 2008) get a variant compiled for that instruction, chosen once at run time.
+int CountBitsPortable(const uint64_t* words, int n) {
+  int bits = 0;
+  for (int i = 0; i < n; ++i) bits += __builtin_popcountll(words[i]);
+  return bits;
+}
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__POPCNT__)
+__attribute__((target("popcnt"))) int CountBitsPopcnt(const uint64_t* words, int n) {
+  int bits = 0;
+  for (int i = 0; i < n; ++i) bits += __builtin_popcountll(words[i]);
+  return bits;
+}
+int CountBits(const uint64_t* words, int n) {
+  static const bool has_popcnt = __builtin_cpu_supports("popcnt");
+  return has_popcnt ? CountBitsPopcnt(words, n) : CountBitsPortable(words, n);
+}
+#else
+int CountBits(const uint64_t* words, int n) { return CountBitsPortable(words, n); }
+#endif
 
 double Bm25(double idf, uint32_t tf, double len, double avg) {
   if (tf == 0) return 0;
@@ -228,13 +252,12 @@ void ExtractFeatures(const CorpusStats& stats, const QueryPlan& q, const Passage
         sc.pairs[std::min(a, b)] |= 1ull << std::max(a, b);
       }
     }
-    int pairs = 0;
-    for (int i = 0; i < pair_terms; ++i) pairs += __builtin_popcountll(sc.pairs[i]);
+    const int pairs = CountBits(sc.pairs, pair_terms);
     near_pair_share = static_cast<double>(pairs) / (pair_terms * (pair_terms - 1) / 2.0);
   }
 
   const int npos = q.num_positions();
-  const int bigrams = __builtin_popcountll(st.bigrams);
+  const int bigrams = CountBits(&st.bigrams, 1);
   const uint32_t total_len = body_len + title_len;
   const double nqd = nq > 0 ? static_cast<double>(nq) : 1.0;
 

@@ -43,17 +43,19 @@ enum Feature : int {
 
 inline constexpr int kNumPassthrough = 3;  // the last three features come from the caller
 inline constexpr const char* kFeatureNames[kNumFeatures] = {
-    "bm25_body",          "bm25_title",        "bm25_all",          "query_coverage",
-    "body_coverage",      "title_coverage",    "idf_coverage",      "matched_idf_sum",
-    "matched_idf_max",    "bigram_matches",    "bigram_share",      "longest_span",
-    "longest_span_share", "min_window_density", "near_pair_share",  "match_density",
-    "body_length",        "title_length",      "query_length",      "query_idf_sum",
-    "retrieval_score",    "retrieval_rank",    "embedding_similarity",
+    "bm25_body",          "bm25_title",           "bm25_all",
+    "query_coverage",     "body_coverage",        "title_coverage",
+    "idf_coverage",       "matched_idf_sum",      "matched_idf_max",
+    "bigram_matches",     "bigram_share",         "longest_span",
+    "longest_span_share", "min_window_density",   "near_pair_share",
+    "match_density",      "body_length",          "title_length",
+    "query_length",       "query_idf_sum",        "retrieval_score",
+    "retrieval_rank",     "embedding_similarity",
 };
 
 inline constexpr double kBm25K1 = 1.2;
 inline constexpr double kBm25B = 0.75;
-inline constexpr int kMaxQueryTerms = 256;    // distinct query terms used (the rest are ignored)
+inline constexpr int kMaxQueryTerms = 256;     // distinct query terms used (the rest are ignored)
 inline constexpr int kMaxQueryPositions = 64;  // query positions used by span/bigram/pair features
 inline constexpr uint32_t kNearDistance = 8;   // "near" = within this many term positions
 inline constexpr uint32_t kFieldGap = 64;      // position gap between title and body

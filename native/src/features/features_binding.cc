@@ -15,7 +15,9 @@
 
 #include "features/corpus_stats.h"
 #include "features/extractor.h"
-#include "features/text.h"
+#include "features/term_hash.h"
+#include "features/terms.h"
+#include "features/tokenizer_version.h"
 
 namespace rg::features {
 namespace {
@@ -24,12 +26,8 @@ namespace {
 // place is rejected instead of being unwrapped as the wrong type.
 constexpr napi_type_tag kStatsTag = {0x7a3c1e5b9d2f4a61ull, 0x8e4b2c6d1f3a5b79ull};
 
-[[noreturn]] void ThrowType(Napi::Env env, const std::string& msg) {
-  throw Napi::TypeError::New(env, msg);
-}
-[[noreturn]] void ThrowRange(Napi::Env env, const std::string& msg) {
-  throw Napi::RangeError::New(env, msg);
-}
+[[noreturn]] void ThrowType(Napi::Env env, const std::string& msg) { throw Napi::TypeError::New(env, msg); }
+[[noreturn]] void ThrowRange(Napi::Env env, const std::string& msg) { throw Napi::RangeError::New(env, msg); }
 
 // A view of a text argument: a JS string (copied into a thread-local buffer as UTF-8) or the
 // bytes of a Uint8Array/Buffer (used in place; may hold invalid UTF-8).
@@ -62,9 +60,11 @@ size_t Utf16ToUtf8(const char16_t* in, size_t n, char* out) {
       // only the ASCII prefix is kept, the rest is overwritten below.
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_packus_epi16(a, b));
       if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(_mm_or_si128(a, b), high), zero)) != 0xFFFF) {
-        const unsigned ascii_a = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(a, high), zero)));
-        const unsigned ascii_b = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(b, high), zero)));
-        const unsigned ascii = ascii_a | (ascii_b << 16);  // two bits per unit
+        const unsigned ascii_a =
+            static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(a, high), zero)));
+        const unsigned ascii_b =
+            static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(b, high), zero)));
+        const unsigned ascii = ascii_a | (ascii_b << 16);                     // two bits per unit
         const unsigned k = static_cast<unsigned>(__builtin_ctz(~ascii)) / 2;  // first non-ASCII unit
         o += k;
         i += k;
@@ -151,12 +151,11 @@ std::string CopyText(Napi::Env env, Napi::Value v, const char* what) {
 class StatsWrap : public Napi::ObjectWrap<StatsWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "FeatureCorpusStats",
-                       {InstanceMethod<&StatsWrap::Lookup>("lookup"),
-                        InstanceAccessor<&StatsWrap::Size>("size"),
-                        InstanceAccessor<&StatsWrap::DocCount>("docCount"),
-                        InstanceAccessor<&StatsWrap::AvgBody>("avgBodyLength"),
-                        InstanceAccessor<&StatsWrap::AvgTitle>("avgTitleLength")});
+    return DefineClass(
+        env, "FeatureCorpusStats",
+        {InstanceMethod<&StatsWrap::Lookup>("lookup"), InstanceAccessor<&StatsWrap::Size>("size"),
+         InstanceAccessor<&StatsWrap::DocCount>("docCount"), InstanceAccessor<&StatsWrap::AvgBody>("avgBodyLength"),
+         InstanceAccessor<&StatsWrap::AvgTitle>("avgTitleLength")});
   }
 
   // new FeatureCorpusStats(terms: string ("\n"-joined), dfBody, dfTitle, dfAny: Uint32Array,
@@ -242,7 +241,9 @@ class StatsWrap : public Napi::ObjectWrap<StatsWrap> {
     return Napi::Number::New(info.Env(), static_cast<double>(stats_->doc_count()));
   }
   Napi::Value AvgBody(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), stats_->avg_body_len()); }
-  Napi::Value AvgTitle(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), stats_->avg_title_len()); }
+  Napi::Value AvgTitle(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), stats_->avg_title_len());
+  }
 
   std::unique_ptr<CorpusStats> stats_;
 };

@@ -61,7 +61,8 @@ bool CheckTree(const FlatEnsemble& in, size_t t, std::vector<uint8_t>& seen, std
     const uint32_t d = depthOf[static_cast<size_t>(local)];
     const int32_t l = in.left[g];
     if (l == -1) {
-      if (!std::isfinite(in.splitCondition[g])) return fail("leaf " + std::to_string(local) + " has a non-finite value");
+      if (!std::isfinite(in.splitCondition[g]))
+        return fail("leaf " + std::to_string(local) + " has a non-finite value");
       shape.depth = std::max(shape.depth, d);
       continue;
     }
@@ -77,7 +78,8 @@ bool CheckTree(const FlatEnsemble& in, size_t t, std::vector<uint8_t>& seen, std
     }
     if (d + 1 > kMaxDepth) return fail("deeper than " + std::to_string(kMaxDepth));
     for (int32_t c : {l, r}) {
-      if (seen[static_cast<size_t>(c)]) return fail("node " + std::to_string(c) + " is reached twice (cycle or shared child)");
+      if (seen[static_cast<size_t>(c)])
+        return fail("node " + std::to_string(c) + " is reached twice (cycle or shared child)");
       seen[static_cast<size_t>(c)] = 1;
       depthOf[static_cast<size_t>(c)] = d + 1;
       stack.push_back(c);
@@ -92,8 +94,8 @@ T* At(std::vector<uint8_t>& image, size_t offset) {
 }
 
 // Fills heap position p of a perfect tree from local node `local` of the source tree.
-void FillPerfect(const FlatEnsemble& in, int64_t begin, int32_t local, uint32_t p, uint32_t d, uint32_t D,
-                 float weight, const std::vector<int32_t>& usedSlot, float* thr, int32_t* slot, float* leaf) {
+void FillPerfect(const FlatEnsemble& in, int64_t begin, int32_t local, uint32_t p, uint32_t d, uint32_t D, float weight,
+                 const std::vector<int32_t>& usedSlot, float* thr, int32_t* slot, float* leaf) {
   const size_t g = static_cast<size_t>(begin + local);
   const bool isLeaf = in.left[g] == -1;
   if (d == D) {
@@ -117,9 +119,9 @@ void FillPerfect(const FlatEnsemble& in, int64_t begin, int32_t local, uint32_t 
 }  // namespace
 
 bool ParseObjective(const std::string& name, uint32_t& code) {
-  static const char* const kNames[kNumObjectives] = {
-      "binary:logistic", "binary:logitraw", "reg:logistic",   "reg:squarederror", "rank:pairwise",
-      "rank:ndcg",       "rank:map",        "multi:softprob", "multi:softmax"};
+  static const char* const kNames[kNumObjectives] = {"binary:logistic",  "binary:logitraw", "reg:logistic",
+                                                     "reg:squarederror", "rank:pairwise",   "rank:ndcg",
+                                                     "rank:map",         "multi:softprob",  "multi:softmax"};
   for (uint32_t i = 0; i < kNumObjectives; ++i) {
     if (name == kNames[i]) {
       code = i;
@@ -352,7 +354,8 @@ bool Attach(const uint8_t* data, size_t size, Model& m, std::string& error) {
       for (uint32_t i = 0; i < n; ++i) {
         const GenericNode& nd = m.nodes[m.treeOffsets[t] + i];
         if (nd.left < 0) continue;
-        if (static_cast<uint32_t>(nd.left) >= n || static_cast<uint32_t>(nd.right) >= n) return fail("child out of range");
+        if (static_cast<uint32_t>(nd.left) >= n || static_cast<uint32_t>(nd.right) >= n)
+          return fail("child out of range");
         if (nd.feature < 0 || static_cast<uint32_t>(nd.feature) >= h.numFeatures) return fail("feature out of range");
       }
     }

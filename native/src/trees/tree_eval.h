@@ -73,10 +73,10 @@ struct ImageHeader {
   uint32_t numTrees;
   uint32_t objective;
   float baseMargin;
-  uint32_t depth;        // perfect: padded depth D; generic: max depth (traversal bound)
-  uint32_t numUsed;      // perfect: number of distinct features used by splits
-  uint32_t slotWidth;    // perfect: staged row width (power of two, >= 2*numUsed)
-  uint32_t totalNodes;   // generic: total nodes
+  uint32_t depth;       // perfect: padded depth D; generic: max depth (traversal bound)
+  uint32_t numUsed;     // perfect: number of distinct features used by splits
+  uint32_t slotWidth;   // perfect: staged row width (power of two, >= 2*numUsed)
+  uint32_t totalNodes;  // generic: total nodes
   uint32_t reserved[4];
 };
 static_assert(sizeof(ImageHeader) == 64, "image header must stay 64 bytes");
@@ -104,8 +104,8 @@ struct Model {
   uint32_t numUsed = 0;
   uint32_t slotWidth = 0;
   uint32_t totalNodes = 0;
-  uint32_t treeStride = 0;  // perfect: floats per tree block (3 * S)
-  uint32_t perfectS = 0;    // perfect: node slots per array (>= 2^depth, >= 32)
+  uint32_t treeStride = 0;                 // perfect: floats per tree block (3 * S)
+  uint32_t perfectS = 0;                   // perfect: node slots per array (>= 2^depth, >= 32)
   const uint32_t* usedFeatures = nullptr;  // perfect: numUsed original feature ids
   const uint32_t* groups = nullptr;        // numTrees group ids (validated < numGroups)
   const float* perfectTrees = nullptr;     // perfect: numTrees blocks of [thr S | slot S | leaf S]

@@ -3,7 +3,9 @@
 // next tree, so each row's margin is summed in float32 in tree order, exactly like XGBoost's
 // CPU predictor, while the rows give the CPU independent work to overlap memory latency.
 //
-// Kernels (same results, bit for bit; chosen at run time with __builtin_cpu_supports):
+// Kernels (same results, bit for bit; chosen at run time with __builtin_cpu_supports, so the file
+// is built for baseline x86-64 and each SIMD kernel carries its own target attribute; on other
+// architectures only the scalar kernel is compiled):
 //   scalar : NB rows x TI trees in lockstep (1x8, 2x4, 4x2, 8x1, 16x1), portable C++.
 //   avx2   : 2 x 8 lanes, 4 trees interleaved; levels 0-3 like avx512 (column compares +
 //            movemask logic), deeper levels gather node data and feature values.
@@ -14,9 +16,15 @@
 // Every index a kernel forms is in range by construction (implicit children, masked slots), so
 // a compiled image modified after validation can give wrong numbers but never a bad access.
 // GCC 12 warns about its own intrinsics headers (uninitialised __Y in _mm512_undefined_*).
+#if (defined(__x86_64__) || defined(_M_X64) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define RG_HAVE_X86_KERNELS 1
+#endif
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#ifdef RG_HAVE_X86_KERNELS
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -117,8 +125,7 @@ void ScalarPerfect(const Model& m, const float* xt, float* acc, uint32_t nb) {
   return ScalarPerfectBlock<16, 1>(m, xt, acc);
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-#define RG_HAVE_X86_KERNELS 1
+#ifdef RG_HAVE_X86_KERNELS
 
 // Path bits of up to 32 rows through levels 0-3 of a tree, from each of the 15 top nodes' "goes
 // right" row masks c[n] (breadth-first order): bit r of b[l] is row r's decision at level l, picked
@@ -139,7 +146,7 @@ __attribute__((always_inline)) inline PathBits TopPathBits(const uint32_t (&c)[1
 // AVX2 version of Avx512Top (levels 0-3 by column compares + mask logic), for 2 x 8 lanes:
 // movemask gives the lane bits; the 4 path bits are expanded back to lanes at the end.
 __attribute__((target("avx2"), always_inline)) inline void Avx2Top(const float* thr, const int* slot, const float* xt,
-                                                                  uint32_t smask, __m256i& p0, __m256i& p1) {
+                                                                   uint32_t smask, __m256i& p0, __m256i& p1) {
   uint32_t c[15];
   for (int n = 0; n < 15; ++n) {
     const float* col = xt + size_t{static_cast<uint32_t>(slot[n]) & smask} * kLanes;
@@ -164,8 +171,8 @@ __attribute__((target("avx2"), always_inline)) inline void Avx2Top(const float* 
 
 // One level of one tree for 8 lanes (lane offsets `lane` into the 16-lane staging buffer).
 __attribute__((target("avx2"), always_inline)) inline __m256i Avx2Level(const float* thr, const int* slot,
-                                                                       const float* xt, __m256i p, uint32_t d,
-                                                                       __m256i maskv, __m256i lane) {
+                                                                        const float* xt, __m256i p, uint32_t d,
+                                                                        __m256i maskv, __m256i lane) {
   const uint32_t base = (1u << d) - 1;
   __m256 tv;
   __m256i sv;
@@ -247,8 +254,8 @@ constexpr uint32_t kAvx512BlendLevels = 2;
 
 // One tree's step for 16 lanes at level d: node data by permutes (levels 0-5) or gathers.
 __attribute__((target("avx512f"), always_inline)) inline __m512i Avx512Level(const float* thr, const int* slot,
-                                                                            const float* xt, __m512i p, uint32_t d,
-                                                                            __m512i maskv, __m512i lane) {
+                                                                             const float* xt, __m512i p, uint32_t d,
+                                                                             __m512i maskv, __m512i lane) {
   __m512 tv;
   __m512i sv;
   if (d <= 4) {
@@ -308,7 +315,7 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 Avx512Leaf(const
 // Returns the local index at level 4 (8*b0 + 4*b1 + 2*b2 + b3). Needs D >= kTopLevels.
 
 __attribute__((target("avx512f"), always_inline)) inline __m512i Avx512Top(const float* thr, const int* slot,
-                                                                          const float* xt, uint32_t smask) {
+                                                                           const float* xt, uint32_t smask) {
   uint32_t c[15];  // bit r of c[n]: row r goes right at node n
   for (int n = 0; n < 15; ++n) {
     const __m512 x = _mm512_loadu_ps(xt + size_t{static_cast<uint32_t>(slot[n]) & smask} * kLanes);

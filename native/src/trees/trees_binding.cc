@@ -73,7 +73,8 @@ bool GetRawTyped(napi_env env, napi_value v, RawTyped& out) {
 
 Napi::Value Compile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) Throw(env, "ERR_INVALID_ARGUMENT", "treesCompile(spec) needs an object");
+  if (info.Length() < 1 || !info[0].IsObject())
+    Throw(env, "ERR_INVALID_ARGUMENT", "treesCompile(spec) needs an object");
   Napi::Object spec = info[0].As<Napi::Object>();
   FlatEnsemble in;
   in.numFeatures = RequireU32(env, spec.Get("numFeatures"), "numFeatures");
@@ -177,10 +178,11 @@ class PredictWorker : public Napi::AsyncWorker {
 class TreeEvaluator : public Napi::ObjectWrap<TreeEvaluator> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "TreeEvaluator",
-                       {InstanceMethod<&TreeEvaluator::Info>("info"), InstanceMethod<&TreeEvaluator::Predict>("predict"),
-                        InstanceMethod<&TreeEvaluator::PredictAsync>("predictAsync"),
-                        InstanceMethod<&TreeEvaluator::Dispose>("dispose")});
+    return DefineClass(
+        env, "TreeEvaluator",
+        {InstanceMethod<&TreeEvaluator::Info>("info"), InstanceMethod<&TreeEvaluator::Predict>("predict"),
+         InstanceMethod<&TreeEvaluator::PredictAsync>("predictAsync"),
+         InstanceMethod<&TreeEvaluator::Dispose>("dispose")});
   }
 
   explicit TreeEvaluator(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TreeEvaluator>(info) {
@@ -220,8 +222,8 @@ class TreeEvaluator : public Napi::ObjectWrap<TreeEvaluator> {
     const size_t nf = model_.numFeatures;
     if (nRows > std::numeric_limits<size_t>::max() / nf / 8 || rows.ElementLength() != nRows * nf) {
       Throw(env, "ERR_INVALID_ARGUMENT",
-            "rows has " + std::to_string(rows.ElementLength()) + " values; expected nRows * numFeatures = " +
-                std::to_string(nRows) + " * " + std::to_string(nf));
+            "rows has " + std::to_string(rows.ElementLength()) +
+                " values; expected nRows * numFeatures = " + std::to_string(nRows) + " * " + std::to_string(nf));
     }
     return nRows;
   }
@@ -230,7 +232,8 @@ class TreeEvaluator : public Napi::ObjectWrap<TreeEvaluator> {
   Napi::Value Predict(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     RequireLive(env);
-    if (info.Length() < 4) Throw(env, "ERR_INVALID_ARGUMENT", "predict(rows, nRows, out, valueOutput) needs 4 arguments");
+    if (info.Length() < 4)
+      Throw(env, "ERR_INVALID_ARGUMENT", "predict(rows, nRows, out, valueOutput) needs 4 arguments");
     RawTyped rows, out;
     if (!GetRawTyped(env, info[0], rows) || rows.type != napi_float32_array) {
       Throw(env, "ERR_INVALID_ARGUMENT", "rows (must be a Float32Array) has the wrong type");
@@ -239,8 +242,8 @@ class TreeEvaluator : public Napi::ObjectWrap<TreeEvaluator> {
     const size_t nf = model_.numFeatures;
     if (nRows > std::numeric_limits<size_t>::max() / nf / 8 || rows.length != nRows * nf) {
       Throw(env, "ERR_INVALID_ARGUMENT",
-            "rows has " + std::to_string(rows.length) + " values; expected nRows * numFeatures = " +
-                std::to_string(nRows) + " * " + std::to_string(nf));
+            "rows has " + std::to_string(rows.length) +
+                " values; expected nRows * numFeatures = " + std::to_string(nRows) + " * " + std::to_string(nf));
     }
     bool value = false;
     if (napi_get_value_bool(env, info[3], &value) != napi_ok) {

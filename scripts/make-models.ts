@@ -1,6 +1,8 @@
 /**
- * Writes the speed/shape cross-encoders (random weights, NOT relevance models); same options as
- * `relevance-gate models`. Usage: npx tsx scripts/make-models.ts [--out models/generated] [--only tiny] [--seed 42]
+ * Writes the speed/shape cross-encoders (random weights, scores mean nothing: NOT relevance
+ * models); same options as `relevance-gate models`. Usage:
+ *   npx tsx scripts/make-models.ts [--out models/generated] [--only tiny] [--seed 42]
+ *   npx tsx scripts/make-models.ts --preset roberta-nli --tokenizers-root ../shared/tokenizers --variants all
  */
 import { Command } from 'commander';
 import { register } from '../src/cli/commands/models.js';

@@ -63,8 +63,12 @@ function feeds(
   rows.forEach((row, r) => {
     if (row.ids.length > length) throw new Error('row longer than the padded length');
     for (let i = 0; i < length; i++) mask[r * length + i] = i < row.ids.length || !maskPadding ? 1n : 0n;
-    row.ids.forEach((id, i) => (ids[r * length + i] = BigInt(id)));
-    row.typeIds.forEach((t, i) => (types[r * length + i] = BigInt(t)));
+    row.ids.forEach((id, i) => {
+      ids[r * length + i] = BigInt(id);
+    });
+    row.typeIds.forEach((t, i) => {
+      types[r * length + i] = BigInt(t);
+    });
   });
   const all: Record<string, ort.Tensor> = {
     input_ids: new ort.Tensor('int64', ids, [b, length]),
@@ -192,9 +196,9 @@ describe('padding invariance (what makes cross-request batching correct)', () =>
           length,
         )
       ).data as Float32Array;
-      order.forEach((pairIndex, position) =>
-        expect(Math.abs(batched[position]! - alone[pairIndex]!)).toBeLessThanOrEqual(1e-4),
-      );
+      order.forEach((pairIndex, position) => {
+        expect(Math.abs(batched[position]! - alone[pairIndex]!)).toBeLessThanOrEqual(1e-4);
+      });
     }
   });
 
@@ -229,7 +233,9 @@ describe('padding invariance (what makes cross-request batching correct)', () =>
     const rows = await encodePairs(PAIRS);
     const alone = await Promise.all(rows.map(async (r) => (await logits(s, [r], r.ids.length)).data[0] as number));
     const batched = (await logits(s, rows, 80)).data as Float32Array;
-    alone.forEach((v, i) => expect(Math.abs(batched[i]! - v)).toBeLessThanOrEqual(1e-4));
+    alone.forEach((v, i) => {
+      expect(Math.abs(batched[i]! - v)).toBeLessThanOrEqual(1e-4);
+    });
   });
 });
 
@@ -440,7 +446,10 @@ describe('errors and CLI', () => {
     registerModelsCommand(program);
     const writes: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stdout.write;
+    process.stdout.write = ((chunk: string) => {
+      writes.push(String(chunk));
+      return true;
+    }) as typeof process.stdout.write;
     try {
       await program.parseAsync(['models', '--out', out, '--only', 'tiny,tiny-two-logits', '--seed', '3'], {
         from: 'user',

@@ -1,58 +1,34 @@
 /**
- * Builds a BERT-for-sequence-classification ONNX graph (opset 17) with seeded random weights.
- * The result is a SPEED/SHAPE model: real architecture and sizes, meaningless scores. It is NOT a
- * relevance model.
+ * Builds a cross-encoder / sequence-classification ONNX graph (opset 17) with seeded random
+ * weights, for every family the generator knows. The result is a SPEED/SHAPE model: real
+ * architecture and sizes, meaningless scores. It is NOT a relevance model.
  *
- * The graph follows what the Hugging Face exporter produces for BertForSequenceClassification:
- * embeddings (word + position + token type) → LayerNorm → N × [self-attention with an additive
- * padding mask → output projection + residual → LayerNorm → FFN (exact Erf GELU) + residual →
- * LayerNorm] → pooler (first token → dense → tanh) → classifier head(s).
- * Linear weights are stored already transposed ([in, out]) so each projection is MatMul + Add.
+ * BERT and RoBERTa / XLM-RoBERTa follow what the Hugging Face exporter produces for
+ * (Bert|Roberta|XLMRoberta)ForSequenceClassification: embeddings (word + position + token type) →
+ * LayerNorm → N × [self-attention with an additive padding mask → output projection + residual →
+ * LayerNorm → FFN (exact Erf GELU) + residual → LayerNorm] → head. BERT's head is the pooler
+ * (first token → dense → tanh) → classifier; RoBERTa's is classifier.dense → tanh →
+ * classifier.out_proj on the first token, and its positions are padding_idx + cumsum(ids ≠ pad).
+ * ModernBERT and DeBERTa-v2 are built in their own modules. Linear weights are stored already
+ * transposed ([in, out]) so each projection is MatMul + Add.
  */
 import { InvalidArgumentError } from '../../../errors.js';
-import { GraphBuilder } from './graph-builder.js';
-import {
-  encodeOnnxModel,
-  OnnxDataType,
-  type OnnxDataTypeCode,
-  type OnnxModel,
-  type OnnxValueInfo,
-} from './onnx-proto.js';
-import { fillNormal } from './seeded-normal.js';
-import { resolveCrossEncoderSpec, SPEED_SHAPE_NOTICE, type CrossEncoderModelSpec } from './model-spec.js';
+import { buildDebertaBody } from './deberta-onnx.js';
+import { type FamilyBody, GraphContext } from './graph-context.js';
+import { buildModernBertBody } from './modernbert-onnx.js';
+import { encodeOnnxModel, OnnxDataType, type OnnxModel } from './onnx-proto.js';
+import { type CrossEncoderModelSpec, padTokenIdOf, resolveCrossEncoderSpec, SPEED_SHAPE_NOTICE } from './model-spec.js';
 
 export const ONNX_OPSET = 17;
 /** IR version 8 pairs with opset 17 (ONNX 1.13); every onnxruntime since 1.14 reads it. */
 export const ONNX_IR_VERSION = 8;
 export const DEFAULT_MODEL_SEED = 42;
 
-/**
- * Added to attention scores at padded key positions: the most negative float32, as transformers
- * does. exp(min - rowMax) is exactly 0, so padding contributes nothing and a pair scores the same
- * whatever it is batched with.
- */
-const MASK_FILL = -3.4028234663852886e38;
-
-const BATCH_DIM = 'batch_size';
-const SEQUENCE_DIM = 'sequence_length';
-
 export interface BuildOnnxOptions {
   /** Unsigned 32-bit seed of the weights. */
   readonly seed?: number;
   /** Preset name recorded in the model's metadata (defaults to spec.name). */
   readonly preset?: string;
-}
-
-function tensorInput(name: string, elemType: OnnxDataTypeCode, dims: (string | number)[]): OnnxValueInfo {
-  return {
-    name,
-    type: {
-      tensor_type: {
-        elem_type: elemType,
-        shape: { dim: dims.map((d) => (typeof d === 'number' ? { dim_value: d } : { dim_param: d })) },
-      },
-    },
-  };
 }
 
 export function normalizeSeed(seed: number | undefined): number {
@@ -63,6 +39,111 @@ export function normalizeSeed(seed: number | undefined): number {
   return value;
 }
 
+/** BERT and RoBERTa / XLM-RoBERTa: same encoder, different positions and head. */
+function buildBertLikeBody(ctx: GraphContext): FamilyBody {
+  const { g, spec, h } = ctx;
+  const roberta = spec.family === 'roberta' || spec.family === 'xlm-roberta';
+  const root = roberta ? 'roberta' : 'bert';
+  const input = ctx.inputs();
+
+  // ---- embeddings ---------------------------------------------------------------------------
+  const emb = `/${root}/embeddings`;
+  const wordTable = ctx.normal(`${root}.embeddings.word_embeddings.weight`, [spec.vocabSize, h], ctx.embeddingStd);
+  const positionTable = ctx.normal(
+    `${root}.embeddings.position_embeddings.weight`,
+    [spec.maxPositionEmbeddings, h],
+    ctx.embeddingStd,
+  );
+  const typeTable = ctx.normal(
+    `${root}.embeddings.token_type_embeddings.weight`,
+    [spec.typeVocabSize, h],
+    ctx.embeddingStd,
+  );
+
+  const words = g.op(emb, 'Gather', [wordTable, input.ids], { axis: { int: 0 } });
+  let positions: string;
+  if (input.positionIds !== null) {
+    positions = g.op(emb, 'Gather', [positionTable, input.positionIds], { axis: { int: 0 } }); // [B,S,H]
+  } else if (roberta) {
+    // transformers' create_position_ids_from_input_ids: padding_idx + cumsum(ids ≠ pad) · (ids ≠ pad).
+    const pad = ctx.ints('const_padding_idx', [], [padTokenIdOf(spec)]);
+    const notPad = g.op(emb, 'Cast', [g.op(emb, 'Not', [g.op(emb, 'Equal', [input.ids, pad])])], {
+      to: { int: OnnxDataType.INT64 },
+    });
+    const cumulative = g.op(emb, 'CumSum', [notPad, ctx.ints('const_axis_1', [], [1])]);
+    const positionIds = g.op(emb, 'Add', [g.op(emb, 'Mul', [cumulative, notPad]), pad]);
+    positions = g.op(emb, 'Gather', [positionTable, positionIds], { axis: { int: 0 } });
+  } else {
+    // Positions 0..S-1: slice the table to the sequence length ([S, H], broadcast over the batch).
+    const seqLen = ctx.sequenceLength(emb, input.idsInput);
+    const zero1d = ctx.ints('const_zero_1d', [1], [0]);
+    positions = g.op(emb, 'Slice', [positionTable, zero1d, seqLen, zero1d]);
+  }
+  let types: string;
+  if (input.tokenTypes !== null) {
+    types = g.op(emb, 'Gather', [typeTable, input.tokenTypes], { axis: { int: 0 } });
+  } else {
+    // No token_type_ids input: every token is type 0, as transformers does when it is omitted.
+    types = g.op(emb, 'Gather', [typeTable, ctx.ints('const_zero_scalar', [], [0])], { axis: { int: 0 } });
+  }
+  const embSum = g.op(emb, 'Add', [g.op(emb, 'Add', [words, positions]), types]);
+  let hidden = ctx.layerNorm(emb, `${root}.embeddings.LayerNorm`, embSum);
+
+  const additiveMask = ctx.additiveMask(`/${root}/extended_attention_mask`, input.mask);
+  const headDim = h / spec.numHeads;
+
+  // ---- encoder layers -----------------------------------------------------------------------
+  for (let layer = 0; layer < spec.numLayers; layer++) {
+    const scope = `/${root}/encoder/layer.${layer}`;
+    const param = `${root}.encoder.layer.${layer}`;
+    const att = `${scope}/attention/self`;
+    const q = ctx.splitHeads(att, ctx.linear(`${att}/query`, `${param}.attention.self.query`, hidden, h, h));
+    const kT = ctx.splitHeads(att, ctx.linear(`${att}/key`, `${param}.attention.self.key`, hidden, h, h), [0, 2, 3, 1]);
+    const v = ctx.splitHeads(att, ctx.linear(`${att}/value`, `${param}.attention.self.value`, hidden, h, h));
+    const merged = ctx.attention(att, q, kT, v, additiveMask, Math.sqrt(headDim));
+
+    const attOut = ctx.linear(`${scope}/attention/output/dense`, `${param}.attention.output.dense`, merged, h, h);
+    const attResidual = g.op(`${scope}/attention/output`, 'Add', [attOut, hidden]);
+    const afterAttention = ctx.layerNorm(
+      `${scope}/attention/output`,
+      `${param}.attention.output.LayerNorm`,
+      attResidual,
+    );
+
+    const ffnScope = `${scope}/intermediate`;
+    const inner = ctx.linear(
+      `${ffnScope}/dense`,
+      `${param}.intermediate.dense`,
+      afterAttention,
+      h,
+      spec.intermediateSize,
+    );
+    const gelu = ctx.gelu(ffnScope, inner);
+    const ffnOut = ctx.linear(`${scope}/output/dense`, `${param}.output.dense`, gelu, spec.intermediateSize, h);
+    const ffnResidual = g.op(`${scope}/output`, 'Add', [ffnOut, afterAttention]);
+    hidden = ctx.layerNorm(`${scope}/output`, `${param}.output.LayerNorm`, ffnResidual);
+  }
+
+  // ---- head ---------------------------------------------------------------------------------
+  const firstToken = ctx.firstToken(roberta ? '/classifier' : `/${root}/pooler`, hidden); // [B,H]
+  const pooled = roberta
+    ? g.op('/classifier', 'Tanh', [ctx.linear('/classifier/dense', 'classifier.dense', firstToken, h, h)])
+    : g.op(`/${root}/pooler`, 'Tanh', [ctx.linear(`/${root}/pooler/dense`, `${root}.pooler.dense`, firstToken, h, h)]);
+  const outputs = ctx.classifierOutputs(
+    pooled,
+    (head, single) =>
+      roberta
+        ? single
+          ? 'classifier.out_proj'
+          : `classifier.out_proj.${head}`
+        : single
+          ? 'classifier'
+          : `classifier.${head}`,
+    input.ignoredZero,
+  );
+  return { inputs: input.declared, outputs };
+}
+
 /** Builds the ModelProto (plain object; large initializers hold views of freshly drawn arrays). */
 export function buildCrossEncoderModelProto(
   unvalidated: CrossEncoderModelSpec,
@@ -70,144 +151,16 @@ export function buildCrossEncoderModelProto(
 ): OnnxModel {
   const spec = resolveCrossEncoderSpec(unvalidated);
   const seed = normalizeSeed(options.seed);
-  const g = new GraphBuilder();
-  const h = spec.hiddenSize;
-  const heads = spec.numHeads;
-  const headDim = h / heads;
+  const ctx = new GraphContext(spec, seed);
+  const family = spec.family ?? 'bert';
+  const body =
+    family === 'modernbert'
+      ? buildModernBertBody(ctx)
+      : family === 'deberta-v2'
+        ? buildDebertaBody(ctx)
+        : buildBertLikeBody(ctx);
 
-  const std = (fanIn: number): number => (spec.initStd === 'fan-in' ? 1 / Math.sqrt(fanIn) : spec.initStd);
-  const normal = (name: string, dims: number[], sd: number): string => {
-    const values = new Float32Array(dims.reduce((a, b) => a * b, 1));
-    fillNormal(values, sd, seed, name);
-    return g.floatTensor(name, dims, values);
-  };
-  const constant = (name: string, dims: number[], value: number): string =>
-    g.floatTensor(name, dims, new Float32Array(dims.reduce((a, b) => a * b, 1)).fill(value));
-  const embeddingStd = spec.initStd === 'fan-in' ? 1 : spec.initStd;
-
-  /** MatMul + Add with weight [in, out] and zero-mean small random bias. */
-  const linear = (scope: string, param: string, x: string, fanIn: number, fanOut: number): string => {
-    const w = normal(`${param}.weight`, [fanIn, fanOut], std(fanIn));
-    const b = normal(`${param}.bias`, [fanOut], 0.02);
-    const product = g.op(scope, 'MatMul', [x, w]);
-    return g.op(scope, 'Add', [product, b]);
-  };
-  const layerNorm = (scope: string, param: string, x: string, outputName?: string): string => {
-    const gamma = constant(`${param}.weight`, [h], 1);
-    const beta = constant(`${param}.bias`, [h], 0);
-    return g.op(
-      scope,
-      'LayerNormalization',
-      [x, gamma, beta],
-      { axis: { int: -1 }, epsilon: { float: spec.layerNormEps } },
-      outputName,
-    );
-  };
-
-  // ---- graph inputs -------------------------------------------------------------------------
-  const idsName = spec.defect === 'no-input-ids' ? 'tokens' : 'input_ids';
-  const idsType = spec.defect === 'input-ids-int32' ? OnnxDataType.INT32 : OnnxDataType.INT64;
-  const inputs = [
-    tensorInput(idsName, idsType, [BATCH_DIM, SEQUENCE_DIM]),
-    tensorInput('attention_mask', OnnxDataType.INT64, [BATCH_DIM, SEQUENCE_DIM]),
-  ];
-  if (spec.tokenTypeInput) inputs.push(tensorInput('token_type_ids', OnnxDataType.INT64, [BATCH_DIM, SEQUENCE_DIM]));
-
-  // ---- embeddings ---------------------------------------------------------------------------
-  const emb = '/bert/embeddings';
-  const wordTable = normal('bert.embeddings.word_embeddings.weight', [spec.vocabSize, h], embeddingStd);
-  const positionTable = normal(
-    'bert.embeddings.position_embeddings.weight',
-    [spec.maxPositionEmbeddings, h],
-    embeddingStd,
-  );
-  const typeTable = normal('bert.embeddings.token_type_embeddings.weight', [spec.typeVocabSize, h], embeddingStd);
-
-  const words = g.op(emb, 'Gather', [wordTable, idsName], { axis: { int: 0 } });
-  // Positions 0..S-1: slice the table to the sequence length ([S, H], broadcast over the batch).
-  const seqLen = g.op(emb, 'Shape', [idsName], { start: { int: 1 }, end: { int: 2 } });
-  const zero1d = g.int64Tensor('const_zero_1d', [1], [0]);
-  const positions = g.op(emb, 'Slice', [positionTable, zero1d, seqLen, zero1d]);
-  let types: string;
-  if (spec.tokenTypeInput) {
-    types = g.op(emb, 'Gather', [typeTable, 'token_type_ids'], { axis: { int: 0 } });
-  } else {
-    // No token_type_ids input: every token is type 0, as transformers does when it is omitted.
-    const zeroScalar = g.int64Tensor('const_zero_scalar', [], [0]);
-    types = g.op(emb, 'Gather', [typeTable, zeroScalar], { axis: { int: 0 } });
-  }
-  const embSum = g.op(emb, 'Add', [g.op(emb, 'Add', [words, positions]), types]);
-  let hidden = layerNorm(emb, 'bert.embeddings.LayerNorm', embSum);
-
-  // ---- additive attention mask [B, 1, 1, S] -------------------------------------------------
-  const maskScope = '/bert/extended_attention_mask';
-  const one = g.floatScalar('const_one', 1);
-  const maskFloat = g.op(maskScope, 'Cast', ['attention_mask'], { to: { int: OnnxDataType.FLOAT } });
-  const maskAxes = g.int64Tensor('const_mask_unsqueeze_axes', [2], [1, 2]);
-  const maskExpanded = g.op(maskScope, 'Unsqueeze', [maskFloat, maskAxes]);
-  const inverted = g.op(maskScope, 'Sub', [one, maskExpanded]);
-  const additiveMask = g.op(maskScope, 'Mul', [inverted, g.floatScalar('const_mask_fill', MASK_FILL)]);
-
-  const splitHeadsShape = g.int64Tensor('const_split_heads_shape', [4], [0, 0, heads, headDim]);
-  const mergeHeadsShape = g.int64Tensor('const_merge_heads_shape', [3], [0, 0, h]);
-  const scoreScale = g.floatScalar('const_attention_scale', Math.sqrt(headDim));
-  const sqrt2 = g.floatScalar('const_sqrt2', Math.SQRT2);
-  const half = g.floatScalar('const_half', 0.5);
-
-  // ---- encoder layers -----------------------------------------------------------------------
-  for (let layer = 0; layer < spec.numLayers; layer++) {
-    const scope = `/bert/encoder/layer.${layer}`;
-    const param = `bert.encoder.layer.${layer}`;
-    const att = `${scope}/attention/self`;
-    const toHeads = (x: string, perm: number[]): string =>
-      g.op(att, 'Transpose', [g.op(att, 'Reshape', [x, splitHeadsShape])], { perm: { ints: perm } });
-
-    const q = toHeads(linear(`${att}/query`, `${param}.attention.self.query`, hidden, h, h), [0, 2, 1, 3]); // [B,n,S,d]
-    const kT = toHeads(linear(`${att}/key`, `${param}.attention.self.key`, hidden, h, h), [0, 2, 3, 1]); // [B,n,d,S]
-    const v = toHeads(linear(`${att}/value`, `${param}.attention.self.value`, hidden, h, h), [0, 2, 1, 3]); // [B,n,S,d]
-
-    const scores = g.op(att, 'Div', [g.op(att, 'MatMul', [q, kT]), scoreScale]); // [B,n,S,S]
-    const masked = g.op(att, 'Add', [scores, additiveMask]);
-    const probs = g.op(att, 'Softmax', [masked], { axis: { int: -1 } });
-    const context = g.op(att, 'MatMul', [probs, v]); // [B,n,S,d]
-    const merged = g.op(att, 'Reshape', [
-      g.op(att, 'Transpose', [context], { perm: { ints: [0, 2, 1, 3] } }),
-      mergeHeadsShape,
-    ]);
-
-    const attOut = linear(`${scope}/attention/output/dense`, `${param}.attention.output.dense`, merged, h, h);
-    const attResidual = g.op(`${scope}/attention/output`, 'Add', [attOut, hidden]);
-    const afterAttention = layerNorm(`${scope}/attention/output`, `${param}.attention.output.LayerNorm`, attResidual);
-
-    const ffnScope = `${scope}/intermediate`;
-    const inner = linear(`${ffnScope}/dense`, `${param}.intermediate.dense`, afterAttention, h, spec.intermediateSize);
-    // GELU, exact form: 0.5 · x · (1 + erf(x / √2)).
-    const erf = g.op(ffnScope, 'Erf', [g.op(ffnScope, 'Div', [inner, sqrt2])]);
-    const gelu = g.op(ffnScope, 'Mul', [g.op(ffnScope, 'Mul', [inner, g.op(ffnScope, 'Add', [erf, one])]), half]);
-
-    const ffnOut = linear(`${scope}/output/dense`, `${param}.output.dense`, gelu, spec.intermediateSize, h);
-    const ffnResidual = g.op(`${scope}/output`, 'Add', [ffnOut, afterAttention]);
-    hidden = layerNorm(`${scope}/output`, `${param}.output.LayerNorm`, ffnResidual);
-  }
-
-  // ---- pooler + classifier head(s) ----------------------------------------------------------
-  const firstToken = g.op('/bert/pooler', 'Gather', [hidden, g.int64Tensor('const_first_token', [], [0])], {
-    axis: { int: 1 },
-  }); // [B,H]
-  const pooled = g.op('/bert/pooler', 'Tanh', [linear('/bert/pooler/dense', 'bert.pooler.dense', firstToken, h, h)]);
-
-  const outputs: OnnxValueInfo[] = [];
-  const single = spec.outputs.length === 1;
-  for (const head of spec.outputs) {
-    const param = single ? 'classifier' : `classifier.${head.name}`;
-    const w = normal(`${param}.weight`, [h, head.size], std(h));
-    const b = normal(`${param}.bias`, [head.size], 0.02);
-    const scope = `/classifier/${head.name}`;
-    g.op(scope, 'Add', [g.op(scope, 'MatMul', [pooled, w]), b], {}, head.name);
-    outputs.push(tensorInput(head.name, OnnxDataType.FLOAT, [BATCH_DIM, head.size]));
-  }
-
-  const notice = `${spec.name}: ${spec.description}. ${SPEED_SHAPE_NOTICE}; seed ${seed}.`;
+  const notice = `${spec.name}: ${spec.description}. speed/shape model: random weights, scores mean nothing (${SPEED_SHAPE_NOTICE}); seed ${seed}.`;
   return {
     ir_version: ONNX_IR_VERSION,
     opset_import: [{ domain: '', version: ONNX_OPSET }],
@@ -217,15 +170,16 @@ export function buildCrossEncoderModelProto(
     graph: {
       name: `relevance_gate_${spec.name.replace(/[^A-Za-z0-9_]/g, '_')}_speed_shape_model`,
       doc_string: notice,
-      node: g.nodes,
-      initializer: g.initializers,
-      input: inputs,
-      output: outputs,
+      node: ctx.g.nodes,
+      initializer: ctx.g.initializers,
+      input: body.inputs,
+      output: body.outputs,
     },
     metadata_props: [
       { key: 'relevance_gate.kind', value: SPEED_SHAPE_NOTICE },
       { key: 'relevance_gate.preset', value: options.preset ?? spec.name },
       { key: 'relevance_gate.seed', value: String(seed) },
+      { key: 'relevance_gate.family', value: family },
     ],
   };
 }

@@ -59,6 +59,40 @@ export class GraphBuilder {
     return output;
   }
 
+  /** Adds a node with several outputs (e.g. DynamicQuantizeLinear) and returns their names. */
+  opMulti(
+    scope: string,
+    opType: string,
+    inputs: readonly string[],
+    outputCount: number,
+    attributes: Record<string, AttributeValue> = {},
+  ): string[] {
+    const name = this.unique(`${scope}/${opType}`);
+    const outputs = Array.from({ length: outputCount }, (_, i) => `${name}_output_${i}`);
+    for (const output of outputs) this.claim(output);
+    this.nodes.push({
+      name,
+      op_type: opType,
+      input: [...inputs],
+      output: outputs,
+      attribute: Object.entries(attributes).map(([key, value]) => toAttribute(key, value)),
+    });
+    return outputs;
+  }
+
+  /** Adds an int8 (signed) or uint8 initializer from its bytes. */
+  byteTensor(name: string, dims: readonly number[], values: Int8Array | Uint8Array): string {
+    this.checkSize(name, dims, values.length);
+    this.claim(name);
+    this.initializers.push({
+      name,
+      dims: [...dims],
+      data_type: values instanceof Int8Array ? OnnxDataType.INT8 : OnnxDataType.UINT8,
+      raw_data: new Uint8Array(values.buffer, values.byteOffset, values.byteLength),
+    });
+    return name;
+  }
+
   /** Adds a float32 initializer; `values.length` must equal the product of `dims`. */
   floatTensor(name: string, dims: readonly number[], values: Float32Array): string {
     this.checkSize(name, dims, values.length);

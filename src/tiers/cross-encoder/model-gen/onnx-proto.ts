@@ -109,6 +109,8 @@ message TypeProto {
 /** TensorProto.DataType values used here (onnx.proto numbering). */
 export const OnnxDataType = {
   FLOAT: 1,
+  UINT8: 2,
+  INT8: 3,
   INT32: 6,
   INT64: 7,
 } as const;

@@ -151,3 +151,18 @@ export {
 
 // Gated context: a gate result as the prompt the LLM sees
 export * from './context/index.js';
+
+// LLM-judge tier: yes/no questions to any OpenAI-compatible chat-completions endpoint
+export {
+  createLlmJudge,
+  llmJudgeTier,
+  DEFAULT_QUESTIONS,
+  LlmEndpointError,
+  LlmResponseFormatError,
+  type LlmJudge,
+  type LlmJudgeStats,
+  type LlmJudgeOptions,
+  type JudgeQuestion,
+  type LlmJudgeTierOptions,
+  type LlmJudgeTierSpec,
+} from './tiers/llm-judge/index.js';

@@ -7,7 +7,9 @@
  */
 import { InvalidArgumentError } from '../errors.js';
 import type { GateItem, GateResult } from '../gate/types.js';
+import { hasGateResultFields } from '../gate/validate.js';
 import type { Passage } from '../types.js';
+import { rejectUnknownKeys } from '../util/option-keys.js';
 import { admittedItems } from './order.js';
 import { renderPart, resolveTemplate } from './template.js';
 import { estimateTokens } from './tokens.js';
@@ -44,16 +46,9 @@ interface Settings {
   readonly question: string;
 }
 
+/** The context is built from the accepted and conflicting items and the stats of the result. */
 function isGateResult(value: unknown): value is GateResult {
-  if (typeof value !== 'object' || value === null) return false;
-  const r = value as GateResult;
-  return (
-    typeof r.query === 'string' &&
-    Array.isArray(r.included) &&
-    Array.isArray(r.conflicting) &&
-    typeof r.stats === 'object' &&
-    r.stats !== null
-  );
+  return hasGateResultFields(value, ['included', 'conflicting'], ['stats']);
 }
 
 function settingsOf(result: unknown, options: BuildContextOptions | BuildContextAsyncOptions): Settings {
@@ -61,9 +56,7 @@ function settingsOf(result: unknown, options: BuildContextOptions | BuildContext
     throw new InvalidArgumentError('buildContext needs a GateResult (what gate.filter, stream or reroute returns)');
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError('buildContext options must be an object');
-  for (const key of Object.keys(options))
-    if (!OPTION_KEYS.has(key))
-      throw new InvalidArgumentError(`options.${key} is not a buildContext option (${[...OPTION_KEYS].join(', ')})`);
+  rejectUnknownKeys(options, OPTION_KEYS, 'options', 'a buildContext option');
   const { maxTokens, includeConflicting, truncate, question, countTokens } = options;
   if (maxTokens !== undefined && !(typeof maxTokens === 'number' && maxTokens >= 0 && !Number.isNaN(maxTokens)))
     throw new InvalidArgumentError(`options.maxTokens must be a number ≥ 0, got ${String(maxTokens)}`);

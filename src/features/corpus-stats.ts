@@ -9,7 +9,7 @@
  * dfTitle, dfAny (arrays of counts parallel to terms), source (free text). No timestamps, so the
  * same input gives the same bytes.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, type ReadStream } from 'node:fs';
 import { readFile, writeFile, rename, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { InvalidArgumentError } from '../errors.js';
@@ -246,12 +246,12 @@ export async function buildCorpusStats(
   const every = options.progressEvery ?? 1000;
   if (typeof docs === 'string') {
     const builder = new CorpusStatsBuilder(options.source ?? docs);
-    let stream;
+    let stream: ReadStream;
     try {
       stream = createReadStream(docs);
       await new Promise<void>((resolve, reject) => {
-        stream!.once('open', () => resolve());
-        stream!.once('error', reject);
+        stream.once('open', () => resolve());
+        stream.once('error', reject);
       });
     } catch (cause) {
       throw new InvalidArgumentError(`cannot read ${docs}: ${(cause as Error).message}`, { cause });

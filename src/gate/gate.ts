@@ -7,6 +7,7 @@ import type { PairScoreCache } from '../cache/cache-port.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { Passage, Scorer, ScoreOptions } from '../types.js';
 import { isScorer } from '../util/is-scorer.js';
+import { rejectUnknownKeys } from '../util/option-keys.js';
 import { positiveInteger } from '../util/validate-options.js';
 import {
   DecisionState,
@@ -32,7 +33,7 @@ import type {
   GateStream,
   RerouteOptions,
 } from './types.js';
-import { resolveDeadline, validateOptions, validatePassages, validateQuery } from './validate.js';
+import { hasGateResultFields, resolveDeadline, validateOptions, validatePassages, validateQuery } from './validate.js';
 
 export const DEFAULT_MAX_PASSAGES = 10_000;
 
@@ -105,11 +106,7 @@ class GateImpl implements Gate {
   constructor(config: GateConfig) {
     if (typeof config !== 'object' || config === null)
       throw new InvalidArgumentError('createGate needs a config object { scorer, policy?, cache? }');
-    for (const key of Object.keys(config))
-      if (!CONFIG_KEYS.has(key))
-        throw new InvalidArgumentError(
-          `config.${key} is not a gate option (scorer, policy, cache, clock, maxPassages, tierName)`,
-        );
+    rejectUnknownKeys(config, CONFIG_KEYS, 'config', 'a gate option');
     if (!isScorer(config.scorer))
       throw new InvalidArgumentError(
         'config.scorer must be { id: non-empty string, score(query, passages, options), signals?: string[] }',
@@ -260,18 +257,9 @@ class GateImpl implements Gate {
   }
 }
 
+/** Reroute rebuilds the decision from every item list, the tier and the errors of the previous result. */
 function isGateResult(value: unknown): value is GateResult {
-  if (typeof value !== 'object' || value === null) return false;
-  const r = value as GateResult;
-  return (
-    typeof r.query === 'string' &&
-    Array.isArray(r.included) &&
-    Array.isArray(r.conflicting) &&
-    Array.isArray(r.excluded) &&
-    typeof r.tier === 'object' &&
-    r.tier !== null &&
-    Array.isArray(r.errors)
-  );
+  return hasGateResultFields(value, ['included', 'conflicting', 'excluded', 'errors'], ['tier']);
 }
 
 function rerouteCompiled<P extends Passage>(

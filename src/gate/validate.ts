@@ -6,7 +6,7 @@ import { InvalidArgumentError } from '../errors.js';
 import type { Passage } from '../types.js';
 import { nonNegativeLimit } from '../util/validate-options.js';
 import { DuplicatePassageIdError } from './errors.js';
-import type { FilterOptions } from './types.js';
+import type { FilterOptions, GateResult } from './types.js';
 
 export function validateQuery(query: unknown): asserts query is string {
   if (typeof query !== 'string')
@@ -88,4 +88,22 @@ export function validateOptions(options: unknown): asserts options is FilterOpti
   }
   if (queryClass !== undefined && typeof queryClass !== 'string')
     throw new InvalidArgumentError('options.queryClass must be a string');
+}
+
+/**
+ * Whether `value` has a GateResult's string `query` and the array and object fields a consumer
+ * reads (each consumer names its own, so it refuses exactly what it could not use).
+ */
+export function hasGateResultFields(
+  value: unknown,
+  arrays: ReadonlyArray<keyof GateResult>,
+  objects: ReadonlyArray<keyof GateResult>,
+): value is GateResult {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as Record<keyof GateResult, unknown>;
+  return (
+    typeof r.query === 'string' &&
+    arrays.every((key) => Array.isArray(r[key])) &&
+    objects.every((key) => typeof r[key] === 'object' && r[key] !== null)
+  );
 }

@@ -77,7 +77,10 @@ function resolveTier(spec: TierSpec, i: number, names: Set<string>, qualities: S
     throw new InvalidArgumentError(`tiers[${i}].name must be a non-empty string other than 'cache'`);
   if (names.has(spec.name))
     throw new InvalidArgumentError(`tier name ${JSON.stringify(spec.name)} is registered twice`);
-  if (!isScorer(spec.scorer)) throw new InvalidArgumentError(`tiers[${i}].scorer must be a Scorer { id, score(), signals? } (signals: a list of non-empty names)`);
+  if (!isScorer(spec.scorer))
+    throw new InvalidArgumentError(
+      `tiers[${i}].scorer must be a Scorer { id, score(), signals? } (signals: a list of non-empty names)`,
+    );
   if (typeof spec.quality !== 'number' || !Number.isFinite(spec.quality))
     throw new InvalidArgumentError(`tiers[${i}].quality must be a finite number`);
   if (qualities.has(spec.quality)) throw new InvalidArgumentError(`tiers[${i}].quality ${spec.quality} is not unique`);

@@ -17,6 +17,17 @@ Cite the id of every passage you rely on in square brackets, for example [3].
 Passages in <accepted_evidence> were judged to support answering. Passages in <conflicting_evidence> contradict a premise of the question: if there are any, say that the premise is disputed, explain the conflict and cite them, instead of answering as if the premise were true.
 If the accepted evidence does not answer the question, say that the evidence is insufficient; do not fill the gap from memory.`;
 
+/** The seed's premise contradiction, in its own block. */
+const SEED_CONFLICTING_BLOCK = `<conflicting_evidence>
+<passage id="nobel-1921" title="The Nobel Prize in Physics 1921">
+Awarded to Albert Einstein "for his services to Theoretical Physics, and especially for his discovery of the law of the photoelectric effect", not for relativity.
+</passage>
+</conflicting_evidence>`;
+
+const SEED_QUESTION_BLOCK = `<question>
+Why did Einstein receive the Nobel Prize for the theory of relativity?
+</question>`;
+
 const EXPECTED_SEED_USER = `<accepted_evidence>
 <passage id="wiki-einstein-7" title="Albert Einstein">
 Einstein received the 1921 Nobel Prize in Physics. Relativity was still disputed when the prize was awarded.
@@ -26,15 +37,9 @@ Einstein delivered his Nobel lecture in Gothenburg in 1923.
 </passage>
 </accepted_evidence>
 
-<conflicting_evidence>
-<passage id="nobel-1921" title="The Nobel Prize in Physics 1921">
-Awarded to Albert Einstein "for his services to Theoretical Physics, and especially for his discovery of the law of the photoelectric effect", not for relativity.
-</passage>
-</conflicting_evidence>
+${SEED_CONFLICTING_BLOCK}
 
-<question>
-Why did Einstein receive the Nobel Prize for the theory of relativity?
-</question>`;
+${SEED_QUESTION_BLOCK}`;
 
 function entryTokens(id: string): number {
   const p = SEED_PASSAGES.find((x) => x.id === id)!;
@@ -105,17 +110,11 @@ describe('buildContext: the multi-signal seed case', () => {
 (none)
 </accepted_evidence>
 
-<conflicting_evidence>
-<passage id="nobel-1921" title="The Nobel Prize in Physics 1921">
-Awarded to Albert Einstein "for his services to Theoretical Physics, and especially for his discovery of the law of the photoelectric effect", not for relativity.
-</passage>
-</conflicting_evidence>
+${SEED_CONFLICTING_BLOCK}
 
 ${DEFAULT_INSUFFICIENT_NOTICE}
 
-<question>
-Why did Einstein receive the Nobel Prize for the theory of relativity?
-</question>`);
+${SEED_QUESTION_BLOCK}`);
   });
 
   it("follows the gate's insufficientContext even when passages were accepted", async () => {

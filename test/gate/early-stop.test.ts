@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createGate, type GateItem, type GatePolicy, type Scorer } from '../../src/index.js';
-import { ids, passages, relevanceScorer, sleep } from './helpers.js';
+import { ids, passages, relevanceScorer, slowScorer } from './helpers.js';
 
 async function collect(iterable: AsyncIterable<GateItem>): Promise<string[]> {
   const out: string[] = [];
@@ -70,13 +70,7 @@ describe('rank-order early stopping', () => {
   });
 
   it('a deadline during chunked scoring marks the rest timeout, not early-stop', async () => {
-    const slow: Scorer = {
-      id: 's',
-      score: async (_q, ps) => {
-        await sleep(30);
-        return ps.map(() => ({ relevant: 0.9 }));
-      },
-    };
+    const slow = slowScorer(30);
     const r = await createGate({ scorer: slow, policy: { earlyStop: { window: 2, minRate: 0.5, chunk: 2 } } }).filter(
       'q',
       passages(10),

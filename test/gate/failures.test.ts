@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createGate, type Scorer, type ScorerPairResult } from '../../src/index.js';
-import { ids, passages, sleep, tableScorer } from './helpers.js';
+import { ids, passages, sleep, slowScorer, tableScorer } from './helpers.js';
 
 function fixedScorer(
   results: () => Promise<ReadonlyArray<ScorerPairResult>> | ReadonlyArray<ScorerPairResult>,
@@ -183,14 +183,7 @@ describe('fail open (explicit)', () => {
 
 describe('deadline edge cases', () => {
   it('a deadline beyond the timer range does not fire early', async () => {
-    const scorer: Scorer = {
-      id: 's',
-      score: async (_q, ps) => {
-        await sleep(20);
-        return ps.map(() => ({ relevant: 0.9 }));
-      },
-    };
-    const r = await createGate({ scorer }).filter('q', passages(1), { deadline: Date.now() + 1e12 });
+    const r = await createGate({ scorer: slowScorer(20) }).filter('q', passages(1), { deadline: Date.now() + 1e12 });
     expect(r.included).toHaveLength(1);
   });
 });

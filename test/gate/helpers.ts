@@ -36,3 +36,14 @@ export function ids(items: ReadonlyArray<{ id: string }>): string[] {
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+/** A scorer that takes `ms` per call, ignores deadlines and signals, and finds every passage relevant (0.9). */
+export function slowScorer(ms: number, id = 's'): Scorer {
+  return {
+    id,
+    score: async (_q, ps) => {
+      await sleep(ms);
+      return ps.map(() => ({ relevant: 0.9 }));
+    },
+  };
+}

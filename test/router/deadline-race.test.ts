@@ -1,18 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AbortedError } from '../../src/errors.js';
 import { createRouter } from '../../src/router/router.js';
-import type { RoutedPairScore, TierSpec } from '../../src/router/types.js';
 import type { Scorer } from '../../src/types.js';
-import { fastTier, instantTier, passages, sleep, slowTier } from './fakes.js';
-
-const trees = (s: Scorer): TierSpec => ({ name: 'trees', scorer: s, quality: 1, inline: true });
-const ce = (s: Scorer, extra: Partial<TierSpec> = {}): TierSpec => ({
-  name: 'crossEncoder',
-  scorer: s,
-  quality: 2,
-  ...extra,
-});
-const routed = (r: unknown): RoutedPairScore => r as RoutedPairScore;
+import { ce, fastTier, instantTier, passages, routed, sleep, slowTier, trees } from './fakes.js';
 
 describe('the router’s deadline race', () => {
   afterEach(() => {

@@ -3,7 +3,22 @@
  * deadlines, and count the pairs they actually executed.
  */
 import { AbortedError, DeadlineExceededError } from '../../src/errors.js';
+import type { RoutedPairScore, TierSpec } from '../../src/router/types.js';
 import type { Passage, Scorer, ScoreOptions, ScorerPairResult } from '../../src/types.js';
+
+/** The inline trees tier of a two-tier router. */
+export const trees = (s: Scorer): TierSpec => ({ name: 'trees', scorer: s, quality: 1, inline: true });
+
+/** The slow cross-encoder tier of a two-tier router, with any other spec fields. */
+export const ce = (s: Scorer, extra: Partial<TierSpec> = {}): TierSpec => ({
+  name: 'crossEncoder',
+  scorer: s,
+  quality: 2,
+  ...extra,
+});
+
+/** A router answer read with its routing fields (tier, degraded). */
+export const routed = (r: unknown): RoutedPairScore => r as RoutedPairScore;
 
 export function passages(k: number, prefix = 'p'): Passage[] {
   return Array.from({ length: k }, (_, i) => ({ id: `${prefix}${i}`, text: `passage text ${prefix} ${i}` }));

@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type PairCacheState, type Plan, type PlanInput, type PlanTier, planRouting } from '../../src/router/plan.js';
+import {
+  type PairCacheState,
+  type Plan,
+  type PlanInput,
+  type PlanReason,
+  type PlanTier,
+  planRouting,
+} from '../../src/router/plan.js';
 import type { RoutingMode } from '../../src/router/types.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
 
@@ -80,7 +87,31 @@ function full(expected: Partial<Plan>): Plan {
   };
 }
 
-const ALL4 = [0, 1, 2, 3];
+/** The pair indices 0 … n − 1. */
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+/** Budget mode: every listed pair kept off the slow tiers, scored and answered by the inline tier. */
+function shedInline(reason: PlanReason, indices: readonly number[]): Partial<Plan> {
+  return { reason, inlineScore: indices, inlineAnswer: indices, inlineDegraded: 'shed', shed: indices };
+}
+
+/** Cascade mode: `sent` go to the best tier in that order; `kept` are answered by their inline score, shed. */
+function cascadeShed(reason: PlanReason, sent: readonly number[], kept: readonly number[]): Partial<Plan> {
+  return {
+    reason,
+    submissions: sent.length === 0 ? [] : [{ tier: 'crossEncoder', indices: sent }],
+    inlineAnswer: kept,
+    inlineDegraded: 'shed',
+    shed: kept,
+  };
+}
+
+/** A lower tier takes every listed pair, labelled shed. */
+function shedTo(tier: string, indices: readonly number[]): Partial<Plan> {
+  return { reason: 'over-budget', submissions: [{ tier, indices }], submissionDegraded: 'shed', shed: indices };
+}
+
+const ALL4 = range(4);
 // Distances to 0.5: p5 0, p1 .02, p3 .03, p9 .06, p7 .11, p6 .17, p4 .2, p2 .4, p0 .45, p8 .48.
 const SPREAD = [0.95, 0.52, 0.1, 0.47, 0.7, 0.5, 0.33, 0.61, 0.02, 0.44];
 
@@ -145,27 +176,21 @@ const BUDGET_ROWS: Row[] = [
     cache: 10, // 100 ms of 100
     expected: {
       reason: 'fits',
-      submissions: [{ tier: 'crossEncoder', indices: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] }],
+      submissions: [{ tier: 'crossEncoder', indices: range(10) }],
     },
   },
   {
     name: 'too slow: every pair shed to the inline tier',
     mode: 'budget',
     cache: 11, // 110 ms of 100
-    expected: {
-      reason: 'over-budget',
-      inlineScore: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
-      inlineAnswer: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
-      inlineDegraded: 'shed',
-      shed: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
-    },
+    expected: shedInline('over-budget', range(11)),
   },
   {
     name: 'headroom scales the time a prediction may fill',
     mode: 'budget',
     cache: 4, // 40 ms > 0.3 × 100
     headroom: 0.3,
-    expected: { reason: 'over-budget', inlineScore: ALL4, inlineAnswer: ALL4, inlineDegraded: 'shed', shed: ALL4 },
+    expected: shedInline('over-budget', ALL4),
   },
   {
     name: 'zero budget: shed, and no probe even when the tier may probe',
@@ -173,66 +198,49 @@ const BUDGET_ROWS: Row[] = [
     tiers: [CE({ mayProbe: true }), TREES],
     cache: 4,
     remainingMs: 0,
-    expected: { reason: 'over-budget', inlineScore: ALL4, inlineAnswer: ALL4, inlineDegraded: 'shed', shed: ALL4 },
+    expected: shedInline('over-budget', ALL4),
   },
   {
     name: 'deadline already passed: shed',
     mode: 'budget',
     cache: 2,
     remainingMs: -50,
-    expected: {
-      reason: 'over-budget',
-      inlineScore: [0, 1],
-      inlineAnswer: [0, 1],
-      inlineDegraded: 'shed',
-      shed: [0, 1],
-    },
+    expected: shedInline('over-budget', [0, 1]),
   },
   {
     name: 'queue full: shed although the time would fit',
     mode: 'budget',
     tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 30, outstandingPairs: 30 }), TREES],
     cache: 4,
-    expected: { reason: 'queue-full', inlineScore: ALL4, inlineAnswer: ALL4, inlineDegraded: 'shed', shed: ALL4 },
+    expected: shedInline('queue-full', ALL4),
   },
   {
     name: 'queue room for only part of the request: budget sends none',
     mode: 'budget',
     tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 30, outstandingPairs: 28 }), TREES],
     cache: 4,
-    expected: { reason: 'queue-full', inlineScore: ALL4, inlineAnswer: ALL4, inlineDegraded: 'shed', shed: ALL4 },
+    expected: shedInline('queue-full', ALL4),
   },
   {
     name: 'pairs outstanding make the prediction longer',
     mode: 'budget',
     tiers: [CE({ outstandingPairs: 7 }), TREES], // (7 + 4) × 10 = 110 ms
     cache: 4,
-    expected: { reason: 'over-budget', inlineScore: ALL4, inlineAnswer: ALL4, inlineDegraded: 'shed', shed: ALL4 },
+    expected: shedInline('over-budget', ALL4),
   },
   {
     name: 'three tiers: the best is too slow, the middle one fits (labelled shed)',
     mode: 'budget',
     tiers: [{ name: 'bigCe', msPerPair: 50 }, { name: 'smallCe', msPerPair: 10 }, TREES],
     cache: 3,
-    expected: {
-      reason: 'over-budget',
-      submissions: [{ tier: 'smallCe', indices: [0, 1, 2] }],
-      submissionDegraded: 'shed',
-      shed: [0, 1, 2],
-    },
+    expected: shedTo('smallCe', [0, 1, 2]),
   },
   {
     name: 'three tiers: both slow tiers too slow, inline',
     mode: 'budget',
     tiers: [{ name: 'bigCe', msPerPair: 50 }, { name: 'smallCe', msPerPair: 50 }, TREES],
     cache: 3,
-    expected: {
-      reason: 'over-budget',
-      inlineScore: [0, 1, 2],
-      inlineAnswer: [0, 1, 2],
-      inlineDegraded: 'shed',
-      shed: [0, 1, 2],
-    },
+    expected: shedInline('over-budget', [0, 1, 2]),
   },
   {
     name: 'no inline tier and nothing fits: the lowest tier takes the work',
@@ -242,12 +250,7 @@ const BUDGET_ROWS: Row[] = [
       { name: 'smallCe', msPerPair: 50 },
     ],
     cache: 3,
-    expected: {
-      reason: 'over-budget',
-      submissions: [{ tier: 'smallCe', indices: [0, 1, 2] }],
-      submissionDegraded: 'shed',
-      shed: [0, 1, 2],
-    },
+    expected: shedTo('smallCe', [0, 1, 2]),
   },
   {
     name: 'a lone slow tier takes the work even when it does not fit (nothing lower)',
@@ -256,7 +259,7 @@ const BUDGET_ROWS: Row[] = [
     cache: 11,
     expected: {
       reason: 'over-budget',
-      submissions: [{ tier: 'crossEncoder', indices: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }],
+      submissions: [{ tier: 'crossEncoder', indices: range(11) }],
     },
   },
   {
@@ -271,13 +274,7 @@ const BUDGET_ROWS: Row[] = [
     mode: 'budget',
     tiers: [CE({ msPerPair: 1000, mayProbe: true, maxQueuedPairs: 1 }), TREES],
     cache: 2,
-    expected: {
-      reason: 'queue-full',
-      inlineScore: [0, 1],
-      inlineAnswer: [0, 1],
-      inlineDegraded: 'shed',
-      shed: [0, 1],
-    },
+    expected: shedInline('queue-full', [0, 1]),
   },
   {
     name: 'no deadline: only the queue bound applies',
@@ -315,13 +312,7 @@ const CASCADE_ROWS: Row[] = [
     cache: 10,
     relevance: SPREAD,
     remainingMs: 55, // 5 × 10 ms fit, 6 do not
-    expected: {
-      reason: 'over-budget',
-      submissions: [{ tier: 'crossEncoder', indices: [5, 1, 3, 9, 7] }],
-      inlineAnswer: [6, 4, 2, 0, 8],
-      inlineDegraded: 'shed',
-      shed: [6, 4, 2, 0, 8],
-    },
+    expected: cascadeShed('over-budget', [5, 1, 3, 9, 7], [6, 4, 2, 0, 8]),
   },
   {
     name: 'another threshold reorders the same pairs',
@@ -330,13 +321,7 @@ const CASCADE_ROWS: Row[] = [
     relevance: SPREAD,
     threshold: 0.1, // p2 0, p8 .08, p6 .23, p5/p9 .4/.34 ...
     remainingMs: 30,
-    expected: {
-      reason: 'over-budget',
-      submissions: [{ tier: 'crossEncoder', indices: [2, 8, 6] }],
-      inlineAnswer: [9, 3, 5, 1, 7, 4, 0],
-      inlineDegraded: 'shed',
-      shed: [9, 3, 5, 1, 7, 4, 0],
-    },
+    expected: cascadeShed('over-budget', [2, 8, 6], [9, 3, 5, 1, 7, 4, 0]),
   },
   {
     name: 'ties keep input order',
@@ -344,13 +329,7 @@ const CASCADE_ROWS: Row[] = [
     cache: 4,
     relevance: [0.75, 0.25, 0.75, 0.25],
     remainingMs: 25,
-    expected: {
-      reason: 'over-budget',
-      submissions: [{ tier: 'crossEncoder', indices: [0, 1] }],
-      inlineAnswer: [2, 3],
-      inlineDegraded: 'shed',
-      shed: [2, 3],
-    },
+    expected: cascadeShed('over-budget', [0, 1], [2, 3]),
   },
   {
     name: 'pairs without an inline relevance go last',
@@ -358,13 +337,7 @@ const CASCADE_ROWS: Row[] = [
     cache: 4,
     relevance: [Number.NaN, 0.9, Number.NaN, 0.5],
     remainingMs: 20,
-    expected: {
-      reason: 'over-budget',
-      submissions: [{ tier: 'crossEncoder', indices: [3, 1] }],
-      inlineAnswer: [0, 2],
-      inlineDegraded: 'shed',
-      shed: [0, 2],
-    },
+    expected: cascadeShed('over-budget', [3, 1], [0, 2]),
   },
   {
     name: 'everything fits: nothing shed',
@@ -380,7 +353,7 @@ const CASCADE_ROWS: Row[] = [
     cache: 3,
     relevance: [0.5, 0.5, 0.5],
     remainingMs: 0,
-    expected: { reason: 'over-budget', inlineAnswer: [0, 1, 2], inlineDegraded: 'shed', shed: [0, 1, 2] },
+    expected: cascadeShed('over-budget', [], [0, 1, 2]),
   },
   {
     name: 'queue full: every pair stays inline',
@@ -388,7 +361,7 @@ const CASCADE_ROWS: Row[] = [
     tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 512, outstandingPairs: 512 }), TREES],
     cache: 3,
     relevance: [0.2, 0.5, 0.8],
-    expected: { reason: 'queue-full', inlineAnswer: [1, 0, 2], inlineDegraded: 'shed', shed: [1, 0, 2] },
+    expected: cascadeShed('queue-full', [], [1, 0, 2]),
   },
   {
     name: 'queue room for two: the two nearest go up',
@@ -396,13 +369,7 @@ const CASCADE_ROWS: Row[] = [
     tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 30, outstandingPairs: 28 }), TREES],
     cache: 5,
     relevance: [0.1, 0.45, 0.9, 0.6, 0.52],
-    expected: {
-      reason: 'queue-full',
-      submissions: [{ tier: 'crossEncoder', indices: [4, 1] }],
-      inlineAnswer: [3, 0, 2],
-      inlineDegraded: 'shed',
-      shed: [3, 0, 2],
-    },
+    expected: cascadeShed('queue-full', [4, 1], [3, 0, 2]),
   },
   {
     name: 'nothing fits on an idle stale tier: a one-pair probe, the nearest',
@@ -410,14 +377,7 @@ const CASCADE_ROWS: Row[] = [
     tiers: [CE({ msPerPair: 1000, mayProbe: true }), TREES],
     cache: 4,
     relevance: [0.9, 0.1, 0.49, 0.3],
-    expected: {
-      reason: 'probe',
-      submissions: [{ tier: 'crossEncoder', indices: [2] }],
-      inlineAnswer: [3, 0, 1],
-      inlineDegraded: 'shed',
-      shed: [3, 0, 1],
-      probe: 'crossEncoder',
-    },
+    expected: { ...cascadeShed('probe', [2], [3, 0, 1]), probe: 'crossEncoder' },
   },
   {
     name: 'no probe when one pair fits anyway',
@@ -425,13 +385,7 @@ const CASCADE_ROWS: Row[] = [
     tiers: [CE({ msPerPair: 40, mayProbe: true }), TREES],
     cache: 4,
     relevance: [0.9, 0.1, 0.49, 0.3],
-    expected: {
-      reason: 'over-budget',
-      submissions: [{ tier: 'crossEncoder', indices: [2, 3] }],
-      inlineAnswer: [0, 1],
-      inlineDegraded: 'shed',
-      shed: [0, 1],
-    },
+    expected: cascadeShed('over-budget', [2, 3], [0, 1]),
   },
   {
     name: 'all cached',
@@ -446,13 +400,7 @@ const CASCADE_ROWS: Row[] = [
     cache: ['final', 'fallback', 'miss', 'final'],
     relevance: [0.5, 0.9, 0.6, 0.5],
     remainingMs: 10,
-    expected: {
-      reason: 'over-budget',
-      submissions: [{ tier: 'crossEncoder', indices: [2] }],
-      inlineAnswer: [1],
-      inlineDegraded: 'shed',
-      shed: [1],
-    },
+    expected: cascadeShed('over-budget', [2], [1]),
   },
   {
     name: 'a single inline tier: answered inline (already scored), undegraded',
@@ -468,13 +416,7 @@ const CASCADE_ROWS: Row[] = [
     tiers: [CE(), { name: 'smallCe', msPerPair: 1 }],
     cache: 4,
     remainingMs: 20,
-    expected: {
-      reason: 'over-budget',
-      submissions: [{ tier: 'crossEncoder', indices: [0, 1] }],
-      inlineAnswer: [2, 3],
-      inlineDegraded: 'shed',
-      shed: [2, 3],
-    },
+    expected: cascadeShed('over-budget', [0, 1], [2, 3]),
   },
 ];
 
@@ -507,11 +449,11 @@ describe('planRouting (properties)', () => {
     for (const row of [...FIXED_ROWS, ...BUDGET_ROWS, ...CASCADE_ROWS]) {
       const given = input(row);
       const cacheBefore = [...given.cache];
-      const relevanceBefore = given.relevance === undefined ? undefined : [...given.relevance];
+      const relevanceBefore = given.relevance === undefined ? undefined : Array.from(given.relevance);
       const first = planRouting(given);
       expect(planRouting(given)).toEqual(first);
       expect([...given.cache]).toEqual(cacheBefore);
-      expect(given.relevance === undefined ? undefined : [...given.relevance]).toEqual(relevanceBefore);
+      expect(given.relevance === undefined ? undefined : Array.from(given.relevance)).toEqual(relevanceBefore);
     }
   });
 

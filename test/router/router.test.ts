@@ -4,20 +4,36 @@ import { OverloadedError } from '../../src/errors.js';
 import { createGate } from '../../src/gate/gate.js';
 import { PREDICTION_Z, TierCostModel } from '../../src/router/cost-model.js';
 import { createRouter } from '../../src/router/router.js';
-import type { RoutedPairScore, TierSpec } from '../../src/router/types.js';
 import { DynamicBatcher } from '../../src/tiers/cross-encoder/batcher.js';
 import type { Scorer } from '../../src/types.js';
 import { FakeExecutor, pairKey } from '../cross-encoder/fake-executor.js';
-import { fastTier, indexOf, instantTier, passages, sleep, slowTier, type CountingScorer } from './fakes.js';
+import {
+  type CountingScorer,
+  ce,
+  fastTier,
+  indexOf,
+  instantTier,
+  passages,
+  routed,
+  sleep,
+  slowTier,
+  trees,
+} from './fakes.js';
 
-const trees = (s: Scorer): TierSpec => ({ name: 'trees', scorer: s, quality: 1, inline: true });
-const ce = (s: Scorer, extra: Partial<TierSpec> = {}): TierSpec => ({
-  name: 'crossEncoder',
-  scorer: s,
-  quality: 2,
-  ...extra,
-});
-const routed = (r: unknown): RoutedPairScore => r as RoutedPairScore;
+/** A real batcher with one worker over an executor that runs a batch only when released. */
+function manualBatcher(): { exec: FakeExecutor; batcher: DynamicBatcher } {
+  const exec = new FakeExecutor({ manual: true });
+  const batcher = new DynamicBatcher(exec, {
+    workers: 1,
+    maxInFlight: 1,
+    signals: 1,
+    maxBatchTokens: 4096,
+    maxQueueDelayMs: 0,
+    maxPendingPairs: 10_000,
+    useTypeIds: true,
+  });
+  return { exec, batcher };
+}
 
 describe('hard deadline', () => {
   it('answers by the deadline from the fast path when the slow tier is slower, labelled and counted', async () => {
@@ -76,16 +92,7 @@ describe('hard deadline', () => {
 
 describe('cancellation', () => {
   it('pairs cancelled at the deadline never reach a worker (real batcher, counting executor)', async () => {
-    const exec = new FakeExecutor({ manual: true });
-    const batcher = new DynamicBatcher(exec, {
-      workers: 1,
-      maxInFlight: 1,
-      signals: 1,
-      maxBatchTokens: 4096,
-      maxQueueDelayMs: 0,
-      maxPendingPairs: 10_000,
-      useTypeIds: true,
-    });
+    const { exec, batcher } = manualBatcher();
     const ceScorer: Scorer = {
       id: 'batcher-ce',
       async score(query, ps, opts) {
@@ -456,16 +463,7 @@ describe('background fill', () => {
 
 describe('overload protection', () => {
   it('sheds new work to the fast path when the slow tier queue bound is reached', async () => {
-    const exec = new FakeExecutor({ manual: true });
-    const batcher = new DynamicBatcher(exec, {
-      workers: 1,
-      maxInFlight: 1,
-      signals: 1,
-      maxBatchTokens: 4096,
-      maxQueueDelayMs: 0,
-      maxPendingPairs: 10_000,
-      useTypeIds: true,
-    });
+    const { exec, batcher } = manualBatcher();
     const ceScorer: CountingScorer = {
       id: 'batcher-ce',
       calls: [],

@@ -79,9 +79,9 @@ describe('predict', () => {
       lines.forEach((line, r) => {
         const vals = line.split(',').map(Number);
         expect(vals.length).toBe(3);
-        vals.forEach((v, g) =>
-          expect(withinTolerance(v, (output === 'margin' ? expected.margin : expected.prediction)[r]![g]!)).toBe(true),
-        );
+        vals.forEach((v, g) => {
+          expect(withinTolerance(v, (output === 'margin' ? expected.margin : expected.prediction)[r]![g]!)).toBe(true);
+        });
       });
     }
   });
@@ -96,7 +96,9 @@ describe('predict', () => {
       .trimEnd()
       .split('\n')
       .map(Number);
-    printed.forEach((v, i) => expect(Math.fround(v)).toBe(margins[i]));
+    printed.forEach((v, i) => {
+      expect(Math.fround(v)).toBe(margins[i]);
+    });
   });
 
   it('treats an empty field like nan, and names the line of a wrong feature count or a bad value', async () => {
@@ -207,7 +209,9 @@ describe('convert', () => {
         const { stdout } = await run(python, ['-c', script, out, c.x]);
         const margins = JSON.parse(stdout) as number[];
         expect(margins.length).toBe(c.expected.rows);
-        margins.forEach((m, r) => expect(m).toBe(c.expected.margin[r]![0]));
+        margins.forEach((m, r) => {
+          expect(m).toBe(c.expected.margin[r]![0]);
+        });
       }
     },
   );
@@ -316,6 +320,8 @@ describe('train', () => {
     expect(pred.code).toBe(0);
     const vals = pred.stdout.trimEnd().split('\n').map(Number);
     expect(vals.length).toBe(2);
-    vals.forEach((v) => expect(v > 0 && v < 1).toBe(true));
+    vals.forEach((v) => {
+      expect(v > 0 && v < 1).toBe(true);
+    });
   });
 });

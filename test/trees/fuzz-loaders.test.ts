@@ -8,9 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RelevanceGateError } from '../../src/errors.js';
-import { loadTreeModel } from '../../src/index.js';
+import { loadTreeModel, type TreeModel } from '../../src/index.js';
 import { decodeUbjson, type UbjsonValue } from '../../src/tiers/trees/loaders/ubjson.js';
-import { fixtureBytes } from './loader-fixtures.js';
+import { fixtureBytes, type ModelDoc, setBooster, type TreeCells } from './loader-fixtures.js';
 import { mulberry32 as prng } from '../../src/util/seeded-random.js';
 
 type Rand = () => number;
@@ -97,9 +97,13 @@ function mutateLegacy(src: Uint8Array, layout: LegacyLayout, rand: Rand): Uint8A
       // huge string length / attribute flag
       const out = src.slice();
       const v = new DataView(out.buffer);
-      if (rand() < 0.5)
+      if (rand() < 0.5) {
         v.setBigUint64(layout.objLenAt, BigInt(pick(rand, [0, 1, 255, 2 ** 31, 2 ** 40, 2 ** 53])), true);
-      else if (rand() < 0.5)
+        return out;
+      }
+      // A second draw (not the same test twice) picks between the other two.
+      const second = rand();
+      if (second < 0.5)
         v.setInt32(layout.header + 12, 1, true); // contain_extra_attrs with garbage after the trees
       else if (layout.attrsAt + 8 <= out.length)
         v.setBigUint64(layout.attrsAt, BigInt(pick(rand, [0, 1, 2 ** 31, 2 ** 53])), true); // dart weight count / attributes
@@ -111,10 +115,11 @@ function mutateLegacy(src: Uint8Array, layout: LegacyLayout, rand: Rand): Uint8A
 }
 
 // ---------- JSON: structured mutations on the parsed document ----------
-type Json = any;
+/** A model document under mutation: an earlier mutation may have replaced the booster with any value. */
+type Doc = ModelDoc<Record<string, TreeCells>>;
 
-function mutateJsonDoc(doc: Json, rand: Rand): void {
-  const trees = doc.learner.gradient_booster?.model?.trees as Json[] | undefined;
+function mutateJsonDoc(doc: Doc, rand: Rand): void {
+  const trees: Array<Record<string, TreeCells>> | undefined = doc.learner.gradient_booster?.model?.trees;
   if (trees === undefined || trees.length === 0) return; // an earlier mutation replaced the booster
   const tree = trees[int(rand, trees.length)];
   const arrays = ['left_children', 'right_children', 'split_indices', 'split_conditions', 'default_left', 'split_type'];
@@ -153,16 +158,19 @@ function mutateJsonDoc(doc: Json, rand: Rand): void {
       delete tree[pick(rand, arrays)];
       break;
     default:
-      doc.learner.gradient_booster = pick(rand, [
-        {
-          name: 'dart',
-          gbtree: doc.learner.gradient_booster,
-          weight_drop: trees.map(() => pick(rand, [1, 0.5, 1e308, -1])),
-        },
-        { name: 'gblinear' },
-        { name: 'gbtree' },
-        null,
-      ]);
+      setBooster(
+        doc,
+        pick(rand, [
+          {
+            name: 'dart',
+            gbtree: doc.learner.gradient_booster,
+            weight_drop: trees.map(() => pick(rand, [1, 0.5, 1e308, -1])),
+          },
+          { name: 'gblinear' },
+          { name: 'gbtree' },
+          null,
+        ]),
+      );
   }
 }
 
@@ -188,9 +196,11 @@ function encodeUbjson(v: UbjsonValue | undefined): number[] {
       const [m, w] = x instanceof Float32Array ? [0x64, 4] : x instanceof Int32Array ? [0x6c, 4] : [0x55, 1];
       out.push(0x5b, 0x24, m, 0x23, 0x4c, ...bigEndian(8, BigInt(x.length)));
       const d = new DataView(new ArrayBuffer(x.length * w));
-      x.forEach((e: number, i: number) =>
-        w === 1 ? d.setUint8(i, e) : m === 0x64 ? d.setFloat32(4 * i, e, false) : d.setInt32(4 * i, e, false),
-      );
+      x.forEach((e: number, i: number) => {
+        if (w === 1) d.setUint8(i, e);
+        else if (m === 0x64) d.setFloat32(4 * i, e, false);
+        else d.setInt32(4 * i, e, false);
+      });
       out.push(...new Uint8Array(d.buffer));
     } else if (Array.isArray(x) || ArrayBuffer.isView(x)) {
       out.push(0x5b);
@@ -215,8 +225,8 @@ function bigEndian(bytes: number, v: bigint): number[] {
   return out;
 }
 
-function mutateUbjDoc(doc: Json, rand: Rand): void {
-  const trees = doc.learner.gradient_booster?.model?.trees as Json[] | undefined;
+function mutateUbjDoc(doc: Doc, rand: Rand): void {
+  const trees: Array<Record<string, TreeCells>> | undefined = doc.learner.gradient_booster?.model?.trees;
   if (trees === undefined || trees.length === 0) return;
   const tree = trees[int(rand, trees.length)];
   switch (int(rand, 4)) {
@@ -256,7 +266,7 @@ function hugeUbjCount(src: Uint8Array, rand: Rand): Uint8Array {
 const ROWS = 4;
 
 async function exercise(bytes: Uint8Array, rand: Rand): Promise<'loaded' | 'refused'> {
-  let model;
+  let model: TreeModel;
   try {
     model = await loadTreeModel(bytes);
   } catch (err) {
@@ -326,8 +336,8 @@ describe('loader fuzzing (seeded, >= 1000 hostile files)', () => {
   });
 
   it('JSON: 350 structural mutations, byte flips and truncations', async () => {
-    const base = JSON.parse(new TextDecoder().decode(JSON_SEED)) as Json;
-    const softprob = JSON.parse(new TextDecoder().decode(SOFTPROB_JSON)) as Json;
+    const base = JSON.parse(new TextDecoder().decode(JSON_SEED)) as Doc;
+    const softprob = JSON.parse(new TextDecoder().decode(SOFTPROB_JSON)) as Doc;
     results.json = await run(350, 202, (rand) => {
       const k = rand();
       if (k < 0.15) return flipBytes(JSON_SEED, rand);
@@ -348,8 +358,8 @@ describe('loader fuzzing (seeded, >= 1000 hostile files)', () => {
       if (k < 0.25) return flipBytes(UBJ_SEED, rand);
       if (k < 0.45) return truncate(UBJ_SEED, rand);
       if (k < 0.65) return hugeUbjCount(UBJ_SEED, rand);
-      const doc = structuredClone(base) as Json;
-      mutateUbjDoc(doc, rand);
+      const doc = structuredClone(base);
+      mutateUbjDoc(doc as unknown as Doc, rand);
       return new Uint8Array(encodeUbjson(doc));
     });
     expect(results.ubj!.refused).toBeGreaterThan(0);

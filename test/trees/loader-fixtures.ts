@@ -61,7 +61,7 @@ export function readMatrix(name: string): { rows: Float32Array; nRows: number; n
 /** |a - b| <= tol, relative when |b| > 1 (the acceptance criterion). */
 export function withinTolerance(actual: number, expected: number, tol = 1e-6): boolean {
   if (Number.isNaN(actual) || Number.isNaN(expected)) return false;
-  const scale = Math.abs(expected) > 1 ? Math.abs(expected) : 1;
+  const scale = Math.max(Math.abs(expected), 1);
   return Math.abs(actual - expected) <= tol * scale;
 }
 
@@ -84,4 +84,38 @@ export function referenceMargins(ir: TreeEnsembleIR, rows: Float32Array, nRows: 
     out.set(acc, r * ir.numGroups);
   }
   return out;
+}
+
+/**
+ * Array cells of one tree in a parsed model document: JS arrays from JSON, typed arrays from
+ * UBJSON. Tests overwrite them with values of any type, since a wrong type is what they test.
+ */
+export interface TreeCells {
+  [index: number]: unknown;
+  readonly length: number;
+  slice(start?: number, end?: number): TreeCells;
+}
+
+/** One tree of a JSON document: every field is an array of JSON values. */
+export type JsonTree = Record<string, unknown[]>;
+
+export type Booster<Tree> = {
+  name?: unknown;
+  model: { trees: Tree[]; tree_info: unknown[] };
+  gbtree?: Booster<Tree>;
+  weight_drop?: unknown[];
+};
+
+/** A parsed XGBoost model document as the loader tests edit it to build malformed models (only the fields they touch). */
+export type ModelDoc<Tree = JsonTree> = {
+  learner: {
+    learner_model_param: Record<string, unknown>;
+    objective: { name: unknown };
+    gradient_booster: Booster<Tree>;
+  };
+};
+
+/** Puts a booster of another kind (gblinear, dart, none) in place of the gbtree one; it need not have trees. */
+export function setBooster<Tree>(doc: ModelDoc<Tree>, booster: unknown): void {
+  (doc.learner as { gradient_booster: unknown }).gradient_booster = booster;
 }

@@ -12,7 +12,18 @@ import { loadXGBoostJson } from '../../src/tiers/trees/loaders/xgboost-json.js';
 import { loadXGBoostLegacyBinary } from '../../src/tiers/trees/loaders/xgboost-legacy-binary.js';
 import { readTreeModelIR } from '../../src/tiers/trees/load-tree-model.js';
 import { formatFloat32, writeXGBoostJson } from '../../src/tiers/trees/xgboost-json-writer.js';
-import { fixtureBytes, fixturePath, manifest, readExpected, readMatrix, referenceMargins } from './loader-fixtures.js';
+import {
+  fixtureBytes,
+  fixturePath,
+  type JsonTree,
+  manifest,
+  type ModelDoc,
+  readExpected,
+  readMatrix,
+  referenceMargins,
+  setBooster,
+  type TreeCells,
+} from './loader-fixtures.js';
 
 function sameIR(a: TreeEnsembleIR, b: TreeEnsembleIR): void {
   expect(a.objective).toBe(b.objective);
@@ -32,8 +43,8 @@ function sameIR(a: TreeEnsembleIR, b: TreeEnsembleIR): void {
   });
 }
 
-function json(name: string): Record<string, any> {
-  return JSON.parse(new TextDecoder().decode(fixtureBytes(`${name}.json`))) as Record<string, any>;
+function json(name: string): ModelDoc {
+  return JSON.parse(new TextDecoder().decode(fixtureBytes(`${name}.json`))) as ModelDoc;
 }
 
 function encode(doc: unknown): Uint8Array {
@@ -131,7 +142,7 @@ describe('refused and malformed models', () => {
 
   it('refuses gblinear, unknown objectives and multi-target models', () => {
     const lin = json('squarederror_t60_d4');
-    lin.learner.gradient_booster = { name: 'gblinear', model: { weights: [0] } };
+    setBooster(lin, { name: 'gblinear', model: { weights: [0] } });
     expect(() => parseTreeModelBytes(encode(lin))).toThrow(/booster "gblinear" is not supported/);
     const obj = json('squarederror_t60_d4');
     obj.learner.objective.name = 'reg:gamma';
@@ -145,9 +156,9 @@ describe('refused and malformed models', () => {
   it('reads dart weight_drop into tree weights', () => {
     const doc = json('squarederror_t60_d4');
     const gbtree = doc.learner.gradient_booster;
-    const n = gbtree.model.trees.length as number;
+    const n = gbtree.model.trees.length;
     const weights = Array.from({ length: n }, (_, i) => 0.5 + i / (2 * n));
-    doc.learner.gradient_booster = { name: 'dart', gbtree, weight_drop: weights };
+    setBooster(doc, { name: 'dart', gbtree, weight_drop: weights });
     const ir = parseTreeModelBytes(encode(doc)).ir;
     expect(ir.booster).toBe('dart');
     expect(ir.trees.map((t) => t.weight)).toEqual(weights.map(Math.fround));
@@ -156,7 +167,7 @@ describe('refused and malformed models', () => {
   });
 
   it('rejects cycles, shared children, out-of-range children and features, NaN thresholds', () => {
-    const cases: Array<[string, (t: Record<string, any>) => void, RegExp]> = [
+    const cases: Array<[string, (t: JsonTree) => void, RegExp]> = [
       ['cycle', (t) => (t.left_children[1] = 0), /invalid children|reached twice/],
       ['shared child', (t) => (t.right_children[1] = t.left_children[1]), /invalid children|reached twice/],
       ['child out of range', (t) => (t.left_children[0] = 10_000), /invalid children/],
@@ -171,7 +182,7 @@ describe('refused and malformed models', () => {
     }
     // NaN cannot be spelled in JSON; UBJSON can carry it.
     const ubj = fixtureBytes('squarederror_t60_d4.ubj').slice();
-    const doc = decodeUbjson(ubj) as any;
+    const doc = decodeUbjson(ubj) as unknown as ModelDoc<Record<string, TreeCells>>;
     const cond = doc.learner.gradient_booster.model.trees[0].split_conditions as Float32Array;
     const first = cond[0]!;
     const view = new DataView(ubj.buffer);
@@ -194,7 +205,7 @@ describe('refused and malformed models', () => {
     expect(() => parseTreeModelBytes(encode(doc))).toThrow(/non-finite value Infinity/);
     const dart = json('squarederror_t60_d4');
     const gbtree = dart.learner.gradient_booster;
-    dart.learner.gradient_booster = { name: 'dart', gbtree, weight_drop: gbtree.model.trees.map(() => 1e300) };
+    setBooster(dart, { name: 'dart', gbtree, weight_drop: gbtree.model.trees.map(() => 1e300) });
     expect(() => parseTreeModelBytes(encode(dart))).toThrow(/weight/);
   });
 
@@ -268,7 +279,7 @@ describe('UBJSON decoder', () => {
         ']',
         '}',
       ),
-    ) as any;
+    ) as { a: Int32Array; b: unknown[] };
     expect(v.a).toBeInstanceOf(Int32Array);
     expect(Array.from(v.a)).toEqual([1, -1]);
     expect(v.b).toEqual([true, null]);
@@ -291,7 +302,7 @@ describe('UBJSON decoder', () => {
   it('gives objects a null prototype so "__proto__" keys are plain data', () => {
     const v = decodeUbjson(b('{', 'i', 9, '__proto__', 'T', '}')) as Record<string, unknown>;
     expect(Object.getPrototypeOf(v)).toBeNull();
-    expect(v.__proto__).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(v, '__proto__')?.value).toBe(true);
   });
 });
 

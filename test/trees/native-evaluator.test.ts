@@ -32,7 +32,9 @@ function make(ir: TreeEnsembleIR, options?: Parameters<typeof createTreeModel>[1
   opened.push(m);
   return m;
 }
-afterAll(() => opened.forEach((m) => m.dispose()));
+afterAll(() => {
+  for (const m of opened) m.dispose();
+});
 
 function loadFixtureIR(name: string): TreeEnsembleIR {
   return loadXGBoostJson(readFileSync(fixturePath(`${name}.json`), 'utf8'));

@@ -21,7 +21,9 @@ import {
 } from './loader-fixtures.js';
 
 const opened: TreeModel[] = [];
-afterAll(() => opened.forEach((m) => m.dispose()));
+afterAll(() => {
+  for (const m of opened) m.dispose();
+});
 
 function compare(model: TreeModel, name: string): void {
   const { rows, nRows, nCols } = readMatrix(name);

@@ -5,6 +5,7 @@
  */
 import { admittedItems } from '../../context/order.js';
 import { type FilterOptions, type Gate, type GatePolicy, type GateResult, InvalidArgumentError } from '../../index.js';
+import { rejectUnknownKeys } from '../../util/option-keys.js';
 import { checkFields, type DocumentFields, type RerankPassage, rerankPassages } from './documents.js';
 import type {
   GateRerankingModelFor,
@@ -73,9 +74,7 @@ function callOptionsOf(providerOptions: RerankingCallOptions['providerOptions'],
   if (raw === undefined) return {};
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new InvalidArgumentError(`providerOptions['${key}'] must be an object`);
-  for (const k of Object.keys(raw))
-    if (!CALL_KEYS.has(k))
-      throw new InvalidArgumentError(`providerOptions['${key}'].${k} is not an option (${[...CALL_KEYS].join(', ')})`);
+  rejectUnknownKeys(raw, CALL_KEYS, `providerOptions['${key}']`);
   const options = raw as GateRerankCallOptions;
   if (options.includeConflicting !== undefined && typeof options.includeConflicting !== 'boolean')
     throw new InvalidArgumentError(`providerOptions['${key}'].includeConflicting must be a boolean`);
@@ -184,9 +183,7 @@ function filterOptionsOf(
 export function checkModelOptions(options: RerankingModelOptions<SpecificationVersion>, what: string): void {
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError(`${what} options must be an object`);
-  for (const key of Object.keys(options))
-    if (!MODEL_KEYS.has(key))
-      throw new InvalidArgumentError(`${what} options.${key} is not an option (${[...MODEL_KEYS].join(', ')})`);
+  rejectUnknownKeys(options, MODEL_KEYS, `${what} options`);
   const { modelId, provider, specificationVersion, includeConflicting, onResult } = options;
   if (modelId !== undefined && (typeof modelId !== 'string' || modelId.length === 0))
     throw new InvalidArgumentError(`${what} options.modelId must be a non-empty string`);

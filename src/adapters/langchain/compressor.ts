@@ -9,6 +9,7 @@ import { BaseDocumentCompressor } from '@langchain/core/retrievers/document_comp
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import { admittedItems } from '../../context/order.js';
 import { uniquePassageIds } from '../../context/passage-ids.js';
+import { rejectUnknownKeys } from '../../util/option-keys.js';
 import {
   type FilterOptions,
   type Gate,
@@ -101,12 +102,6 @@ function isGate(value: unknown): value is Gate {
   return typeof value === 'object' && value !== null && typeof (value as Gate).filter === 'function';
 }
 
-function checkKeys(options: object, allowed: ReadonlySet<string>, what: string): void {
-  for (const key of Object.keys(options))
-    if (!allowed.has(key))
-      throw new InvalidArgumentError(`${what}.${key} is not an option (${[...allowed].join(', ')})`);
-}
-
 function combineSignals(signals: ReadonlyArray<AbortSignal | undefined>): AbortSignal | undefined {
   const present = signals.filter((s): s is AbortSignal => s !== undefined);
   if (present.length <= 1) return present[0];
@@ -139,7 +134,7 @@ export class RelevanceGateCompressor extends BaseDocumentCompressor {
     super();
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('RelevanceGateCompressor needs options { gate, includeConflicting? }');
-    checkKeys(options, OPTION_KEYS, 'RelevanceGateCompressor options');
+    rejectUnknownKeys(options, OPTION_KEYS, 'RelevanceGateCompressor options');
     if (!isGate(options.gate))
       throw new InvalidArgumentError('RelevanceGateCompressor options.gate must be what createGate returns');
     if (options.includeConflicting !== undefined && typeof options.includeConflicting !== 'boolean')
@@ -162,7 +157,7 @@ export class RelevanceGateCompressor extends BaseDocumentCompressor {
   withOptions(options: CompressOptions): RelevanceGateCompressor {
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('withOptions needs an options object');
-    checkKeys(options, CALL_KEYS, 'withOptions options');
+    rejectUnknownKeys(options, CALL_KEYS, 'withOptions options');
     return new RelevanceGateCompressor({ ...this.options, ...this.merge(options) });
   }
 
@@ -191,7 +186,7 @@ export class RelevanceGateCompressor extends BaseDocumentCompressor {
     if (!Array.isArray(documents)) throw new InvalidArgumentError('documents must be an array of Documents');
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('compressDocuments options must be an object');
-    checkKeys(options, CALL_KEYS, 'compressDocuments options');
+    rejectUnknownKeys(options, CALL_KEYS, 'compressDocuments options');
     const call = this.merge(options);
     const filterOptions = this.filterOptions(call);
     filterOptions.signal?.throwIfAborted();

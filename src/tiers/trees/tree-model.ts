@@ -160,19 +160,23 @@ class NativeTreeModel implements TreeModel {
     // bytes on the JS heap and moving one off-heap for the native call costs more than the
     // evaluation of a small model. slice() then copies on the JS side, which is cheap.
     const small = n <= SCRATCH_VALUES;
-    const out = small
-      ? value
-        ? (this.scratch64 ??= new Float64Array(SCRATCH_VALUES))
-        : (this.scratch32 ??= new Float32Array(SCRATCH_VALUES))
-      : value
-        ? new Float64Array(n)
-        : new Float32Array(n);
+    const out = small ? this.scratchArray(value) : value ? new Float64Array(n) : new Float32Array(n);
     try {
       evaluator.predict(rows, nRows, small ? out.subarray(0, n) : out, value, kernel);
     } catch (err) {
       mapNativeError(err);
     }
     return small ? out.slice(0, n) : out;
+  }
+
+  /** The reused scratch array for value (float64) or margin/probability (float32) output, made on first use. */
+  private scratchArray(value: boolean): Float32Array | Float64Array {
+    if (value) {
+      if (this.scratch64 === undefined) this.scratch64 = new Float64Array(SCRATCH_VALUES);
+      return this.scratch64;
+    }
+    if (this.scratch32 === undefined) this.scratch32 = new Float32Array(SCRATCH_VALUES);
+    return this.scratch32;
   }
 
   async predictAsync(

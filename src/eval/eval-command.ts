@@ -9,7 +9,7 @@ import { createProgress } from '../util/progress.js';
 import { InvalidArgumentError } from '../errors.js';
 import { loadCollection } from './collection.js';
 import { QUERY_SET_NAMES, type QuerySetName, resolveQuerySet } from './query-set.js';
-import { renderPrecisionRecallSvg, summarizeReport } from './report.js';
+import { renderOperatingPointsSvg, renderPrecisionRecallSvg, summarizeReport } from './report.js';
 import { type EvalReport, runEval } from './run-eval.js';
 import { loadEvalTier } from './tiers.js';
 
@@ -41,6 +41,11 @@ export interface EvalJsonReport extends EvalReport {
   };
   readonly querySet: { readonly name: string; readonly reason: string };
   readonly loadMs: number;
+}
+
+/** Where `--plot OUT.svg` puts the operating-point chart: OUT.operating-points.svg. */
+export function operatingPointsPlotPath(plotOut: string): string {
+  return plotOut.endsWith('.svg') ? `${plotOut.slice(0, -4)}.operating-points.svg` : `${plotOut}.operating-points.svg`;
 }
 
 function writeOut(path: string, content: string): void {
@@ -109,6 +114,12 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
       const title = `${collection.name}: ${tier.name} on BM25 top ${report.gateK} (${report.queries} ${querySet.name} queries)`;
       writeOut(options.plotOut, renderPrecisionRecallSvg(report, title));
       log(`eval: wrote ${options.plotOut}`);
+      const points = renderOperatingPointsSvg(report, `${title}: operating points`);
+      if (points !== null) {
+        const pointsOut = operatingPointsPlotPath(options.plotOut);
+        writeOut(pointsOut, points);
+        log(`eval: wrote ${pointsOut}`);
+      }
     }
     return json;
   } finally {

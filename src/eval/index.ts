@@ -40,3 +40,20 @@ export {
   serializeCalibratedThreshold,
   type FitCalibratedThresholdInput,
 } from '../gate/calibration.js';
+export {
+  fitOperatingPoints,
+  operatingPointMetrics,
+  operatingPointRows,
+  thresholdMetrics,
+  keptMetrics,
+  keepAllF1,
+  oracleCutF1,
+  FIT_OBJECTIVES,
+  FIT_BETAS,
+  FIT_SHIFTS,
+  type GateList,
+  type JudgedGateList,
+  type OperatingPointFit,
+  type OperatingPointMetrics,
+  type OperatingPointRow,
+} from './operating-points.js';

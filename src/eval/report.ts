@@ -30,6 +30,37 @@ export function renderPrecisionRecallSvg(report: EvalReport, title: string): str
   });
 }
 
+/**
+ * Precision against recall: the absolute-threshold sweep as a curve, keeping all as a point, and each
+ * operating point as a point (its per-query cuts pooled over the queries). Null without operating points.
+ */
+export function renderOperatingPointsSvg(report: EvalReport, title: string): string | null {
+  const rows = report.operatingPoints;
+  if (rows === null) return null;
+  const sweep: Array<[number, number]> = report.thresholds
+    .filter((r) => r.precision !== null && r.recall !== null)
+    .map((r) => [r.recall as number, r.precision as number]);
+  sweep.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const series = [{ name: 'absolute threshold 0..1', points: sweep }];
+  if (report.gate.precisionAll !== null)
+    series.push({
+      name: `keep all ${report.gateK} (F1 ${pct(rows[0]?.f1KeepAll ?? null)})`,
+      points: [[1, report.gate.precisionAll]],
+    });
+  for (const r of rows) {
+    if (r.precision === null || r.recall === null) continue;
+    series.push({ name: `${r.name} (F1 ${pct(r.f1)})`, points: [[r.recall, r.precision]] });
+  }
+  return renderLineChart({
+    title,
+    xLabel: `recall of the kept set (relevant among the first-stage top ${report.gateK})`,
+    yLabel: 'precision of the kept set',
+    xRange: [0, 1],
+    yRange: [0, 1],
+    series,
+  });
+}
+
 /** A few lines for the terminal. */
 export function summarizeReport(report: EvalReport): string {
   const g = report.gate;
@@ -43,6 +74,11 @@ export function summarizeReport(report: EvalReport): string {
       ? `threshold for precision >= ${report.targetPrecision} on these queries: ${t.threshold.toFixed(4)} (precision ${pct(t.precision)}, recall ${pct(t.recall)})`
       : `no threshold reaches precision >= ${report.targetPrecision} on these queries`,
     `gate @ ${Number.isFinite(g.threshold) ? g.threshold.toFixed(4) : 'none'} (${g.thresholdSource}): precision kept ${pct(g.precisionKept)} vs all ${pct(g.precisionAll)}, recall kept ${pct(g.recallKept)}, kept/query ${g.keptPerQuery.toFixed(2)} of ${g.candidatesPerQuery.toFixed(1)}`,
+    ...(report.operatingPoints ?? []).map(
+      (r) =>
+        `operating point ${r.name.padEnd(8)}: precision ${pct(r.precision)}, recall ${pct(r.recall)}, F1 ${pct(r.f1)} (keep all ${pct(r.f1KeepAll)}, ${r.f1Ratio.toFixed(2)}×), ` +
+        `kept/query ${r.keptPerQuery.toFixed(2)}, nothing kept ${r.nothingKept} of ${r.queriesWithRelevant} queries with a relevant candidate, nDCG@10 of the kept list ${pct(r.ndcg10Kept)}`,
+    ),
     `time: first stage ${(report.timingsMs.firstStage / 1000).toFixed(2)} s, scoring ${(report.timingsMs.scoring / 1000).toFixed(2)} s`,
   ].join('\n');
 }

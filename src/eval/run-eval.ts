@@ -8,6 +8,8 @@ import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
 import type { Passage, Scorer, ScorerPairResult } from '../types.js';
 import { isDetailedPairScore } from '../types.js';
 import { integerInRange, positiveInteger, probability } from '../util/validate-options.js';
+import { type OperatingPoints, operatingPointsFor } from '../gate/policies/operating-points.js';
+import { type JudgedGateList, type OperatingPointRow, operatingPointRows } from './operating-points.js';
 import { type CandidateList, buildCandidateLists, toPassage } from './candidates.js';
 import type { Collection } from './collection.js';
 import { type FirstStage, createBm25FirstStage } from './first-stage.js';
@@ -50,6 +52,11 @@ export interface EvalOptions {
    * caller passing its retriever's order does). Default true. Tiers without that feature ignore it.
    */
   readonly retrievalRank?: boolean;
+  /**
+   * Operating points to report (the gate's relative decisions on each query's top gateK). Default:
+   * the scorer's own (known models, by id); none → the report's `operatingPoints` is null.
+   */
+  readonly operatingPoints?: OperatingPoints;
   /** Reuse an index over the collection (it is the costly part for big corpora). */
   readonly firstStage?: FirstStage;
   /** Called after each query is scored. */
@@ -83,6 +90,12 @@ export interface EvalReport {
   /** Threshold with the highest recall at precision >= target on THESE queries (optimistic if used to gate them). */
   readonly thresholdForTarget: ThresholdRow | null;
   readonly gate: KeptSetStats & { readonly thresholdSource: 'given' | 'tuned-on-these-queries' | 'none' };
+  /**
+   * The gate at each operating point of the scorer on the first-stage top gateK (precision, recall
+   * and F1 of the kept set, pooled; against keeping all; queries with nothing kept among those with
+   * a relevant candidate; nDCG@10 of the kept list); null when the scorer declares none.
+   */
+  readonly operatingPoints: readonly OperatingPointRow[] | null;
   readonly timingsMs: { readonly firstStage: number; readonly scoring: number; readonly total: number };
   /** Per-query nDCG@10, for paired comparisons. */
   readonly perQuery: ReadonlyArray<{
@@ -158,6 +171,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const apFirst: Array<number | null> = [];
   const apReranked: Array<number | null> = [];
   const gatePools: LabelledScore[][] = [];
+  const judgedLists: JudgedGateList[] = [];
   for (let q = 0; q < lists.length; q++) {
     const list = lists[q]!;
     const scores = await scoreCandidateList(collection, scorer, list, signal, options.retrievalRank ?? true);
@@ -170,7 +184,14 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     });
     apFirst.push(averagePrecision(firstOrder, list.judgments));
     apReranked.push(averagePrecision(reranked, list.judgments));
-    gatePools.push(list.candidates.slice(0, gateK).map((c, i) => ({ score: scores[i]!, relevant: c.grade > 0 })));
+    const top = list.candidates.slice(0, gateK);
+    gatePools.push(top.map((c, i) => ({ score: scores[i]!, relevant: c.grade > 0 })));
+    judgedLists.push({
+      relevances: top.map((_, i) => scores[i]!),
+      relevant: top.map((c) => c.grade > 0),
+      docIds: top.map((c) => c.docId),
+      judgments: list.judgments,
+    });
     options.onProgress?.(q + 1, lists.length);
   }
   const t2 = performance.now();
@@ -182,6 +203,8 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const thresholdSource =
     options.gateThreshold !== undefined ? 'given' : thresholdForTarget ? 'tuned-on-these-queries' : 'none';
   const gate = keptSetStats(gatePools, gateThreshold ?? Number.POSITIVE_INFINITY);
+  const points = options.operatingPoints ?? operatingPointsFor(scorer.id);
+  const operatingPoints = points === undefined ? null : operatingPointRows(judgedLists, points);
 
   return {
     collection: {
@@ -204,6 +227,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     targetPrecision,
     thresholdForTarget,
     gate: { ...gate, thresholdSource },
+    operatingPoints,
     timingsMs: { firstStage: round1(t1 - t0), scoring: round1(t2 - t1), total: round1(t2 - t0) },
     perQuery,
   };

@@ -20,6 +20,7 @@ import {
 } from './decide.js';
 import { selectThreshold } from './policies/adaptive.js';
 import { EarlyStopWindow } from './policies/early-stop.js';
+import { listThreshold } from './policies/operating-points.js';
 import { compilePolicy, mergePolicy, type CompiledPolicy } from './policy.js';
 import { scoreRange, type ScoringContext } from './scoring.js';
 import { StreamChannel } from './stream-channel.js';
@@ -197,7 +198,7 @@ class GateImpl implements Gate {
     const k = passages.length;
     const items: WorkingItem<P>[] = new Array(k);
     for (let i = 0; i < k; i++) items[i] = newWorkingItem(passages[i], i);
-    const state = new DecisionState(policy, call.threshold);
+    let state = new DecisionState(policy, call.threshold);
     const ctx: ScoringContext = {
       scorer: this.scorer,
       cache: this.cache,
@@ -211,6 +212,9 @@ class GateImpl implements Gate {
     const earlyStop = policy.earlyStop;
     if (earlyStop === undefined) {
       await scoreRange(ctx, passages, items, 0, k);
+      // An operating point chooses the call's threshold from the scored list (never with earlyStop).
+      if (policy.operatingPoint !== undefined)
+        state = new DecisionState(policy, listThreshold(policy, items, call.threshold));
       for (let i = 0; i < k; i++) {
         decidePair(items[i], state);
         sink?.decided(items[i], state);
@@ -284,7 +288,10 @@ function rerouteCompiled<P extends Passage>(
     }
   }
   const queryClass = options?.queryClass ?? previous.queryClass;
-  const state = new DecisionState(policy, selectThreshold(policy, previous.query, queryClass));
+  const state = new DecisionState(
+    policy,
+    listThreshold(policy, items, selectThreshold(policy, previous.query, queryClass)),
+  );
   for (let i = 0; i < k; i++) decidePair(items[i], state);
   return finalizeDecisions({
     query: previous.query,

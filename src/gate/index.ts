@@ -56,3 +56,10 @@ export type {
   RerouteOptions,
   Gate,
 } from './types.js';
+export {
+  operatingPointThreshold,
+  operatingPointsFor,
+  MODEL_OPERATING_POINTS,
+  OPERATING_POINT_NAMES,
+} from './policies/operating-points.js';
+export type { GateMode, OperatingPoint, OperatingPointName, OperatingPoints } from './types.js';

@@ -14,7 +14,14 @@ import {
 } from '../util/validate-options.js';
 import { assertCalibratedFor, parseCalibratedThreshold, type PlattParameters } from './calibration.js';
 import { InvalidPolicyError } from './errors.js';
-import type { AdaptiveThresholdPolicy } from './policies/adaptive.js';
+import type { AdaptiveThresholdPolicy, ThresholdMode } from './policies/adaptive.js';
+import {
+  OPERATING_POINT_NAMES,
+  type OperatingPoint,
+  type OperatingPointName,
+  type OperatingPoints,
+  operatingPointsFor,
+} from './policies/operating-points.js';
 import { assertRulesReadDeclaredSignals, compileRules, isRoute, type CompiledRules } from './policies/rules.js';
 import type { EarlyStopPolicy, GatePolicy, QueryLengthThreshold, Route, ThresholdFunction } from './types.js';
 
@@ -39,6 +46,10 @@ export interface CompiledPolicy extends AdaptiveThresholdPolicy {
   readonly earlyStop: EarlyStopPolicy | undefined;
   readonly failOpen: boolean;
   readonly calibration: PlattParameters | undefined;
+  /** The mode asked for (or the default resolved for the scorer). */
+  readonly mode: 'threshold' | OperatingPointName;
+  /** Set in operating-point mode: the call's threshold comes from the scored list. */
+  readonly operatingPoint: OperatingPoint | undefined;
 }
 
 const KNOWN_KEYS: ReadonlySet<string> = new Set([
@@ -58,7 +69,98 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set([
   'earlyStop',
   'failOpen',
   'calibrated',
+  'operatingPoints',
 ]);
+
+/** Options that ask for an absolute threshold decision: with any of them, the default mode is 'threshold'. */
+const THRESHOLD_OPTIONS = [
+  'threshold',
+  'calibrated',
+  'thresholdFn',
+  'thresholdByQueryClass',
+  'thresholdByQueryLength',
+  'rules',
+  'earlyStop',
+] as const;
+
+function positiveFinite(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new InvalidPolicyError(field, `must be a finite number > 0, got ${describeValue(value)}`);
+  return value;
+}
+
+/** Validates an `operatingPoints` table: every name, { beta > 0, shift finite, floor in [0, 1] }. */
+export function parseOperatingPoints(value: unknown, field = 'operatingPoints'): OperatingPoints {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidPolicyError(field, `must be { ${OPERATING_POINT_NAMES.join(', ')} } of { beta, shift, floor }`);
+  const table = value as Record<string, unknown>;
+  for (const key of Object.keys(table))
+    if (!(OPERATING_POINT_NAMES as readonly string[]).includes(key))
+      throw new InvalidPolicyError(
+        `${field}.${key}`,
+        `is not an operating point (${OPERATING_POINT_NAMES.join(', ')})`,
+      );
+  const out: Partial<Record<OperatingPointName, OperatingPoint>> = {};
+  for (const name of OPERATING_POINT_NAMES) {
+    const p = table[name];
+    const where = `${field}.${name}`;
+    if (typeof p !== 'object' || p === null) throw new InvalidPolicyError(where, 'must be { beta, shift, floor }');
+    const point = p as Record<string, unknown>;
+    for (const key of Object.keys(point))
+      if (key !== 'beta' && key !== 'shift' && key !== 'floor')
+        throw new InvalidPolicyError(`${where}.${key}`, 'is not an operating-point parameter (beta, shift, floor)');
+    const shift = point.shift ?? 0;
+    if (typeof shift !== 'number' || !Number.isFinite(shift))
+      throw new InvalidPolicyError(`${where}.shift`, `must be a finite number, got ${describeValue(shift)}`);
+    out[name] = Object.freeze({
+      beta: positiveFinite(`${where}.beta`, point.beta),
+      shift,
+      floor: probability(`${where}.floor`, point.floor ?? 0),
+    });
+  }
+  return Object.freeze(out as Record<OperatingPointName, OperatingPoint>);
+}
+
+interface ResolvedMode {
+  readonly mode: 'threshold' | OperatingPointName;
+  readonly thresholdMode: ThresholdMode;
+  readonly operatingPoint: OperatingPoint | undefined;
+}
+
+/** The mode of a policy for a scorer: see GatePolicy.mode. */
+function resolveMode(policy: GatePolicy, scorer: PolicyScorer): ResolvedMode {
+  const points = present(policy.operatingPoints)
+    ? parseOperatingPoints(policy.operatingPoints)
+    : operatingPointsFor(scorer.id);
+  const asked = policy.mode;
+  if (
+    asked !== undefined &&
+    asked !== 'threshold' &&
+    !(OPERATING_POINT_NAMES as readonly string[]).includes(asked as string)
+  )
+    throw new InvalidPolicyError(
+      'mode',
+      `must be 'precise', 'balanced', 'related' or 'threshold', got ${String(asked as unknown)}`,
+    );
+  const thresholdOptionSet = THRESHOLD_OPTIONS.some((key) => present(policy[key]));
+  const mode = asked ?? (points !== undefined && !thresholdOptionSet ? 'balanced' : 'threshold');
+  if (mode === 'threshold') return { mode, thresholdMode: 'threshold', operatingPoint: undefined };
+  if (mode === 'related' && (points === undefined || present(policy.relatedThreshold)))
+    return { mode, thresholdMode: 'related-threshold', operatingPoint: undefined };
+  if (points === undefined) {
+    if (mode === 'precise') return { mode, thresholdMode: 'threshold', operatingPoint: undefined };
+    throw new InvalidPolicyError(
+      'mode',
+      `'${mode}' needs operating points: scorer ${JSON.stringify(scorer.id)} declares none (pass policy.operatingPoints, or use 'threshold')`,
+    );
+  }
+  if (present(policy.earlyStop))
+    throw new InvalidPolicyError(
+      'earlyStop',
+      `cannot be combined with mode '${mode}' (an operating point decides on the whole scored list; use mode 'threshold')`,
+    );
+  return { mode, thresholdMode: 'operating-point', operatingPoint: points[mode] };
+}
 
 /** Override keys set to a value replace the base; `null` unsets; `undefined` keeps the base. */
 export function mergePolicy(base: GatePolicy, override: GatePolicy | undefined): GatePolicy {
@@ -143,9 +245,7 @@ export function compilePolicy(policy: GatePolicy, scorer: PolicyScorer): Compile
     ? probability('insufficientBelow', policy.insufficientBelow)
     : Number.NaN;
 
-  const mode = policy.mode ?? 'precise';
-  if (mode !== 'precise' && mode !== 'related')
-    throw new InvalidPolicyError('mode', `must be 'precise' or 'related', got ${String(mode)}`);
+  const { mode, thresholdMode, operatingPoint } = resolveMode(policy, scorer);
   const relatedThreshold = present(policy.relatedThreshold)
     ? probability('relatedThreshold', policy.relatedThreshold)
     : DEFAULT_RELATED_THRESHOLD;
@@ -213,7 +313,9 @@ export function compilePolicy(policy: GatePolicy, scorer: PolicyScorer): Compile
   return {
     source: policy,
     baseThreshold,
+    thresholdMode,
     mode,
+    operatingPoint,
     relatedThreshold,
     thresholdFn,
     thresholdByQueryClass,

@@ -6,6 +6,12 @@
 import type { PairScoreCache } from '../cache/cache-port.js';
 import type { Passage, Scorer, SignalProbabilities } from '../types.js';
 import type { CalibratedThreshold } from './calibration.js';
+import type { OperatingPointName, OperatingPoints } from './policies/operating-points.js';
+
+export type { OperatingPoint, OperatingPointName, OperatingPoints } from './policies/operating-points.js';
+
+/** An operating point by intent, or 'threshold' (the absolute threshold options). */
+export type GateMode = OperatingPointName | 'threshold';
 
 /** Where a passage goes: into the LLM context, into it flagged as conflicting, or nowhere. */
 export type Route = 'included' | 'conflicting' | 'excluded';
@@ -112,10 +118,28 @@ export interface GatePolicy {
   readonly fallback?: 'top' | 'none';
   /** insufficientContext when the returned set's mean relevance < this (strict). */
   readonly insufficientBelow?: number | null;
-  /** 'related' ("everything related") uses relatedThreshold instead of every other threshold option. */
-  readonly mode?: 'precise' | 'related';
-  /** Threshold of 'related' mode. Default 0.25. */
+  /**
+   * The operating point, chosen by intent: 'precise' (high precision, may return little),
+   * 'balanced' (an LLM context), 'related' ("show me everything related"), or 'threshold' (the
+   * absolute threshold options below). An operating point decides relative to the request's own
+   * scored list (docs/gate.md, "Operating points") and replaces every threshold option. Default:
+   * 'balanced' for a scorer that declares operating points (the shipped fast-path model) when no
+   * threshold option (threshold, calibrated, thresholdFn, thresholdByQueryClass,
+   * thresholdByQueryLength, rules, earlyStop) is set; 'threshold' otherwise.
+   * For a scorer without operating points (and no `operatingPoints` option), 'precise' is the
+   * absolute threshold and 'related' uses relatedThreshold, as before; 'balanced' is refused.
+   */
+  readonly mode?: GateMode;
+  /**
+   * Absolute threshold of 'related' for scorers without operating points. Given explicitly, it makes
+   * 'related' absolute for every scorer. Default 0.25.
+   */
   readonly relatedThreshold?: number;
+  /**
+   * Operating-point parameters for this scorer (overrides the table of known models), e.g. fitted
+   * with `relevance-gate eval` on your own labelled data. null unsets.
+   */
+  readonly operatingPoints?: OperatingPoints | null;
   /** Threshold per caller-supplied query class (FilterOptions.queryClass). */
   readonly thresholdByQueryClass?: Readonly<Record<string, number>> | null;
   /** Threshold by query length: first bucket with words ≤ maxWords. */

@@ -42,6 +42,8 @@ export interface TierState {
 export interface ResolvedRouting {
   readonly mode: RoutingMode;
   readonly fixed: TierState;
+  /** The tier cascade mode spends the budget on (never the inline tier). */
+  readonly cascade: TierState;
   readonly threshold: number;
   readonly signals: readonly string[];
 }
@@ -194,6 +196,7 @@ export function resolveRouting(
     ...(override ?? {}),
   };
   if ('fixed' in base && override?.fixedTier === undefined) merged.fixedTier = base.fixed.name;
+  if ('cascade' in base && override?.cascadeTier === undefined) merged.cascadeTier = base.cascade.name;
   if ('signals' in base && override?.signal === undefined) merged.signal = base.signals;
   const mode = merged.mode;
   if (mode === undefined || !MODES.has(mode))
@@ -204,6 +207,12 @@ export function resolveRouting(
     throw new InvalidArgumentError(
       `routing.fixedTier ${JSON.stringify(fixedName)} is not a registered tier (${[...tiers.byName.keys()].join(', ')})`,
     );
+  const cascadeName = merged.cascadeTier ?? tiers.ranked[0].name;
+  const cascade = tiers.byName.get(cascadeName);
+  if (cascade === undefined || (cascade.inline && tiers.ranked.length > 1))
+    throw new InvalidArgumentError(
+      `routing.cascadeTier ${JSON.stringify(cascadeName)} must be a registered tier that is not the inline one (${[...tiers.byName.keys()].join(', ')})`,
+    );
   const threshold = merged.threshold ?? 0.5;
   if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1))
     throw new InvalidArgumentError(`routing.threshold must be a probability in [0, 1], got ${String(threshold)}`);
@@ -212,5 +221,5 @@ export function resolveRouting(
   if (!Array.isArray(signals) || signals.length === 0 || !signals.every((s) => typeof s === 'string' && s.length > 0)) {
     throw new InvalidArgumentError('routing.signal must be a signal name or a non-empty list of names');
   }
-  return { mode, fixed, threshold, signals };
+  return { mode, fixed, cascade, threshold, signals };
 }

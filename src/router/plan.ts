@@ -35,6 +35,8 @@ export interface PlanInput {
   readonly tiers: readonly PlanTier[];
   /** The tier of `fixed` mode (a name in `tiers`). */
   readonly fixedTier: string;
+  /** Cascade only: the tier the pairs nearest the threshold go to; default the best tier. */
+  readonly cascadeTier?: string;
   /** Cache state per pair, in input order. */
   readonly cache: readonly PairCacheState[];
   /**
@@ -171,20 +173,21 @@ export function planRouting(input: PlanInput): Plan {
   }
 
   if (input.mode === 'cascade') {
-    if (best.inline) return plan({ reason: 'inline-only', inlineAnswer: open });
+    const target = input.cascadeTier === undefined ? best : findTier(input.tiers, input.cascadeTier);
+    if (target.inline) return plan({ reason: 'inline-only', inlineAnswer: open });
     const relevance = input.relevance ?? new Float64Array(input.cache.length).fill(Number.NaN);
     const order = orderByThresholdDistance(open, relevance, input.threshold);
     // A cascade probe is one pair: enough to refresh the model, cheap if the model was right.
-    const f = fitTier(best, order.length, input, 1);
+    const f = fitTier(target, order.length, input, 1);
     const chosen = order.slice(0, f.pairs);
     const shed = order.slice(f.pairs);
     return plan({
       reason: f.probe ? 'probe' : (f.limitedBy ?? 'fits'),
-      submissions: chosen.length > 0 ? [{ tier: best.name, indices: chosen }] : [],
+      submissions: chosen.length > 0 ? [{ tier: target.name, indices: chosen }] : [],
       inlineAnswer: shed,
       inlineDegraded: shed.length > 0 ? 'shed' : undefined,
       shed,
-      probe: f.probe ? best.name : undefined,
+      probe: f.probe ? target.name : undefined,
     });
   }
 

@@ -175,6 +175,7 @@ class RouterImpl implements Router {
       mode,
       tiers: cfg.ranked.map((t) => planTier(t, cfg.probeIntervalMs)),
       fixedTier: routing.fixed.name,
+      cascadeTier: routing.cascade.name,
       cache: cacheState,
       relevance,
       threshold: routing.threshold,

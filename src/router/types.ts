@@ -19,6 +19,12 @@ export interface RoutingOptions {
   readonly mode: RoutingMode;
   /** Tier name for `fixed` mode; default the highest-quality tier. */
   readonly fixedTier?: TierName;
+  /**
+   * Tier `cascade` sends the pairs nearest the threshold to; default the highest-quality tier.
+   * With trees, a cross-encoder and an LLM judge, `cascadeTier: 'crossEncoder'` keeps the judge
+   * out of the cascade (it then serves `fixed`/`budget` views or direct calls).
+   */
+  readonly cascadeTier?: TierName;
   /** Decision threshold (probability) that `cascade` spends the slow tier around. Default 0.5. */
   readonly threshold?: number;
   /** Signal(s) read as relevance for `cascade`; the first present name is used. Default ['relevant']. */

@@ -30,7 +30,7 @@ export class ReproducibilityError extends RelevanceGateError {
   }
 }
 
-export type GridName = 'full' | 'quick' | 'tiny';
+export type GridName = 'full' | 'loco' | 'quick' | 'tiny';
 
 /**
  * LambdaMART settings of the grids: RankNet σ 1, every pair of differently graded candidates,
@@ -62,6 +62,21 @@ export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
       minChildWeight: 100,
       lambdaMart: LAMBDAMART_SETTINGS,
     },
+    {
+      objective: 'lambdamart',
+      maxDepth: 4,
+      eta: 0.1,
+      rounds: 200,
+      minChildWeight: 100,
+      lambdaMart: { ...LAMBDAMART_SETTINGS, warmStart: { scale: 5 } },
+    },
+  ],
+  /**
+   * The shipped model's recipe (its best pointwise point, then LambdaMART boosting from it) without
+   * the rest of the full grid: for leave-one-collection-out base models (scripts/loco-base.ts).
+   */
+  loco: [
+    { objective: 'reg:squarederror', maxDepth: 4, eta: 0.05, rounds: 300, minChildWeight: 1 },
     {
       objective: 'lambdamart',
       maxDepth: 4,
@@ -124,7 +139,7 @@ export function discoverCollections(dataDir: string): string[] {
  * `relevance-gate eval` on the staged model, in a fresh process: the model card then reports exactly
  * what a user running the eval command gets (nothing left over from training in this process).
  */
-function evalInFreshProcess(
+export function evalInFreshProcess(
   collectionDir: string,
   modelDir: string,
   k: number,
@@ -210,7 +225,7 @@ export async function runFastPathPipeline(options: FastPathPipelineOptions): Pro
   const names = options.collections ?? discoverCollections(dataDir);
   if (names.length === 0) throw new InvalidArgumentError(`no collections (folders with docs.jsonl) under ${dataDir}`);
   const grid = GRIDS[options.grid];
-  if (!grid) throw new InvalidArgumentError(`unknown grid "${options.grid}" (full, quick, tiny)`);
+  if (!grid) throw new InvalidArgumentError(`unknown grid "${options.grid}" (full, loco, quick, tiny)`);
   const k = options.k ?? 100;
   const gateK = options.gateK ?? 20;
 

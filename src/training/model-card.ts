@@ -3,16 +3,11 @@
  * Deterministic text (no dates, no timings), so reruns produce the same card.
  */
 import { FEATURE_DEFINITIONS, FEATURE_SCHEMA_VERSION, TOKENIZER_VERSION } from '../features/schema.js';
-import type { EvalReport } from '../eval/run-eval.js';
-import type { TrainFastPathResult } from './train-fastpath.js';
+import { renderOperatingPointsSection } from './operating-points-card.js';
+import type { TestResult } from './test-result.js';
 
-export interface TestResult {
-  readonly name: string;
-  /** Passages carry their BM25 rank as retrieval_rank (the default of `relevance-gate eval`). */
-  readonly withRank: EvalReport;
-  /** Text only: no caller-supplied features. */
-  readonly textOnly: EvalReport;
-}
+export type { TestResult } from './test-result.js';
+import type { TrainFastPathResult } from './train-fastpath.js';
 
 export interface ModelCardInput {
   readonly training: TrainFastPathResult;
@@ -244,6 +239,7 @@ export function renderModelCard(input: ModelCardInput): string {
       return `| ${t.name} | ${f3(g.precisionAll)} | ${f3(g.precisionKept)} | ${f3(g.recallKept)} | ${g.keptPerQuery.toFixed(2)} | ${g.queriesWithNothingKept} / ${g.queries} | ${f3(x.precisionKept)} / ${f3(x.recallKept)} |`;
     }),
     '',
+    ...renderOperatingPointsSection(tests, options.gateK),
     '## Limits (read before relying on it)',
     '',
     '- Lexical features only: it cannot match synonyms or paraphrases that share no terms, and it knows nothing about',

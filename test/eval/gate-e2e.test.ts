@@ -83,6 +83,42 @@ describe('gate end to end with the shipped fast-path model on MED', () => {
     expect(report.gate.precisionKept!).toBeGreaterThan(report.gate.precisionAll!);
   }, 60_000);
 
+  it('the default gate of the shipped model is the balanced operating point, and eval reports what it keeps', async () => {
+    const ids = resolveQuerySet(collection, 'default', readSplitsFile(join(MODEL, 'splits.json'))).queryIds;
+    const lists = buildCandidateLists(collection, createBm25FirstStage(collection), ids, 20);
+    const report = await runEval({ collection, scorer, queryIds: ids, k: 20, gateK: 20 });
+    expect(report.operatingPoints?.map((r) => r.name)).toEqual(['precise', 'balanced', 'related']);
+    const gate = createGate({ scorer });
+    for (const mode of ['precise', 'balanced', 'related'] as const) {
+      let kept = 0;
+      let relevantKept = 0;
+      let nothing = 0;
+      for (const list of lists) {
+        const passages = list.candidates.map((c) => ({
+          ...toPassage(collection.docById.get(c.docId)!),
+          features: { retrieval_rank: c.rank },
+        }));
+        const result =
+          mode === 'balanced'
+            ? await gate.filter(list.queryText, passages)
+            : await gate.filter(list.queryText, passages, { policy: { mode } });
+        kept += result.included.length;
+        relevantKept += result.included.filter((it) => (list.judgments.get(it.id) ?? 0) > 0).length;
+        if (result.included.length === 0) nothing++;
+        // the same decision re-made from the stored signals
+        expect(gate.reroute(result, { mode }).included.map((i) => i.id)).toEqual(result.included.map((i) => i.id));
+      }
+      const row = report.operatingPoints!.find((r) => r.name === mode)!;
+      expect(row.keptPerQuery).toBeCloseTo(kept / ids.length, 12);
+      expect(row.precision!).toBeCloseTo(relevantKept / kept, 12);
+      expect(row.nothingKeptAll).toBe(nothing);
+    }
+    const [precise, balanced, related] = report.operatingPoints!;
+    expect(precise!.keptPerQuery).toBeLessThanOrEqual(balanced!.keptPerQuery);
+    expect(balanced!.keptPerQuery).toBeLessThanOrEqual(related!.keptPerQuery);
+    expect(related!.recall!).toBeGreaterThanOrEqual(precise!.recall!);
+  }, 60_000);
+
   it('relevance-gate eval writes the JSON report and the SVG plot', async () => {
     const json = join(out, 'med.json');
     const plot = join(out, 'med.svg');
@@ -112,6 +148,10 @@ describe('gate end to end with the shipped fast-path model on MED', () => {
     const svg = readFileSync(plot, 'utf8');
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg).toContain('precision');
+    expect(parsed.operatingPoints.map((r: { name: string }) => r.name)).toEqual(['precise', 'balanced', 'related']);
+    const pointsSvg = readFileSync(join(out, 'med.operating-points.svg'), 'utf8');
+    expect(pointsSvg).toContain('balanced');
+    expect(lines.some((l) => l.includes('med.operating-points.svg'))).toBe(true);
     expect(lines.some((l) => l.includes('test split'))).toBe(true);
   }, 60_000);
 

@@ -44,6 +44,7 @@ interface Row {
   /** Tiers best first; default crossEncoder (10 ms/pair) over trees. */
   readonly tiers?: readonly TierRow[];
   readonly fixedTier?: string;
+  readonly cascadeTier?: string;
   /** Cache state per pair; a number n means n misses. */
   readonly cache: readonly PairCacheState[] | number;
   readonly relevance?: readonly number[];
@@ -63,6 +64,7 @@ function input(row: Row): PlanInput {
     mode: row.mode,
     tiers: (row.tiers ?? [CE(), TREES]).map(tier),
     fixedTier: row.fixedTier ?? 'crossEncoder',
+    ...(row.cascadeTier !== undefined ? { cascadeTier: row.cascadeTier } : {}),
     cache,
     relevance: row.relevance,
     threshold: row.threshold ?? 0.5,
@@ -305,7 +307,34 @@ const BUDGET_ROWS: Row[] = [
   },
 ];
 
+const JUDGE: TierRow = { name: 'llmJudge', msPerPair: 50 };
+
 const CASCADE_ROWS: Row[] = [
+  {
+    name: 'three tiers, cascadeTier crossEncoder: the judge is skipped, the nearest pairs go to the cross-encoder',
+    mode: 'cascade',
+    tiers: [JUDGE, CE(), TREES],
+    cascadeTier: 'crossEncoder',
+    cache: 10,
+    relevance: SPREAD,
+    remainingMs: 55,
+    expected: cascadeShed('over-budget', [5, 1, 3, 9, 7], [6, 4, 2, 0, 8]),
+  },
+  {
+    name: 'three tiers, default cascade tier: the best (the judge) takes what fits',
+    mode: 'cascade',
+    tiers: [JUDGE, CE(), TREES],
+    cache: 10,
+    relevance: SPREAD,
+    remainingMs: 105, // 2 × 50 ms fit
+    expected: {
+      reason: 'over-budget',
+      submissions: [{ tier: 'llmJudge', indices: [5, 1] }],
+      inlineAnswer: [3, 9, 7, 6, 4, 2, 0, 8],
+      inlineDegraded: 'shed',
+      shed: [3, 9, 7, 6, 4, 2, 0, 8],
+    },
+  },
   {
     name: 'the pairs nearest the threshold go up, as many as fit',
     mode: 'cascade',

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
+import type { GridName } from '../../training/fastpath-pipeline.js';
 
 interface TrainCliOptions {
   data: string;
@@ -23,12 +24,16 @@ export function register(program: Command): void {
     .description(
       'Train the fast-path lexical model on judged collections (BM25 candidates, native features, ml-xgboost) and write the model directory with its model card.',
     )
-    .option('--data <dir>', 'folder of judged collections (each: docs.jsonl, queries.jsonl, qrels.tsv)', '../shared/data')
+    .option(
+      '--data <dir>',
+      'folder of judged collections (each: docs.jsonl, queries.jsonl, qrels.tsv)',
+      '../shared/data',
+    )
     .option('--out <dir>', 'model directory to write', 'models/fastpath-lexical')
     .option('--collections <names>', 'comma-separated collection folder names (default: all under --data)')
     .option('--seed <n>', 'seed for splits, rank dropout and XGBoost', '42')
     .option('--target-precision <p>', 'precision the recommended threshold is chosen for (on validation)', '0.5')
-    .option('--grid <name>', 'hyperparameter grid: full | quick | tiny', 'full')
+    .option('--grid <name>', 'hyperparameter grid: full | loco | quick | tiny', 'full')
     .option('--max-queries <n>', 'at most this many train and validation queries per collection (quick runs)')
     .option('--check', 'rerun the pipeline for the chosen point and fail unless the outputs are byte-identical', false)
     .option('--no-progress', 'no progress display')
@@ -40,8 +45,8 @@ export function register(program: Command): void {
       const targetPrecision = Number(opts.targetPrecision);
       if (!(targetPrecision > 0 && targetPrecision <= 1))
         throw new InvalidArgumentError(`--target-precision must be in (0, 1], got "${opts.targetPrecision}"`);
-      if (!['full', 'quick', 'tiny'].includes(opts.grid))
-        throw new InvalidArgumentError(`--grid must be full, quick or tiny, got "${opts.grid}"`);
+      if (!['full', 'loco', 'quick', 'tiny'].includes(opts.grid))
+        throw new InvalidArgumentError(`--grid must be full, loco, quick or tiny, got "${opts.grid}"`);
       let maxQueriesPerSplit: number | undefined;
       if (opts.maxQueries !== undefined) {
         maxQueriesPerSplit = Number(opts.maxQueries);
@@ -62,7 +67,7 @@ export function register(program: Command): void {
           : {}),
         seed,
         targetPrecision,
-        grid: opts.grid as 'full' | 'quick' | 'tiny',
+        grid: opts.grid as GridName,
         ...(maxQueriesPerSplit !== undefined ? { maxQueriesPerSplit } : {}),
         check: opts.check,
         progress: opts.progress,

@@ -1,14 +1,23 @@
 /**
  * Query-adaptive threshold selection. Precedence (first that applies):
- * mode 'related' → relatedThreshold; thresholdFn; thresholdByQueryClass[queryClass];
- * thresholdByQueryLength (first bucket with words ≤ maxWords); the base threshold.
+ * an operating point (the threshold is chosen from the scored list after scoring; the base
+ * threshold is only this placeholder); related-threshold mode → relatedThreshold; thresholdFn;
+ * thresholdByQueryClass[queryClass]; thresholdByQueryLength (first bucket with words ≤ maxWords);
+ * the base threshold.
  */
 import { InvalidPolicyError } from '../errors.js';
 import type { QueryLengthThreshold, ThresholdFunction } from '../types.js';
 
+/**
+ * How a compiled policy picks its threshold: 'threshold' (an absolute, possibly query-adaptive
+ * threshold), 'related-threshold' (the absolute relatedThreshold), 'operating-point' (relative to
+ * the request's scored list; src/gate/policies/operating-points.ts).
+ */
+export type ThresholdMode = 'threshold' | 'related-threshold' | 'operating-point';
+
 export interface AdaptiveThresholdPolicy {
   readonly baseThreshold: number;
-  readonly mode: 'precise' | 'related';
+  readonly thresholdMode: ThresholdMode;
   readonly relatedThreshold: number;
   readonly thresholdFn: ThresholdFunction | undefined;
   readonly thresholdByQueryClass: Readonly<Record<string, number>> | undefined;
@@ -46,7 +55,8 @@ export function selectThreshold(
   query: string,
   queryClass: string | undefined,
 ): number {
-  if (policy.mode === 'related') return policy.relatedThreshold;
+  if (policy.thresholdMode === 'operating-point') return policy.baseThreshold;
+  if (policy.thresholdMode === 'related-threshold') return policy.relatedThreshold;
   if (policy.thresholdFn !== undefined) {
     let chosen: unknown;
     try {

@@ -1,0 +1,193 @@
+/**
+ * Leave-one-collection-out base models: for each collection of the data folder, train the fast-path
+ * model on the OTHER collections (their train/validation splits, the training pipeline's rules and the
+ * chosen grid), then write the margins of the BM25 top-k candidates of
+ *   - the held-out collection's judged queries (`relevance-gate eval --queries all`: the model never saw
+ *     the collection), and
+ *   - the training collections' validation + test queries (what operating points may be fitted on
+ *     without touching the held-out collection),
+ * with their qrels grades, to OUT/fold-<collection>.json. `--shipped DIR` instead scores every
+ * collection's validation + test + all queries with an existing model directory (OUT/shipped.json).
+ * Features are computed once per collection per process (memoised) so the folds reuse them.
+ *
+ * Usage: npx tsx scripts/loco-base.ts [--data ../shared/data] [--out /tmp/rg-loco/quick] [--grid quick]
+ *        [--only cisi,med] [--shipped models/fastpath-lexical]
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type Collection, judgedQueryIds, loadCollection } from '../src/eval/collection.js';
+import { createBm25FirstStage } from '../src/eval/first-stage.js';
+import { splitQueries } from '../src/eval/splits.js';
+import { buildCorpusStats } from '../src/features/corpus-stats.js';
+import { LexicalFeaturizer } from '../src/features/featurizer.js';
+import type { PlattParameters } from '../src/calibration/platt.js';
+import { type PairFeaturizer, type RankingDataset, buildRankingDataset } from '../src/training/dataset.js';
+import { GRIDS, type GridName, discoverCollections } from '../src/training/fastpath-pipeline.js';
+import { trainFastPath } from '../src/training/train-fastpath.js';
+import { createXGBoostBackend } from '../src/training/xgboost-backend.js';
+import type { Passage } from '../src/types.js';
+
+const { values } = parseArgs({
+  options: {
+    data: { type: 'string', default: '../shared/data' },
+    out: { type: 'string', default: '/tmp/rg-loco/quick' },
+    grid: { type: 'string', default: 'quick' },
+    only: { type: 'string' },
+    shipped: { type: 'string' },
+    seed: { type: 'string', default: '42' },
+  },
+});
+const dataDir = resolve(values.data as string);
+const outDir = resolve(values.out as string);
+mkdirSync(outDir, { recursive: true });
+const seed = Number(values.seed);
+const names = discoverCollections(dataDir);
+const K = 100;
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+const collections = new Map<string, Collection>();
+function collectionOf(name: string): Collection {
+  let c = collections.get(name);
+  if (!c) {
+    c = loadCollection(join(dataDir, name));
+    collections.set(name, c);
+  }
+  return c;
+}
+
+/** One featurizer per collection (its own corpus statistics), memoised per (query, passages, rank given). */
+const featurizers = new Map<string, PairFeaturizer>();
+async function featurizerFor(collection: { readonly name?: string; docs: readonly { title: string; text: string }[] }) {
+  const name = (collection as Collection).name;
+  const known = featurizers.get(name);
+  if (known) return known;
+  const inner = new LexicalFeaturizer(await buildCorpusStats(collection.docs));
+  const memo = new Map<string, Float32Array>();
+  const f: PairFeaturizer = {
+    featureNames: inner.featureNames,
+    featurize(query: string, passages: readonly Passage[]) {
+      const ranked = passages.length > 0 && passages[0]!.features !== undefined;
+      const key = `${ranked ? 1 : 0}\u0000${query}\u0000${passages.map((p) => p.id).join('\u0001')}`;
+      let rows = memo.get(key);
+      if (!rows) {
+        rows = inner.featurize(query, passages);
+        memo.set(key, rows);
+      }
+      return rows;
+    },
+  };
+  featurizers.set(name, f);
+  return f;
+}
+
+interface ScoredQuery {
+  readonly q: string;
+  /** margins of the BM25 top-k in BM25 order */
+  readonly m: number[];
+  /** grades in BM25 order */
+  readonly g: number[];
+  /** number of judged relevant documents of the query (nDCG's ideal) */
+  readonly judged: number[];
+}
+
+async function datasetOf(collection: Collection, queryIds: readonly string[]): Promise<RankingDataset> {
+  return buildRankingDataset(
+    [
+      {
+        collection,
+        firstStage: createBm25FirstStage(collection),
+        featurizer: await featurizerFor(collection),
+        queryIds,
+        passthrough: (list, i) => ({ retrieval_rank: list.candidates[i]!.rank }),
+      },
+    ],
+    K,
+  );
+}
+
+async function scoreQueries(
+  modelBytes: Uint8Array,
+  collection: Collection,
+  queryIds: readonly string[],
+): Promise<ScoredQuery[]> {
+  const backend = createXGBoostBackend();
+  const ds = await datasetOf(collection, queryIds);
+  const margins = await backend.predictMargins(modelBytes, ds.features, ds.numRows, ds.featureNames.length);
+  return ds.groups.map((g) => ({
+    q: g.list.queryId,
+    m: Array.from(margins.subarray(g.offset, g.offset + g.list.candidates.length), (v) => Number(v.toFixed(6))),
+    g: g.list.candidates.map((c) => c.grade),
+    judged: [...g.list.judgments.values()].filter((v) => v > 0),
+  }));
+}
+
+function splitsOf(collection: Collection) {
+  return splitQueries(collection, { seed });
+}
+
+if (values.shipped !== undefined) {
+  const dir = resolve(values.shipped);
+  const modelBytes = new Uint8Array(readFileSync(join(dir, 'model.json')));
+  const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as { calibration?: PlattParameters };
+  const out: Record<string, Record<string, ScoredQuery[]>> = {};
+  for (const name of names) {
+    const c = collectionOf(name);
+    const s = splitsOf(c);
+    out[name] = {
+      validation: await scoreQueries(modelBytes, c, s.validation),
+      test: await scoreQueries(modelBytes, c, s.test),
+      all: await scoreQueries(modelBytes, c, judgedQueryIds(c.qrels)),
+    };
+    log(`loco-base: shipped: scored ${name}`);
+  }
+  writeFileSync(join(outDir, 'shipped.json'), JSON.stringify({ calibration: meta.calibration ?? null, scores: out }));
+  log(`loco-base: wrote ${join(outDir, 'shipped.json')}`);
+} else {
+  const grid = GRIDS[values.grid as GridName];
+  if (!grid) throw new Error(`unknown grid ${values.grid}`);
+  const folds = values.only ? (values.only as string).split(',') : names;
+  for (const heldOut of folds) {
+    const t0 = performance.now();
+    const trainNames = names.filter((n) => n !== heldOut);
+    const result = await trainFastPath(
+      {
+        collectionDirs: trainNames.map((n) => join(dataDir, n)),
+        seed,
+        k: K,
+        gateK: 20,
+        targetPrecision: 0.5,
+        grid,
+        retrievalRankDropout: 0.5,
+        minQueriesPerCollection: 100,
+        log,
+      },
+      { featurizerFor: (c) => featurizerFor(c as Collection), backend: createXGBoostBackend() },
+    );
+    const scores: Record<string, Record<string, ScoredQuery[]>> = {};
+    const held = collectionOf(heldOut);
+    scores[heldOut] = { all: await scoreQueries(result.modelBytes, held, judgedQueryIds(held.qrels)) };
+    for (const n of trainNames) {
+      const c = collectionOf(n);
+      const s = splitsOf(c);
+      scores[n] = {
+        validation: await scoreQueries(result.modelBytes, c, s.validation),
+        test: await scoreQueries(result.modelBytes, c, s.test),
+      };
+    }
+    const file = join(outDir, `fold-${heldOut}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        heldOut,
+        trainedOn: trainNames,
+        grid: values.grid,
+        chosen: { point: result.chosen.point, trees: result.chosen.trees },
+        calibration: result.calibration,
+        recommendedThreshold: result.threshold.threshold,
+        scores,
+      }),
+    );
+    log(`loco-base: fold ${heldOut}: wrote ${file} (${Math.round(performance.now() - t0)} ms)`);
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * Leave-one-collection-out evaluation of the gate's operating points (src/gate/policies/operating-points.ts)
+ * on the margins written by scripts/loco-base.ts. For each fold (held-out collection H, base model
+ * trained on the other collections):
+ *   1. fit each operating point's (beta, shift) on the TRAINING collections' validation + test queries
+ *      (BM25 top 20 scored by the fold's model; nothing of H is used);
+ *   2. apply it to H's judged queries (BM25 top 20) and report precision / recall / F1 of the kept
+ *      set against keeping all 20, the share of queries with a relevant passage in the top 20 that
+ *      get nothing kept, and nDCG@10 (BM25 top 100 vs reranked).
+ * With --shipped FILE (loco-base.ts --shipped output) it fits the shipped model's operating points
+ * the same way on every collection's validation + test queries and prints them.
+ *
+ * Usage: npx tsx scripts/loco-gate.ts --folds /tmp/rg-loco/quick [--json out.json]
+ *        npx tsx scripts/loco-gate.ts --shipped /tmp/rg-loco/shipped.json
+ */
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { plattProbability, type PlattParameters } from '../src/calibration/platt.js';
+import {
+  type GateList,
+  type OperatingPointFit,
+  type OperatingPointMetrics,
+  fitOperatingPoints,
+  keepAllF1,
+  operatingPointMetrics,
+  oracleCutF1,
+  thresholdMetrics,
+} from '../src/eval/operating-points.js';
+import { ndcgAt } from '../src/eval/metrics.js';
+import { OPERATING_POINT_NAMES, type OperatingPointName } from '../src/gate/policies/operating-points.js';
+
+interface ScoredQuery {
+  readonly q: string;
+  readonly m: number[];
+  readonly g: number[];
+  readonly judged: number[];
+}
+type Scores = Record<string, Record<string, ScoredQuery[]>>;
+interface FoldFile {
+  readonly heldOut: string;
+  readonly trainedOn: string[];
+  readonly calibration: PlattParameters | null;
+  readonly recommendedThreshold: number;
+  readonly chosen: unknown;
+  readonly scores: Scores;
+}
+
+const { values } = parseArgs({
+  options: {
+    folds: { type: 'string' },
+    shipped: { type: 'string' },
+    json: { type: 'string' },
+    'card-module': { type: 'string' },
+  },
+});
+const GATE_K = 20;
+const IDENTITY: PlattParameters = { type: 'platt', a: 1, b: 0 };
+
+function gateLists(queries: readonly ScoredQuery[], calibration: PlattParameters): GateList[] {
+  return queries.map((q) => ({
+    relevances: q.m.slice(0, GATE_K).map((m) => plattProbability(calibration, m)),
+    relevant: q.g.slice(0, GATE_K).map((g) => g > 0),
+  }));
+}
+
+function ndcg(queries: readonly ScoredQuery[]): { bm25: number; reranked: number } {
+  let a = 0;
+  let b = 0;
+  for (const q of queries) {
+    const ids = q.m.map((_, i) => String(i));
+    const judgments = new Map<string, number>();
+    q.g.forEach((g, i) => {
+      if (g > 0) judgments.set(String(i), g);
+    });
+    // Relevant documents outside the top k still count in the ideal DCG: the judged grades not in the list.
+    const missing = [...q.judged];
+    for (const g of judgments.values()) missing.splice(missing.indexOf(g), 1);
+    for (const [i, g] of missing.entries()) judgments.set(`missing-${i}`, g);
+    const order = ids.map((_, i) => i).sort((x, y) => q.m[y]! - q.m[x]! || x - y);
+    a += ndcgAt(ids, judgments, 10) ?? 0;
+    b += ndcgAt(order.map(String), judgments, 10) ?? 0;
+  }
+  return { bm25: a / queries.length, reranked: b / queries.length };
+}
+
+function fmt(v: number | null, digits = 3): string {
+  return v === null || Number.isNaN(v) ? 'n/a' : v.toFixed(digits);
+}
+
+function row(name: string, m: OperatingPointMetrics): string {
+  return `| ${name} | ${fmt(m.precision)} | ${fmt(m.recall)} | ${fmt(m.f1)} | ${fmt(m.f1KeepAll)} | ${fmt(m.f1 / m.f1KeepAll, 2)}× | ${m.nothingKept} / ${m.queriesWithRelevant} (${fmt((100 * m.nothingKept) / Math.max(1, m.queriesWithRelevant), 1)} %) | ${fmt(m.keptPerQuery, 2)} |`;
+}
+
+const HEADER =
+  '| held-out | precision kept | recall kept | F1 kept | F1 keep-all 20 | F1 ratio | nothing kept (of queries with a relevant in top 20) | kept / query |\n|---|---|---|---|---|---|---|---|';
+
+if (values.shipped !== undefined) {
+  const file = JSON.parse(readFileSync(values.shipped, 'utf8')) as {
+    calibration: PlattParameters | null;
+    scores: Scores;
+  };
+  const cal = file.calibration ?? IDENTITY;
+  const train: Record<string, GateList[]> = {};
+  for (const [name, sets] of Object.entries(file.scores))
+    train[name] = gateLists([...(sets.validation ?? []), ...(sets.test ?? [])], cal);
+  const fits = fitOperatingPoints(train);
+  for (const op of OPERATING_POINT_NAMES) {
+    const f = fits[op];
+    process.stdout.write(
+      `${op}: beta ${f.point.beta}, shift ${f.point.shift} (fit: ${f.objective}) ${JSON.stringify(f.perCollection)}\n`,
+    );
+  }
+  if (values.json) writeFileSync(values.json, JSON.stringify({ fits }, null, 2));
+} else {
+  const dir = values.folds as string;
+  const files = readdirSync(dir)
+    .filter((f) => f.startsWith('fold-') && f.endsWith('.json'))
+    .sort();
+  const out: Record<string, unknown>[] = [];
+  const tables: Record<OperatingPointName | 'threshold', string[]> = {
+    precise: [],
+    balanced: [],
+    related: [],
+    threshold: [],
+  };
+  const ndcgRows: string[] = [];
+  const oracleRows: string[] = [];
+  const fitRows: string[] = [];
+  for (const f of files) {
+    const fold = JSON.parse(readFileSync(join(dir, f), 'utf8')) as FoldFile;
+    const cal = fold.calibration ?? IDENTITY;
+    const train: Record<string, GateList[]> = {};
+    for (const n of fold.trainedOn)
+      train[n] = gateLists([...fold.scores[n]!.validation!, ...fold.scores[n]!.test!], cal);
+    const fits: Record<OperatingPointName, OperatingPointFit> = fitOperatingPoints(train);
+    const heldQueries = fold.scores[fold.heldOut]!.all!;
+    const held = gateLists(heldQueries, cal);
+    const result: Record<string, unknown> = { heldOut: fold.heldOut, chosen: fold.chosen, queries: held.length };
+    for (const op of OPERATING_POINT_NAMES) {
+      const m = operatingPointMetrics(held, fits[op].point);
+      result[op] = { point: fits[op].point, fit: fits[op].perCollection, metrics: m };
+      tables[op].push(row(fold.heldOut, m));
+      fitRows.push(
+        `| ${fold.heldOut} | ${op} | ${fits[op].point.beta} | ${fits[op].point.shift} | ${fits[op].objective} |`,
+      );
+    }
+    const abs = thresholdMetrics(held, fold.recommendedThreshold);
+    result.threshold = { threshold: fold.recommendedThreshold, metrics: abs };
+    tables.threshold.push(row(`${fold.heldOut} (t = ${fmt(fold.recommendedThreshold)})`, abs));
+    const n = ndcg(heldQueries);
+    result.ndcg10 = n;
+    ndcgRows.push(
+      `| ${fold.heldOut} | ${held.length} | ${fmt(n.bm25, 4)} | ${fmt(n.reranked, 4)} | ${n.reranked - n.bm25 >= 0 ? '+' : ''}${fmt(n.reranked - n.bm25, 4)} | ${n.reranked - n.bm25 >= 0 ? '+' : ''}${fmt((100 * (n.reranked - n.bm25)) / n.bm25, 1)} % |`,
+    );
+    const oracle = oracleCutF1(held);
+    result.oracleCutF1 = oracle;
+    oracleRows.push(
+      `| ${fold.heldOut} | ${fmt(keepAllF1(held))} | ${fmt(1.3 * keepAllF1(held))} | ${fmt(oracle)} | ${fmt(oracle / keepAllF1(held), 2)}× |`,
+    );
+    out.push(result);
+    process.stderr.write(`loco-gate: ${fold.heldOut} done\n`);
+  }
+  const md: string[] = [];
+  const w = (s: string) => md.push(...s.split('\n'));
+  const chosen = out
+    .map((r) => {
+      const c = r.chosen as { point?: { objective?: string; lambdaMart?: { warmStart?: unknown } }; trees?: number };
+      const warm = c.point?.lambdaMart?.warmStart !== undefined ? ' from the best pointwise point' : '';
+      return `${r.heldOut as string}: ${c.point?.objective ?? '?'}${warm}, ${c.trees ?? '?'} trees`;
+    })
+    .join('; ');
+  w('### Leave-one-collection-out: collections the model never saw\n');
+  w(
+    `For each collection H of ../shared/data: a base model trained on the OTHER four (the training pipeline with grid \`${files.length > 0 ? (JSON.parse(readFileSync(join(dir, files[0]!), 'utf8')) as { grid: string }).grid : '?'}\`), the operating points fitted on the`,
+  );
+  w(
+    "other four collections' validation + test queries only (same objectives as the shipped points), then measured on H's judged queries",
+  );
+  w(`(BM25 top ${GATE_K} for the gate, top 100 for nDCG@10). Chosen per fold: ${chosen}.`);
+  w('Commands: `npx tsx scripts/loco-base.ts --grid loco --out /tmp/rg-loco/loco` then');
+  w('`npx tsx scripts/loco-gate.ts --folds /tmp/rg-loco/loco`.\n');
+  w('#### nDCG@10 on the held-out collection (BM25 top 100 reranked by the fold model)\n');
+  w('| held-out | queries | BM25 | reranked | Δ | relative |\n|---|---|---|---|---|---|');
+  for (const r of ndcgRows) w(r);
+  const gains = out.map((r) => {
+    const n = r.ndcg10 as { bm25: number; reranked: number };
+    return (n.reranked - n.bm25) / n.bm25;
+  });
+  w(
+    `\nMean relative nDCG@10 gain over the held-out collections: ${gains.length === 0 ? 'n/a' : `${(100 * gains.reduce((a, b) => a + b, 0)) / gains.length >= 0 ? '+' : ''}${((100 * gains.reduce((a, b) => a + b, 0)) / gains.length).toFixed(2)} %`} (reranked above BM25 on ${gains.filter((g) => g > 0).length} of ${gains.length}).`,
+  );
+  for (const op of [...OPERATING_POINT_NAMES, 'threshold'] as const) {
+    w(
+      `\n#### ${op === 'threshold' ? "absolute threshold (the fold model's recommended threshold)" : `operating point \`${op}\``}\n`,
+    );
+    w(HEADER);
+    for (const r of tables[op]) w(r);
+  }
+  w('\n#### Fitted parameters per fold (on the training collections only)\n');
+  w('| held-out | operating point | beta | shift | fit objective on the training collections |\n|---|---|---|---|---|');
+  for (const r of fitRows) w(r);
+  w('\n#### Upper bound: best per-query cut of the fold model ranking (labels known)\n');
+  w('| held-out | F1 keep-all | 1.3 × keep-all | F1 of the best cut per query | ratio |\n|---|---|---|---|---|');
+  for (const r of oracleRows) w(r);
+  process.stdout.write(`${md.join('\n')}\n`);
+  if (values.json) writeFileSync(values.json, JSON.stringify(out, null, 2));
+  if (values['card-module']) {
+    writeFileSync(
+      values['card-module'],
+      `/** Written by \`npx tsx scripts/loco-gate.ts --folds ${dir} --card-module ${values['card-module']}\`. */\n` +
+        `export const LOCO_OPERATING_POINTS_LINES: readonly string[] = ${JSON.stringify(md, null, 2)};\n`,
+    );
+  }
+}

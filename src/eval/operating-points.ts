@@ -1,0 +1,269 @@
+/**
+ * Offline measurement and fitting of the gate's operating points (src/gate/policies/operating-points.ts)
+ * on judged candidate lists: each list is one query's first-stage top gateK, its relevances (the
+ * scorer's probabilities) and labels. The decision is exactly the gate's: the per-call threshold of
+ * `operatingPointThreshold`, kept = relevance >= threshold. Precision and recall are pooled (micro)
+ * over queries, as in keptSetStats; F1 = 2PR / (P + R); "keep all" keeps every candidate (recall 1).
+ */
+import {
+  OPERATING_POINT_NAMES,
+  type OperatingPoint,
+  type OperatingPointName,
+  operatingPointThreshold,
+} from '../gate/policies/operating-points.js';
+import { meanOf, ndcgAt } from './metrics.js';
+
+export interface GateList {
+  readonly relevances: readonly number[];
+  readonly relevant: readonly boolean[];
+}
+
+export interface OperatingPointMetrics {
+  readonly precision: number | null;
+  readonly recall: number | null;
+  readonly f1: number;
+  /** F1 of keeping every candidate (precision = share of relevant candidates, recall 1). */
+  readonly f1KeepAll: number;
+  readonly precisionKeepAll: number | null;
+  readonly keptPerQuery: number;
+  readonly queries: number;
+  /** Queries whose candidates hold at least one relevant passage. */
+  readonly queriesWithRelevant: number;
+  /** Of those, the queries where nothing was kept. */
+  readonly nothingKept: number;
+  /** Queries (any) where nothing was kept. */
+  readonly nothingKeptAll: number;
+}
+
+function f1Of(p: number | null, r: number | null): number {
+  return p === null || r === null || p + r === 0 ? 0 : (2 * p * r) / (p + r);
+}
+
+/** Kept-set metrics of a per-query decision (`keep(list)` → the threshold of that list). */
+export function keptMetrics(
+  lists: readonly GateList[],
+  thresholdOf: (list: GateList) => number,
+): OperatingPointMetrics {
+  let all = 0;
+  let relevantAll = 0;
+  let kept = 0;
+  let relevantKept = 0;
+  let withRelevant = 0;
+  let nothingKept = 0;
+  let nothingKeptAll = 0;
+  for (const list of lists) {
+    const t = thresholdOf(list);
+    let keptHere = 0;
+    let relevantHere = 0;
+    for (let i = 0; i < list.relevances.length; i++) {
+      all++;
+      const rel = list.relevant[i] === true;
+      if (rel) relevantHere++;
+      if (list.relevances[i]! >= t) {
+        keptHere++;
+        if (rel) relevantKept++;
+      }
+    }
+    relevantAll += relevantHere;
+    kept += keptHere;
+    if (keptHere === 0) nothingKeptAll++;
+    if (relevantHere > 0) {
+      withRelevant++;
+      if (keptHere === 0) nothingKept++;
+    }
+  }
+  const precision = kept === 0 ? null : relevantKept / kept;
+  const recall = relevantAll === 0 ? null : relevantKept / relevantAll;
+  const precisionKeepAll = all === 0 ? null : relevantAll / all;
+  return {
+    precision,
+    recall,
+    f1: f1Of(precision, recall),
+    f1KeepAll: f1Of(precisionKeepAll, relevantAll === 0 ? null : 1),
+    precisionKeepAll,
+    keptPerQuery: lists.length === 0 ? 0 : kept / lists.length,
+    queries: lists.length,
+    queriesWithRelevant: withRelevant,
+    nothingKept,
+    nothingKeptAll,
+  };
+}
+
+export function operatingPointMetrics(lists: readonly GateList[], point: OperatingPoint): OperatingPointMetrics {
+  return keptMetrics(lists, (list) => operatingPointThreshold(point, list.relevances));
+}
+
+/** An absolute threshold (the classic gate) for comparison. */
+export function thresholdMetrics(lists: readonly GateList[], threshold: number): OperatingPointMetrics {
+  return keptMetrics(lists, () => threshold);
+}
+
+export function keepAllF1(lists: readonly GateList[]): number {
+  return thresholdMetrics(lists, Number.NEGATIVE_INFINITY).f1;
+}
+
+/**
+ * Upper bound of any rank cut: the pooled F1 when each query keeps the prefix of its relevance order
+ * that maximises that query's own F1 (labels known). No gate can beat it without a better ranking.
+ */
+export function oracleCutF1(lists: readonly GateList[]): number {
+  let kept = 0;
+  let relevantKept = 0;
+  let relevantAll = 0;
+  for (const list of lists) {
+    const order = list.relevances.map((_, i) => i).sort((a, b) => list.relevances[b]! - list.relevances[a]! || a - b);
+    const r = list.relevant.filter(Boolean).length;
+    relevantAll += r;
+    if (r === 0) continue;
+    let tp = 0;
+    let best = { tp: 0, k: 0, f: -1 };
+    for (let k = 1; k <= order.length; k++) {
+      if (list.relevant[order[k - 1]!]) tp++;
+      const f = (2 * tp) / (k + r);
+      if (f > best.f) best = { tp, k, f };
+    }
+    kept += best.k;
+    relevantKept += best.tp;
+  }
+  return f1Of(kept === 0 ? null : relevantKept / kept, relevantAll === 0 ? null : relevantKept / relevantAll);
+}
+
+/** What each operating point is fitted for (on the training collections, each collection counted once). */
+export const FIT_OBJECTIVES: Readonly<Record<OperatingPointName, string>> = Object.freeze({
+  precise: 'highest mean precision with recall >= 0.35 on every collection',
+  balanced: 'highest worst-collection F1 / F1 of keeping all (ties: mean)',
+  related: 'highest mean precision with recall >= 0.8 on every collection',
+});
+
+export const FIT_BETAS: readonly number[] = Object.freeze([0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4]);
+export const FIT_SHIFTS: readonly number[] = Object.freeze(Array.from({ length: 25 }, (_, i) => -3 + i * 0.25));
+
+export interface OperatingPointFit {
+  readonly point: OperatingPoint;
+  readonly objective: string;
+  readonly perCollection: Readonly<
+    Record<string, { precision: number | null; recall: number | null; f1Ratio: number; keptPerQuery: number }>
+  >;
+}
+
+interface Candidate {
+  readonly point: OperatingPoint;
+  readonly metrics: Readonly<Record<string, OperatingPointMetrics>>;
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+function choose(candidates: readonly Candidate[], name: OperatingPointName): Candidate {
+  const ms = (c: Candidate) => Object.values(c.metrics);
+  const ratio = (m: OperatingPointMetrics) => (m.f1KeepAll === 0 ? 0 : m.f1 / m.f1KeepAll);
+  const minRecall = (c: Candidate) => Math.min(...ms(c).map((m) => m.recall ?? 0));
+  const meanPrecision = (c: Candidate) => mean(ms(c).map((m) => m.precision ?? 0));
+  let score: (c: Candidate) => [number, number];
+  if (name === 'balanced') {
+    score = (c) => [Math.min(...ms(c).map(ratio)), mean(ms(c).map(ratio))];
+  } else {
+    const floor = name === 'precise' ? 0.35 : 0.8;
+    score = (c) => (minRecall(c) >= floor ? [1, meanPrecision(c)] : [0, minRecall(c)]);
+  }
+  let best = candidates[0]!;
+  let bestScore = score(best);
+  for (const c of candidates.slice(1)) {
+    const s = score(c);
+    if (s[0] > bestScore[0] || (s[0] === bestScore[0] && s[1] > bestScore[1])) {
+      best = c;
+      bestScore = s;
+    }
+  }
+  return best;
+}
+
+/**
+ * Fits every operating point's (beta, shift) on labelled lists grouped by collection, by the
+ * objectives of FIT_OBJECTIVES over the grid FIT_BETAS × FIT_SHIFTS (floor 0). Deterministic:
+ * ties keep the earlier grid point.
+ */
+export function fitOperatingPoints(
+  byCollection: Readonly<Record<string, readonly GateList[]>>,
+): Record<OperatingPointName, OperatingPointFit> {
+  const names = Object.keys(byCollection).sort();
+  const candidates: Candidate[] = [];
+  for (const beta of FIT_BETAS) {
+    for (const shift of FIT_SHIFTS) {
+      const point: OperatingPoint = { beta, shift, floor: 0 };
+      const metrics: Record<string, OperatingPointMetrics> = {};
+      for (const n of names) metrics[n] = operatingPointMetrics(byCollection[n]!, point);
+      candidates.push({ point, metrics });
+    }
+  }
+  const out = {} as Record<OperatingPointName, OperatingPointFit>;
+  for (const name of OPERATING_POINT_NAMES) {
+    const c = choose(candidates, name);
+    out[name] = {
+      point: c.point,
+      objective: FIT_OBJECTIVES[name],
+      perCollection: Object.fromEntries(
+        names.map((n) => {
+          const m = c.metrics[n]!;
+          return [
+            n,
+            {
+              precision: m.precision,
+              recall: m.recall,
+              f1Ratio: m.f1KeepAll === 0 ? 0 : m.f1 / m.f1KeepAll,
+              keptPerQuery: m.keptPerQuery,
+            },
+          ];
+        }),
+      ),
+    };
+  }
+  return out;
+}
+
+/** One query's gate candidates for the eval report: a GateList plus what nDCG of the kept set needs. */
+export interface JudgedGateList extends GateList {
+  readonly docIds: readonly string[];
+  readonly judgments: ReadonlyMap<string, number>;
+}
+
+/** What `relevance-gate eval` reports for one operating point. */
+export interface OperatingPointRow extends OperatingPointMetrics {
+  readonly name: OperatingPointName;
+  readonly point: OperatingPoint;
+  /** f1 / f1KeepAll (0 when keeping all has F1 0). */
+  readonly f1Ratio: number;
+  /** nothingKept / queriesWithRelevant (null when no query has a relevant candidate). */
+  readonly nothingKeptShare: number | null;
+  /** Mean nDCG@10 of the KEPT list (relevance order; dropped passages count as not returned). */
+  readonly ndcg10Kept: number | null;
+}
+
+/** Per operating point: the kept-set metrics and nDCG@10 of the kept list, with the gate's exact per-call cut. */
+export function operatingPointRows(
+  lists: readonly JudgedGateList[],
+  points: Readonly<Record<OperatingPointName, OperatingPoint>>,
+): OperatingPointRow[] {
+  return OPERATING_POINT_NAMES.map((name) => {
+    const point = points[name];
+    const m = operatingPointMetrics(lists, point);
+    const ndcgs: Array<number | null> = lists.map((list) => {
+      const t = operatingPointThreshold(point, list.relevances);
+      const kept = list.docIds
+        .map((id, i) => ({ id, r: list.relevances[i]!, i }))
+        .filter((x) => x.r >= t)
+        .sort((a, b) => b.r - a.r || a.i - b.i)
+        .map((x) => x.id);
+      return ndcgAt(kept, list.judgments, 10);
+    });
+    return {
+      name,
+      point,
+      ...m,
+      f1Ratio: m.f1KeepAll === 0 ? 0 : m.f1 / m.f1KeepAll,
+      nothingKeptShare: m.queriesWithRelevant === 0 ? null : m.nothingKept / m.queriesWithRelevant,
+      ndcg10Kept: meanOf(ndcgs),
+    };
+  });
+}

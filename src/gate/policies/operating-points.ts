@@ -1,0 +1,158 @@
+/**
+ * Operating points: keep/drop decisions relative to the request's own score list, so they transfer
+ * to collections the scorer never saw (an absolute threshold tuned on one corpus does not).
+ *
+ * The decision is the cut of the list (by relevance, descending) that maximises the EXPECTED F_beta
+ * of the kept set, the relevances read as probabilities after a logit shift:
+ *   q_i = σ(logit(p_i) + shift),  S = Σ q_i,  E[F_beta](k) ≈ (1 + β²) Σ_{i ≤ k} q_(i) / (k + β² S).
+ * The cut adapts to the list: a list with many likely-relevant passages keeps many, a list with one
+ * clear winner keeps one. β < 1 favours precision, β > 1 recall. The cut keeps at least the best
+ * pair unless `floor` (an absolute relevance floor) removes it; then nothing passes and the policy's
+ * explicit fallback (minKept + fallback, insufficientContext) applies.
+ *
+ * The result is one threshold per call (the relevance at the cut; tied pairs are kept together), so
+ * the per-pair decision stays `relevance >= threshold` and a stored result can be re-decided from
+ * its signals alone (reroute).
+ */
+import { plattProbability, type PlattParameters } from '../../calibration/platt.js';
+import type { SignalProbabilities } from '../../types.js';
+
+export type OperatingPointName = 'precise' | 'balanced' | 'related';
+
+export const OPERATING_POINT_NAMES: readonly OperatingPointName[] = Object.freeze(['precise', 'balanced', 'related']);
+
+export interface OperatingPoint {
+  /** The F_beta the cut maximises (> 0): < 1 favours precision, > 1 recall. */
+  readonly beta: number;
+  /** Added to logit(relevance) before the expected-F computation (finite; 0 = the scorer's probabilities as they are). */
+  readonly shift: number;
+  /** Pairs with relevance below this never pass (absolute floor in [0, 1]); 0 = no floor. */
+  readonly floor: number;
+}
+
+export type OperatingPoints = Readonly<Record<OperatingPointName, OperatingPoint>>;
+
+/**
+ * Operating points of known models, keyed by model id (the scorer id before `@`: the model files,
+ * whatever corpus statistics they run with). Fitted by `npx tsx scripts/loco-gate.ts` on the
+ * validation + test queries of the training collections (docs/eval.md, "Operating points").
+ */
+export const MODEL_OPERATING_POINTS: Readonly<Record<string, OperatingPoints>> = Object.freeze({
+  // models/fastpath-lexical (LambdaMART, 348 trees; meta.json calibration a = 0.5048, b = -1.1895),
+  // fitted on the validation + test queries of its five training collections (BM25 top 20).
+  'fastpath/lexical-v1/311fc4b5a56e7b15deef': Object.freeze({
+    precise: Object.freeze({ beta: 2, shift: -1.75, floor: 0 }),
+    balanced: Object.freeze({ beta: 3, shift: -0.75, floor: 0 }),
+    related: Object.freeze({ beta: 4, shift: -1, floor: 0 }),
+  }),
+});
+
+/** The model part of a scorer id (`fastpath/lexical-v1/<hash>@stats/<hash>` → `fastpath/lexical-v1/<hash>`). */
+export function modelIdOf(scorerId: string): string {
+  const at = scorerId.indexOf('@');
+  return at < 0 ? scorerId : scorerId.slice(0, at);
+}
+
+/** The operating points a scorer declares (by its model id), or undefined. */
+export function operatingPointsFor(scorerId: string): OperatingPoints | undefined {
+  const id = modelIdOf(scorerId);
+  return Object.hasOwn(MODEL_OPERATING_POINTS, id) ? MODEL_OPERATING_POINTS[id] : undefined;
+}
+
+const EPS = 1e-9;
+
+function logit(p: number): number {
+  const c = Math.min(Math.max(p, EPS), 1 - EPS);
+  return Math.log(c / (1 - c));
+}
+
+/**
+ * The threshold of one call: the relevance at the expected-F_beta-optimal cut of `relevances`
+ * (ties: the shortest cut). Returns `point.floor` when no relevance reaches the floor (nothing
+ * passes), and 1 when the list is empty. Pure; `relevances` is not modified.
+ */
+export function operatingPointThreshold(point: OperatingPoint, relevances: ArrayLike<number>): number {
+  const n = relevances.length;
+  const sorted = new Float64Array(n);
+  for (let i = 0; i < n; i++) sorted[i] = relevances[i]!;
+  sorted.sort();
+  sorted.reverse();
+  const b2 = point.beta * point.beta;
+  const q = new Float64Array(n);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    const v = 1 / (1 + Math.exp(-(logit(sorted[i]!) + point.shift)));
+    q[i] = v;
+    total += v;
+  }
+  let best = -1;
+  let bestValue = Number.NEGATIVE_INFINITY;
+  let cum = 0;
+  for (let k = 0; k < n; k++) {
+    if (sorted[k]! < point.floor) break;
+    cum += q[k]!;
+    const value = ((1 + b2) * cum) / (k + 1 + b2 * total);
+    if (value > bestValue) {
+      bestValue = value;
+      best = k;
+    }
+  }
+  // Nothing reaches the floor (every relevance is below it), or an empty list.
+  if (best < 0) return n === 0 ? 1 : point.floor;
+  return sorted[best]!;
+}
+
+/** What listThreshold reads of a compiled policy. */
+export interface ListThresholdPolicy {
+  readonly operatingPoint: OperatingPoint | undefined;
+  readonly relevanceSignals: readonly string[];
+  readonly calibration: PlattParameters | undefined;
+}
+
+/** What listThreshold reads of a scored pair (a gate item): its stored signals. */
+export interface StoredSignals {
+  readonly signals: SignalProbabilities | null;
+  readonly raw: Readonly<Record<string, number>> | undefined;
+}
+
+/** The relevance the decision reads from stored signals (as decidePair does), or undefined. */
+function storedRelevance(item: StoredSignals, policy: ListThresholdPolicy): number | undefined {
+  const names = policy.relevanceSignals;
+  if (item.signals === null) return undefined;
+  if (policy.calibration === undefined) {
+    for (let i = 0; i < names.length; i++) {
+      const v = item.signals[names[i]!];
+      if (v !== undefined) return v;
+    }
+    return undefined;
+  }
+  const raw = item.raw;
+  if (raw === undefined) return undefined;
+  for (let i = 0; i < names.length; i++) {
+    const v = raw[names[i]!];
+    if (v !== undefined) return plattProbability(policy.calibration, v);
+  }
+  return undefined;
+}
+
+/**
+ * The threshold of a call in operating-point mode, from the stored signals of its pairs (pairs
+ * without a relevance are left out); `fallback` when the policy has no operating point. A pure
+ * function of stored signals, so `reroute` re-makes the same decision without rescoring.
+ */
+export function listThreshold(
+  policy: ListThresholdPolicy,
+  items: ReadonlyArray<StoredSignals | undefined>,
+  fallback: number,
+): number {
+  const point = policy.operatingPoint;
+  if (point === undefined) return fallback;
+  const relevances: number[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item === undefined) continue;
+    const r = storedRelevance(item, policy);
+    if (r !== undefined && r >= 0 && r <= 1) relevances.push(r);
+  }
+  return operatingPointThreshold(point, relevances);
+}

@@ -1,0 +1,51 @@
+/**
+ * The model card's operating-point section: the gate's default decision with this model, its
+ * parameters and what it keeps on the TEST queries (from the same `relevance-gate eval` runs as the
+ * rest of the card), and the leave-one-collection-out measurement of the procedure
+ * (LOCO_OPERATING_POINTS_LINES, written by `npx tsx scripts/loco-gate.ts --card-module`). Deterministic text.
+ */
+import type { TestResult } from './test-result.js';
+import { LOCO_OPERATING_POINTS_LINES } from './operating-points-loco.js';
+
+const f3 = (v: number | null | undefined): string => (v === null || v === undefined ? 'n/a' : v.toFixed(3));
+
+export function renderOperatingPointsSection(tests: readonly TestResult[], gateK: number): string[] {
+  const first = tests.find((t) => t.withRank.operatingPoints !== null);
+  const lines = ['## Operating points (the gate decision by intent)', ''];
+  if (first === undefined || first.withRank.operatingPoints === null) {
+    lines.push(
+      "This model has no entry in the gate's operating-point table (`MODEL_OPERATING_POINTS`, keyed by model id), so",
+      "`createGate({ scorer })` uses the absolute threshold; pass `policy.operatingPoints` to use `mode: 'balanced'` etc.",
+      '',
+    );
+  } else {
+    lines.push(
+      "`createGate({ scorer })` with this model decides by the `balanced` operating point; `policy: { mode: 'precise' | 'balanced' | 'related' }`",
+      'selects one (docs/gate.md, "Operating points"). Each keeps the head of the request\'s own list (relevance descending) that',
+      'maximises the expected F_beta of the kept set after a logit shift of the probabilities, so it adapts to the list rather',
+      "than to one absolute threshold. Parameters (src/gate/policies/operating-points.ts, keyed by this model's id), fitted on",
+      `the validation + test queries' BM25 top ${gateK} of the training collections (scripts/loco-gate.ts --shipped):`,
+      '',
+      '| point | beta | shift | floor |',
+      '|---|---|---|---|',
+      ...first.withRank.operatingPoints.map(
+        (r) => `| ${r.name} | ${r.point.beta} | ${r.point.shift} | ${r.point.floor} |`,
+      ),
+      '',
+      `On the TEST queries (BM25 top ${gateK}, pooled; these queries were part of the fit, so this table is optimistic: the`,
+      'leave-one-collection-out table below is the measurement on collections the model never saw):',
+      '',
+      '| collection | point | precision kept | recall kept | F1 kept | F1 keep-all | F1 ratio | nothing kept (queries with a relevant) | kept / query | nDCG@10 kept list |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+      ...tests.flatMap((t) =>
+        (t.withRank.operatingPoints ?? []).map(
+          (r) =>
+            `| ${t.name} | ${r.name} | ${f3(r.precision)} | ${f3(r.recall)} | ${f3(r.f1)} | ${f3(r.f1KeepAll)} | ${r.f1Ratio.toFixed(2)}× | ${r.nothingKept} / ${r.queriesWithRelevant} | ${r.keptPerQuery.toFixed(2)} | ${f3(r.ndcg10Kept)} |`,
+        ),
+      ),
+      '',
+    );
+  }
+  lines.push(...LOCO_OPERATING_POINTS_LINES, '');
+  return lines;
+}

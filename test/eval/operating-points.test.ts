@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type GateList,
+  FIT_BETAS,
+  FIT_SHIFTS,
+  fitOperatingPoints,
+  keepAllF1,
+  operatingPointMetrics,
+  operatingPointRows,
+  oracleCutF1,
+  thresholdMetrics,
+} from '../../src/eval/operating-points.js';
+import { operatingPointThreshold } from '../../src/gate/policies/operating-points.js';
+
+const list = (relevances: number[], relevant: number[]): GateList => ({
+  relevances,
+  relevant: relevant.map((r) => r === 1),
+});
+
+// Two queries: one clear winner; one list where everything scores low but two pairs are relevant.
+const LISTS: GateList[] = [list([0.9, 0.2, 0.1, 0.05], [1, 0, 0, 0]), list([0.2, 0.18, 0.03, 0.02], [1, 1, 0, 0])];
+
+describe('kept-set metrics of operating points', () => {
+  it('pools precision and recall over queries and counts queries with nothing kept', () => {
+    const m = thresholdMetrics(LISTS, 0.5);
+    // kept: only 0.9 (relevant) → precision 1, recall 1/3; the second query keeps nothing.
+    expect(m.precision).toBe(1);
+    expect(m.recall).toBeCloseTo(1 / 3, 12);
+    expect(m.f1).toBeCloseTo(0.5, 12);
+    expect(m.nothingKept).toBe(1);
+    expect(m.queriesWithRelevant).toBe(2);
+    expect(m.keptPerQuery).toBe(0.5);
+    // keep all: precision 3/8, recall 1 → F1 = 2·0.375/1.375
+    expect(keepAllF1(LISTS)).toBeCloseTo(0.75 / 1.375, 12);
+    expect(m.f1KeepAll).toBeCloseTo(0.75 / 1.375, 12);
+  });
+
+  it('a relative cut keeps something in every list, where an absolute threshold keeps nothing', () => {
+    const m = operatingPointMetrics(LISTS, { beta: 1, shift: 0, floor: 0 });
+    expect(m.nothingKept).toBe(0);
+    expect(m.nothingKeptAll).toBe(0);
+    // the per-query threshold is the gate's own function
+    const kept = LISTS.map(
+      (l) =>
+        l.relevances.filter((r) => r >= operatingPointThreshold({ beta: 1, shift: 0, floor: 0 }, l.relevances)).length,
+    );
+    expect(m.keptPerQuery).toBe((kept[0]! + kept[1]!) / 2);
+  });
+
+  it('the oracle cut is an upper bound of every operating point and of keeping all', () => {
+    const oracle = oracleCutF1(LISTS);
+    // best cuts: query 1 keeps 1 (tp 1), query 2 keeps 2 (tp 2) → F1 1
+    expect(oracle).toBe(1);
+    for (const beta of FIT_BETAS)
+      for (const shift of FIT_SHIFTS)
+        expect(operatingPointMetrics(LISTS, { beta, shift, floor: 0 }).f1).toBeLessThanOrEqual(oracle + 1e-12);
+    expect(keepAllF1(LISTS)).toBeLessThanOrEqual(oracle);
+  });
+
+  it('fits each operating point by its objective on the training collections', () => {
+    const fits = fitOperatingPoints({ a: LISTS, b: [list([0.6, 0.5, 0.4, 0.1], [1, 1, 0, 0])] });
+    for (const name of ['precise', 'balanced', 'related'] as const) {
+      expect(FIT_BETAS).toContain(fits[name].point.beta);
+      expect(FIT_SHIFTS).toContain(fits[name].point.shift);
+      expect(Object.keys(fits[name].perCollection)).toEqual(['a', 'b']);
+    }
+    // related must reach recall >= 0.8 on every collection (it can here: keep more)
+    for (const c of Object.values(fits.related.perCollection)) expect(c.recall!).toBeGreaterThanOrEqual(0.8);
+    // balanced is the grid point with the best worst-collection F1 ratio: no grid point beats it
+    const worst = (beta: number, shift: number) =>
+      Math.min(
+        ...[LISTS, [list([0.6, 0.5, 0.4, 0.1], [1, 1, 0, 0])]].map((ls) => {
+          const m = operatingPointMetrics(ls, { beta, shift, floor: 0 });
+          return m.f1 / m.f1KeepAll;
+        }),
+      );
+    const chosen = worst(fits.balanced.point.beta, fits.balanced.point.shift);
+    for (const beta of FIT_BETAS)
+      for (const shift of FIT_SHIFTS) expect(worst(beta, shift)).toBeLessThanOrEqual(chosen + 1e-12);
+  });
+
+  it('report rows carry nDCG@10 of the kept list and the share of queries with nothing kept', () => {
+    const judged = LISTS.map((l, q) => ({
+      ...l,
+      docIds: l.relevances.map((_, i) => `q${q}d${i}`),
+      judgments: new Map(l.relevant.flatMap((r, i) => (r ? [[`q${q}d${i}`, 1] as const] : []))),
+    }));
+    const points = {
+      precise: { beta: 1, shift: -20, floor: 0 },
+      balanced: { beta: 1, shift: 0, floor: 0 },
+      related: { beta: 1, shift: 20, floor: 0 },
+    };
+    const rows = operatingPointRows(judged, points);
+    expect(rows.map((r) => r.name)).toEqual(['precise', 'balanced', 'related']);
+    // related keeps everything: the kept list is the whole list in relevance order (nDCG 1 here)
+    expect(rows[2]!.keptPerQuery).toBe(4);
+    expect(rows[2]!.ndcg10Kept).toBeCloseTo(1, 12);
+    // precise keeps only the best pair: query 2 loses its second relevant passage
+    expect(rows[0]!.keptPerQuery).toBe(1);
+    expect(rows[0]!.ndcg10Kept!).toBeLessThan(1);
+    expect(rows[0]!.nothingKeptShare).toBe(0);
+    expect(rows[0]!.f1Ratio).toBeCloseTo(rows[0]!.f1 / rows[0]!.f1KeepAll, 12);
+  });
+});

@@ -6,10 +6,16 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { InvalidArgumentError } from '../../errors.js';
-import { parseTreeModelBytes, type ParsedTreeModel } from './loaders/parse-model.js';
+import type { ParsedTreeModel } from './loaders/parse-model.js';
 import { createTreeModel, type TreeModel, type TreeModelOptions } from './tree-model.js';
 
 export type { TreeModelFormat, ParsedTreeModel } from './loaders/parse-model.js';
+
+/** The format parsers load with the first model, not with the package (they are most of the trees tier's code). */
+async function parseModel(bytes: Uint8Array, where: string): Promise<ParsedTreeModel> {
+  const { parseTreeModelBytes } = await import('./loaders/parse-model.js');
+  return parseTreeModelBytes(bytes, where);
+}
 
 /** Models larger than this are refused before reading (the largest fixture is 3 MB). */
 export const DEFAULT_MAX_MODEL_BYTES = 512 * 1024 * 1024;
@@ -53,7 +59,7 @@ export async function readTreeModelIR(
   options: { readonly maxBytes?: number } = {},
 ): Promise<ParsedTreeModel> {
   const { bytes, where } = await readModelBytes(pathOrBytes, options.maxBytes ?? DEFAULT_MAX_MODEL_BYTES);
-  return parseTreeModelBytes(bytes, where);
+  return parseModel(bytes, where);
 }
 
 /** Loads a model file (path) or model bytes into a native TreeModel. */

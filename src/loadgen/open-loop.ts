@@ -11,7 +11,8 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import hdr from 'hdr-histogram-js';
-import type { Gate, GateResult } from '../gate/types.js';
+import type { GateResult } from '../gate/types.js';
+import type { Passage } from '../types.js';
 import { createRng, exponentialGapMs } from './random.js';
 import type { Workload } from './workload.js';
 
@@ -19,8 +20,18 @@ type Histogram = ReturnType<typeof hdr.build>;
 
 const LOOP_RESOLUTION_MS = 10;
 
+/** The part of a gate result the generator reads (an HTTP target builds it from the response). */
+export type TargetResult = Pick<GateResult, 'tier' | 'errors'> & {
+  readonly stats: Pick<GateResult['stats'], 'retrieved' | 'unscored' | 'unscoredByReason'>;
+};
+
+/** What the generator drives: a gate in-process, or an HTTP client of a server (http-target.ts). */
+export interface LoadTarget {
+  filter(query: string, passages: readonly Passage[], options?: { readonly deadline?: number }): Promise<TargetResult>;
+}
+
 export interface PhaseOptions {
-  readonly gate: Gate;
+  readonly gate: LoadTarget;
   readonly workload: Workload;
   /** Offered load, requests per second. */
   readonly qps: number;
@@ -156,13 +167,18 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
   const seconds: Array<{ h: Histogram; requests: number; pairsByTier: Record<string, number> }> = [];
   const secondOf = (scheduledAt: number): { h: Histogram; requests: number; pairsByTier: Record<string, number> } => {
     const k = Math.max(0, Math.floor((scheduledAt - measureStart) / 1000));
-    return (seconds[k] ??= { h: newHistogram(), requests: 0, pairsByTier: {} });
+    let second = seconds[k];
+    if (second === undefined) {
+      second = { h: newHistogram(), requests: 0, pairsByTier: {} };
+      seconds[k] = second;
+    }
+    return second;
   };
   let resolveDrained: (() => void) | undefined;
   let cpuStart = process.cpuUsage();
   let wallStart = performance.now();
 
-  const onDone = (scheduledAt: number, measured: boolean, result: GateResult | undefined, error: unknown): void => {
+  const onDone = (scheduledAt: number, measured: boolean, result: TargetResult | undefined, error: unknown): void => {
     const now = performance.now();
     const g0 = now;
     inFlight--;
@@ -220,7 +236,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     sent++;
     inFlight++;
     const options_ = budgetMs === undefined ? undefined : { deadline: scheduledAt + epochOffset + budgetMs };
-    let pending: Promise<GateResult>;
+    let pending: Promise<TargetResult>;
     try {
       pending = gate.filter(query.text, query.passages, options_);
     } catch (error) {
@@ -259,7 +275,10 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       }
       // Bookkeeping only: the gate's synchronous part is the engine's time, not the generator's.
       generatorMs += now - wake - gateMs;
-      if (nextAt >= end) return resolve();
+      if (nextAt >= end) {
+        resolve();
+        return;
+      }
       setTimeout(tick, Math.max(0, nextAt - performance.now()));
     };
     setTimeout(tick, Math.max(0, nextAt - performance.now()));

@@ -56,6 +56,8 @@ export interface BenchPoint {
   /** Per second of scheduled time (latency percentiles, pairs by tier label). */
   readonly timeline: readonly TimelineSecond[];
   readonly firstErrors: readonly string[];
+  /** Over HTTP: the server process's CPU time (all threads) per request it served (warm-up included), ms, from its /metrics. */
+  readonly serverCpuMsPerRequest?: number;
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;

@@ -40,11 +40,106 @@ interface BenchCliOptions {
   seed: string;
   workerNice?: string;
   progress: boolean;
+  url?: string;
+  protocol: string;
+  model?: string;
+  apiKey?: string;
+  httpCompare: boolean;
 }
 
 const num = optionalNumberOption;
 const positive = isPositive;
 const positiveInt = isPositiveInt;
+
+/**
+ * Runs `relevance-gate serve --config <file> --port 0` in a child process (the CLI as a user runs
+ * it) and resolves with its URL once it prints that it is serving.
+ */
+async function startServeProcess(config: Record<string, unknown>): Promise<{ url: string; stop(): Promise<void> }> {
+  const [{ fork }, { writeFile }, { tmpdir }, { dirname, join, extname }, { fileURLToPath }] = await Promise.all([
+    import('node:child_process'),
+    import('node:fs/promises'),
+    import('node:os'),
+    import('node:path'),
+    import('node:url'),
+  ]);
+  const here = fileURLToPath(import.meta.url);
+  const main = join(dirname(here), '..', `main${extname(here)}`);
+  const file = join(tmpdir(), `relevance-gate-bench-server-${process.pid}.json`);
+  // Model paths stay relative to where the bench runs, not to the temporary file.
+  await writeFile(
+    file,
+    JSON.stringify({ ...config, host: '127.0.0.1', port: 0, logLevel: 'warn', baseDir: process.cwd() }),
+  );
+  const { childExecArgv } = await import('../../loadgen/http-bench.js');
+  const child = fork(main, ['serve', '--config', file], {
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    execArgv: childExecArgv(main),
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /serving on (http:\/\/\S+)/.exec(out);
+      if (m !== null) resolve(m[1]);
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`relevance-gate serve exited with code ${String(code)} before serving`)),
+    );
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+function optionalNumbers(values: Record<string, number | undefined>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of Object.entries(values)) if (value !== undefined) out[key] = value;
+  return out;
+}
+
+type ReportModule = typeof import('../../loadgen/report.js');
+
+/** Table, JSON and plot of an HTTP-only run (`--url`). */
+async function writeHttpOutputs(
+  opts: BenchCliOptions,
+  results: import('../../loadgen/report.js').BenchPoint[],
+  collectionName: string,
+  httpOptions: {
+    readonly k: number;
+    readonly budgetMs: number;
+    readonly durationSec: number;
+    readonly warmupSec: number;
+  },
+  formatTable: ReportModule['formatTable'],
+  renderLatencyPlot: ReportModule['renderLatencyPlot'],
+  writeFile: (path: string, data: string) => Promise<void>,
+): Promise<void> {
+  process.stdout.write(`\n${formatTable(results)}`);
+  if (opts.json !== undefined) {
+    const os = await import('node:os');
+    const report = {
+      createdAt: new Date().toISOString(),
+      machine: { cpus: os.availableParallelism(), loadavg: os.loadavg(), node: process.version },
+      config: { url: opts.url, protocol: opts.protocol, model: opts.model ?? null, ...httpOptions, log: undefined },
+      workload: { collection: collectionName },
+      results,
+    };
+    await writeFile(opts.json, `${JSON.stringify(report, null, 2)}\n`);
+    process.stdout.write(`JSON written to ${opts.json}\n`);
+  }
+  if (opts.plot !== undefined) {
+    const title = `${collectionName} k=${httpOptions.k}, budget ${httpOptions.budgetMs} ms, over HTTP (${opts.url})`;
+    await writeFile(opts.plot, renderLatencyPlot(results, httpOptions.budgetMs, title));
+    process.stdout.write(`plot written to ${opts.plot}\n`);
+  }
+}
 
 export function register(program: Command): void {
   program
@@ -53,10 +148,7 @@ export function register(program: Command): void {
       'Open-loop load test (Poisson arrivals, latency from the scheduled send time, HDR histograms) of the gate with the tier router, ' +
         'on BM25 top-k passages of a real collection; table, JSON and an SVG of latency percentiles vs offered QPS.',
     )
-    .requiredOption(
-      '--collection <dir>',
-      'collection folder: docs.jsonl, queries.jsonl, qrels.tsv',
-    )
+    .requiredOption('--collection <dir>', 'collection folder: docs.jsonl, queries.jsonl, qrels.tsv')
     .option('--k <n>', 'passages per request (BM25 top-k)', '20')
     .requiredOption(
       '--qps <list>',
@@ -112,6 +204,21 @@ export function register(program: Command): void {
       'Linux: nice value (0..19) for the cross-encoder worker threads, so the event loop keeps priority',
     )
     .option('--no-progress', 'no live progress line')
+    .option(
+      '--url <url>',
+      'drive a running server over HTTP instead of the in-process gate (e.g. http://127.0.0.1:8080)',
+    )
+    .option('--protocol <p>', 'protocol over HTTP: gate | cohere | tei', 'gate')
+    .option(
+      '--model <name>',
+      'model name sent over HTTP (default: the server default; with --http-compare the routing mode)',
+    )
+    .option('--api-key <key>', 'Bearer token for the server')
+    .option(
+      '--http-compare',
+      'run in-process, then the same load over HTTP against a server started in a child process with the same tiers, then against a bare Fastify route (the HTTP floor): one table',
+      false,
+    )
     .action(async (opts: BenchCliOptions) => {
       const [{ runBench, routingLabel }, { formatTable, renderLatencyPlot }, { createProgress }, { writeFile }] =
         await Promise.all([
@@ -138,6 +245,65 @@ export function register(program: Command): void {
       const progressEnabled = opts.progress;
       let progress: ReturnType<typeof createProgress> | undefined;
       let progressLabel = '';
+      const protocol = opts.protocol;
+      if (protocol !== 'gate' && protocol !== 'cohere' && protocol !== 'tei')
+        throw new InvalidArgumentError(`--protocol must be gate, cohere or tei, got "${protocol}"`);
+      if (opts.url !== undefined && opts.httpCompare)
+        throw new InvalidArgumentError('--url drives an external server; --http-compare starts its own: pick one');
+      const log = (line: string): void => {
+        if (progress !== undefined) {
+          progress.finish();
+          progress = undefined;
+        }
+        process.stderr.write(`${line}\n`);
+      };
+      const onLive = (label: string, live: import('../../loadgen/open-loop.js').LiveFigures): void => {
+        if (!progressEnabled) return;
+        if (progress === undefined || progressLabel !== label) {
+          progress = createProgress(label, Math.round(live.totalSec));
+          progressLabel = label;
+        }
+        progress.update(
+          Math.min(Math.round(live.totalSec), Math.floor(live.elapsedSec)),
+          `sent ${live.sent} done ${live.completed} in-flight ${live.inFlight}${live.measuring ? ` p99 ${live.p99Ms.toFixed(1)}ms` : ' (warm-up)'}`,
+        );
+      };
+      const httpOptions = {
+        collection: opts.collection,
+        k: num('k', opts.k, positiveInt, 'a positive integer') as number,
+        qps: qps.map((q) => {
+          if (q.kind === 'capacity') throw new InvalidArgumentError('over HTTP give absolute --qps values (no Nx)');
+          return q.qps;
+        }),
+        durationSec,
+        warmupSec: num('warmup', opts.warmup, (n) => n >= 0, 'a number of seconds ≥ 0') as number,
+        budgetMs: num('budget-ms', opts.budgetMs, positive, 'a positive number of ms') as number,
+        zipf: num('zipf', opts.zipf, (n) => n >= 0, 'a number ≥ 0'),
+        distinct: num('distinct', opts.distinct, positiveInt, 'a positive integer'),
+        seed: num('seed', opts.seed, (n) => Number.isInteger(n) && n >= 0, 'an integer ≥ 0') as number,
+        log,
+        onLive,
+        onPhaseEnd: () => {
+          progress?.finish();
+          progress = undefined;
+        },
+      };
+      if (opts.url !== undefined) {
+        const { loadHttpWorkload, runHttpPoints } = await import('../../loadgen/http-bench.js');
+        const { workload, collectionName } = loadHttpWorkload(httpOptions);
+        const results = await runHttpPoints(httpOptions, workload, [
+          {
+            label: `http:${protocol}${opts.model === undefined ? '' : `:${opts.model}`}`,
+            url: opts.url,
+            protocol,
+            ...(opts.model === undefined ? {} : { model: opts.model }),
+            ...(opts.apiKey === undefined ? {} : { apiKey: opts.apiKey }),
+            scrapeMetrics: true,
+          },
+        ]);
+        await writeHttpOutputs(opts, results, collectionName, httpOptions, formatTable, renderLatencyPlot, writeFile);
+        return;
+      }
       const report = await runBench({
         collection: opts.collection,
         k: num('k', opts.k, positiveInt, 'a positive integer') as number,
@@ -171,24 +337,8 @@ export function register(program: Command): void {
           'an integer 0..19',
         ),
         seed: num('seed', opts.seed, (n) => Number.isInteger(n) && n >= 0, 'an integer ≥ 0') as number,
-        log: (line) => {
-          if (progress !== undefined) {
-            progress.finish();
-            progress = undefined;
-          }
-          process.stderr.write(`${line}\n`);
-        },
-        onLive: (label, live) => {
-          if (!progressEnabled) return;
-          if (progress === undefined || progressLabel !== label) {
-            progress = createProgress(label, Math.round(live.totalSec));
-            progressLabel = label;
-          }
-          progress.update(
-            Math.min(Math.round(live.totalSec), Math.floor(live.elapsedSec)),
-            `sent ${live.sent} done ${live.completed} in-flight ${live.inFlight}${live.measuring ? ` p99 ${live.p99Ms.toFixed(1)}ms` : ' (warm-up)'}`,
-          );
-        },
+        log,
+        onLive,
         onWorkloadProgress: (done, total) => {
           if (!progressEnabled) return;
           if (progress === undefined || progressLabel !== 'BM25 top-k') {
@@ -206,6 +356,105 @@ export function register(program: Command): void {
           progress = undefined;
         },
       });
+      if (opts.httpCompare) {
+        const { loadHttpWorkload, runHttpPoints, startFloorServer } = await import('../../loadgen/http-bench.js');
+        const { buildCorpusStats, saveCorpusStats } = await import('../../features/corpus-stats.js');
+        const { DEFAULT_WORKERS: CROSS_ENCODER_DEFAULT_WORKERS } = await import(
+          '../../tiers/cross-encoder/cross-encoder.js'
+        );
+        const { join } = await import('node:path');
+        const { tmpdir } = await import('node:os');
+        const { workload } = loadHttpWorkload(httpOptions);
+        // The server reads the collection's statistics, as the in-process run does.
+        const statsPath = join(tmpdir(), `relevance-gate-bench-stats-${process.pid}.msgpack`);
+        await saveCorpusStats(await buildCorpusStats(join(opts.collection, 'docs.jsonl')), statsPath);
+        const config = report.config as { threshold: number };
+        for (const routing of routings) {
+          const name = routing.mode;
+          const server = await startServeProcess({
+            budgetMs: httpOptions.budgetMs,
+            cache: {
+              enabled: opts.cache,
+              l1Mb: num('cache-mb', opts.cacheMb, positive, 'a positive number') as number,
+            },
+            models: {
+              fastpath: { type: 'fastpath', dir: opts.trees, stats: statsPath },
+              'cross-encoder': {
+                type: 'cross-encoder',
+                dir: opts.crossEncoder,
+                workers:
+                  num('workers', opts.workers, positiveInt, 'a positive integer') ?? CROSS_ENCODER_DEFAULT_WORKERS,
+                ...optionalNumbers({
+                  maxBatchTokens: num('max-batch-tokens', opts.maxBatchTokens, positiveInt, 'a positive integer'),
+                  maxQueueDelayMs: num('max-queue-delay-ms', opts.maxQueueDelayMs, (n) => n >= 0, 'a number ≥ 0'),
+                  maxLength: num('max-length', opts.maxLength, positiveInt, 'a positive integer'),
+                  workerNice: num(
+                    'worker-nice',
+                    opts.workerNice,
+                    (n) => Number.isInteger(n) && n >= 0 && n <= 19,
+                    'an integer 0..19',
+                  ),
+                }),
+              },
+              [name]: {
+                type: 'router',
+                tiers: ['fastpath', 'cross-encoder'],
+                routing: routing.mode,
+                ...(routing.mode === 'fixed'
+                  ? { fixedTier: routing.tier === 'trees' ? 'fastpath' : 'cross-encoder' }
+                  : {}),
+                threshold: config.threshold,
+                backgroundFill: opts.backgroundFill,
+                ...optionalNumbers({
+                  headroom: num('headroom', opts.headroom, (n) => n > 0 && n <= 1, 'in (0, 1]'),
+                  returnMarginMs: num('return-margin-ms', opts.returnMarginMs, (n) => n >= 0, 'a number ≥ 0'),
+                  maxQueuedPairs: num('max-queued-pairs', opts.maxQueuedPairs, positiveInt, 'a positive integer'),
+                }),
+              },
+            },
+          });
+          log(`server under test: ${server.url} (child process), model ${name}`);
+          try {
+            report.results.push(
+              ...(await runHttpPoints(httpOptions, workload, [
+                {
+                  label: `http:${routingLabel(routing)}`,
+                  url: server.url,
+                  protocol: 'gate',
+                  model: name,
+                  scrapeMetrics: true,
+                },
+              ])),
+            );
+          } finally {
+            await server.stop();
+          }
+        }
+        const floor = await startFloorServer();
+        log(`HTTP floor: ${floor.url} (child process, bare Fastify route answering a constant)`);
+        try {
+          report.results.push(
+            ...(await runHttpPoints(httpOptions, workload, [
+              { label: 'http-floor', url: floor.url, protocol: 'gate' },
+            ])),
+          );
+        } finally {
+          await floor.stop();
+        }
+        for (const routing of routings) {
+          const label = routingLabel(routing);
+          for (const q of httpOptions.qps) {
+            const local = report.results.find((r) => r.routing === label && r.offeredQps === q);
+            const http = report.results.find((r) => r.routing === `http:${label}` && r.offeredQps === q);
+            const base = report.results.find((r) => r.routing === 'http-floor' && r.offeredQps === q);
+            if (local === undefined || http === undefined) continue;
+            process.stderr.write(
+              `HTTP overhead ${label} @ ${q} rps: p50 +${(http.latencyMs.p50 - local.latencyMs.p50).toFixed(2)} ms, p99 +${(http.latencyMs.p99 - local.latencyMs.p99).toFixed(2)} ms, p99.9 +${(http.latencyMs.p999 - local.latencyMs.p999).toFixed(2)} ms over in-process` +
+                `${base === undefined ? '' : `; floor p50 ${base.latencyMs.p50} p99 ${base.latencyMs.p99} p99.9 ${base.latencyMs.p999} ms`}\n`,
+            );
+          }
+        }
+      }
       process.stdout.write(`\n${formatTable(report.results)}`);
       if (report.capacity !== null) {
         process.stdout.write(

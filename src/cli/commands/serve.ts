@@ -65,7 +65,11 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
     const routing = opts.routing ?? 'cascade';
     if (routing !== 'fixed' && routing !== 'budget' && routing !== 'cascade')
       throw new InvalidArgumentError(`--routing must be fixed, budget or cascade, got "${routing}"`);
-    models['cross-encoder'] = { type: 'cross-encoder', dir: opts.crossEncoder, ...(workers === undefined ? {} : { workers }) };
+    models['cross-encoder'] = {
+      type: 'cross-encoder',
+      dir: opts.crossEncoder,
+      ...(workers === undefined ? {} : { workers }),
+    };
     models[routing] = { type: 'router', tiers: [server.DEFAULT_MODEL_NAME, 'cross-encoder'], routing };
   }
   const flags: Record<string, unknown> = {
@@ -108,10 +112,16 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
     },
   };
   const config = server.resolveServerConfig(
-    server.mergeConfigInputs(fromFile, server.configFromEnvironment(), flags as Parameters<typeof server.mergeConfigInputs>[0]),
+    server.mergeConfigInputs(
+      fromFile,
+      server.configFromEnvironment(),
+      flags as Parameters<typeof server.mergeConfigInputs>[0],
+    ),
   );
   if (opts.printConfig) {
-    process.stdout.write(`${JSON.stringify({ ...config, apiKey: config.apiKey === undefined ? null : '[set]' }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ...config, apiKey: config.apiKey === undefined ? null : '[set]' }, null, 2)}\n`,
+    );
     return;
   }
 
@@ -152,8 +162,9 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  const url = await handle.listen();
+  let url: string;
   try {
+    url = await handle.listen();
     await handle.ready;
   } catch (error) {
     await handle.close().catch(() => undefined);
@@ -195,7 +206,7 @@ export function register(program: Command): void {
     .option('--body-limit <bytes>', 'request body limit (default 2097152)')
     .option('--max-in-flight-pairs <n>', 'pairs in flight per model before 429 (default 16384)')
     .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent (default info)')
-    .option('--log-passages', 'include query text in debug logs (off: logs carry no passage text)')
+    .option('--log-passages', 'log each query text at debug level (off by default; document text is never logged)')
     .option('--drain-delay-ms <ms>', 'after SIGTERM, answer readiness 503 this long before closing (default 0)')
     .option('--shutdown-timeout-ms <ms>', 'longest wait for in-flight requests at shutdown (default 30000)')
     .option('--print-config', 'print the resolved configuration and exit')

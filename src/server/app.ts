@@ -1,0 +1,200 @@
+/**
+ * The Fastify application: options (body limit, request ids, strict schema validation that still
+ * accepts clients' extra fields), the request hooks (arrival time for deadlines, request id on
+ * every response, draining, API key), protocol-shaped error and not-found handlers, and the
+ * health and metrics routes. Protocol routes live in ./protocols.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createApiKeyCheck } from './auth.js';
+import type { ServerConfig } from './config.js';
+import { ApiError, formatError, protocolOfUrl, type Protocol } from './errors.js';
+import type { LagTracker } from './lag.js';
+import type { ServerMetrics } from './metrics.js';
+import { registerCohereRoutes } from './protocols/cohere.js';
+import { registerGateRoutes } from './protocols/gate.js';
+import { registerTeiRoutes } from './protocols/tei.js';
+import type { ModelRegistry } from './registry.js';
+import { toApiError, type Lifecycle, type ServerContext } from './scoring.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Routes open without the API key (probes and scrapers). */
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/health', '/health/live', '/health/ready', '/metrics']);
+
+export interface AppOptions {
+  readonly config: ServerConfig;
+  readonly registry: ModelRegistry;
+  readonly metrics: ServerMetrics;
+  readonly lifecycle: Lifecycle;
+  readonly lag: LagTracker;
+  readonly version: string;
+  /** Text of /metrics; default this process's registry (a cluster worker asks the primary). */
+  readonly metricsText?: () => Promise<string>;
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+function clip(text: string, max = 300): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/** Fastify/ajv/parser errors → API error kinds, with messages that never echo the body. */
+function classify(error: FastifyError | Error, bodyLimit: number): ApiError {
+  if (error instanceof ApiError) return error;
+  const fe = error as FastifyError & { validation?: unknown };
+  if (fe.validation !== undefined) return new ApiError('invalid_request', `invalid request: ${clip(fe.message)}`);
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large', `request body is larger than the limit of ${bodyLimit} bytes`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type', 'unsupported content type; send application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_request', 'request body must not be empty');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_request', 'request body length does not match Content-Length');
+    default:
+      break;
+  }
+  const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+  if (error instanceof SyntaxError || (status === 400 && /JSON|prototype|constructor/i.test(fe.message)))
+    return new ApiError('invalid_request', 'request body is not valid JSON');
+  if (status === 413)
+    return new ApiError('payload_too_large', `request body is larger than the limit of ${bodyLimit} bytes`);
+  if (status === 415) return new ApiError('unsupported_media_type', 'unsupported content type; send application/json');
+  if (status === 404) return new ApiError('not_found', 'not found');
+  if (status === 405) return new ApiError('method_not_allowed', 'method not allowed');
+  if (status >= 400 && status < 500) return new ApiError('invalid_request', 'bad request');
+  return toApiError(error);
+}
+
+function protocolOf(request: FastifyRequest): Protocol {
+  const configured = (request.routeOptions.config as { protocol?: Protocol } | undefined)?.protocol;
+  return configured ?? protocolOfUrl(pathOf(request.url));
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config, registry, metrics, lifecycle } = options;
+  const fastifyModule = await import('fastify');
+  const Fastify = fastifyModule.default;
+  const ctx: ServerContext = { config, registry, metrics, lifecycle, lag: options.lag };
+  const app = Fastify({
+    logger:
+      config.logLevel === 'silent'
+        ? false
+        : {
+            level: config.logLevel,
+            redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+          },
+    // Per-request lines come from our onResponse hook (debug); error logs keep their causes.
+    logController: new fastifyModule.LogController({ disableRequestLogging: true }),
+    bodyLimit: config.limits.bodyBytes,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    return503OnClosing: false,
+    requestTimeout: 120_000,
+    ajv: {
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: false,
+        allErrors: false,
+        allowUnionTypes: true,
+      },
+    },
+  });
+
+  // JSON with prototype-poisoning protection. The protected parser scans the whole text with two
+  // regular expressions (a few % of a request's CPU); a body that cannot hold `__proto__` or
+  // `constructor` keys — no such word, no \u escape that could spell one — is parsed directly.
+  const protectedParse = app.getDefaultJsonParser('error', 'error');
+  const parseJson: typeof protectedParse = (request, body, done) => {
+    const text = body as string;
+    if (text.length === 0 || text.includes('__proto__') || text.includes('constructor') || text.includes('\\u'))
+      return protectedParse(request, text, done);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      done(error as Error, undefined);
+      return;
+    }
+    done(null, parsed);
+  };
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.limits.bodyBytes }, parseJson);
+  // Clients that post JSON without a JSON content type (curl -d) still get parsed, the same way.
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: config.limits.bodyBytes }, parseJson);
+
+  const apiKeyCheck = config.apiKey === undefined ? undefined : createApiKeyCheck(config.apiKey);
+  app.decorateRequest('arrivalMs', 0);
+
+  app.addHook('onRequest', async (request, reply) => {
+    request.arrivalMs = Date.now();
+    reply.header('x-request-id', request.id);
+    metrics.inFlightRequests(1);
+    reply.raw.once('close', () => metrics.inFlightRequests(-1));
+    const path = pathOf(request.url);
+    if (OPEN_PATHS.has(path)) return;
+    if (apiKeyCheck !== undefined && !apiKeyCheck(request.headers.authorization))
+      throw new ApiError('unauthorized', 'invalid api token');
+  });
+
+  // Server-Timing: time from arrival to the response being handed over, so clients (and the overload
+  // tests) can tell the server's own latency from their network and client overhead.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('server-timing', `total;dur=${reply.elapsedTime.toFixed(2)}`);
+    // Draining: a request that reached us is still served (nothing accepted is lost), but its
+    // connection closes afterwards so the client reconnects to a live instance.
+    if (lifecycle.draining) reply.header('connection', 'close');
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const endpoint = request.routeOptions.url ?? 'unmatched';
+    metrics.observeRequest(endpoint, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    if (config.logLevel === 'debug' || config.logLevel === 'trace')
+      request.log.debug(
+        { method: request.method, endpoint, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+        'request done',
+      );
+  });
+
+  app.setErrorHandler((error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    const api = classify(error, config.limits.bodyBytes);
+    const { status, body } = formatError(protocolOf(request), api, String(request.id));
+    if (api.retryAfterSec !== undefined) reply.header('retry-after', String(api.retryAfterSec));
+    metrics.failure(request.routeOptions.url ?? 'unmatched', api.kind);
+    // The server log keeps the cause (with its stack) for bugs; the client gets the message only.
+    if (status >= 500 && api.kind !== 'unavailable') request.log.error({ err: api.cause ?? error }, 'request failed');
+    return reply.code(status).type('application/json; charset=utf-8').send(body);
+  });
+
+  app.setNotFoundHandler((request: FastifyRequest) => {
+    throw new ApiError('not_found', `no route for ${request.method} ${clip(pathOf(request.url), 200)}`);
+  });
+
+  app.get('/health/live', async () => ({ status: 'live' }));
+  app.get('/health/ready', async (_request, reply) => {
+    const ready = registry.state === 'ready' && lifecycle.warm && !lifecycle.draining;
+    const status = lifecycle.draining
+      ? 'draining'
+      : registry.state === 'ready' && !lifecycle.warm
+        ? 'warming'
+        : registry.state;
+    return reply.code(ready ? 200 : 503).send({ status, models: registry.names, default: registry.defaultModel });
+  });
+  app.get('/metrics', async (_request, reply) => {
+    const text = await (options.metricsText ?? metrics.text)();
+    return reply.type(metrics.contentType).send(text);
+  });
+
+  registerCohereRoutes(app, ctx);
+  registerTeiRoutes(app, ctx, options.version);
+  registerGateRoutes(app, ctx);
+  return app;
+}

@@ -1,0 +1,57 @@
+/**
+ * relevance-gate/server: an HTTP reranking server that speaks Cohere v1/v2, TEI and the engine's
+ * own gate protocol over the library's gates, routers and tiers. See docs/server.md.
+ *
+ *   const server = await startServer({ port: 8080 });   // the shipped fast path as `fastpath`
+ *   await server.close();                                // graceful: drains in-flight requests
+ *
+ * Fastify and prom-client are imported on first use, so importing this module costs little.
+ */
+export {
+  resolveServerConfig,
+  readConfigFile,
+  configFromEnvironment,
+  mergeConfigInputs,
+  defaultCrossEncoderThreads,
+  MAX_DEFAULT_CROSS_ENCODER_WORKERS,
+  ENVIRONMENT_VARIABLES,
+  DEFAULT_MODEL_NAME,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEFAULT_BODY_LIMIT_BYTES,
+  DEFAULT_MAX_DOCUMENTS,
+  DEFAULT_MAX_DOCUMENT_CHARS,
+  DEFAULT_BUDGET_MS,
+  DEFAULT_MAX_IN_FLIGHT_PAIRS,
+  type ServerConfig,
+  type ServerConfigInput,
+  type ModelConfig,
+  type FastPathModelConfig,
+  type CrossEncoderModelConfig,
+  type RouterModelConfig,
+  type ScorerModelConfig,
+  type CacheConfig,
+  type LimitsConfig,
+  type LogLevel,
+} from './config.js';
+export { ApiError, ServerConfigError, type ApiErrorKind, type Protocol } from './errors.js';
+export { BUDGET_HEADER, type Lifecycle } from './scoring.js';
+export { METRIC_PREFIX, DURATION_BUCKETS_SECONDS, type ServerMetrics, type ModelMetricsSource } from './metrics.js';
+export {
+  RELEVANCE_SIGNALS,
+  type ModelRegistry,
+  type ServedModel,
+  type ModelDescription,
+  type RegistryState,
+  type DegradeLabel,
+} from './registry.js';
+export { AdmissionController, MIN_RETRY_AFTER_SEC, MAX_RETRY_AFTER_SEC, type AdmissionTicket } from './admission.js';
+export { createApiKeyCheck, type ApiKeyCheck } from './auth.js';
+export type { LagTracker } from './lag.js';
+export { runCluster, isClusterWorker, type ClusterOptions } from './cluster.js';
+export {
+  createServer,
+  startServer,
+  type CreateServerOptions,
+  type RelevanceGateServer,
+} from './server.js';

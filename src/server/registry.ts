@@ -1,0 +1,405 @@
+/**
+ * The model registry: builds every configured model (fast path, cross-encoder pools, routers over
+ * them, programmatic scorers) into the gates the protocol handlers call, shares tier instances
+ * between the routers that name them, and owns their lifetime. Readiness means every model loaded.
+ */
+import { join } from 'node:path';
+import {
+  createCrossEncoder,
+  createCrossEncoderScorer,
+  createGate,
+  createRouter,
+  createScoreCache,
+  crossEncoderTier,
+  loadFastPathScorer,
+  treesTier,
+  type CrossEncoder,
+  type CrossEncoderStats,
+  type FastPathScorer,
+  type Gate,
+  type GatePolicy,
+  type Passage,
+  type Router,
+  type ScoreCache,
+  type Scorer,
+  type ScoreOptions,
+  type ScorerPairResult,
+  type TierSpec,
+} from '../index.js';
+import { packageRoot } from '../util/package-root.js';
+import { AdmissionController } from './admission.js';
+import {
+  defaultCrossEncoderThreads,
+  type CrossEncoderModelConfig,
+  type ModelConfig,
+  type RouterModelConfig,
+  type ServerConfig,
+} from './config.js';
+import { ServerConfigError } from './errors.js';
+import { warmUp, warmupRequest } from './warmup.js';
+
+/** Signals read as relevance, newest name first (older fast-path models report `relevance`). */
+export const RELEVANCE_SIGNALS: readonly string[] = Object.freeze(['relevant', 'relevance']);
+
+export type DegradeLabel = 'shed' | 'deadline' | 'error';
+
+export interface ModelDescription {
+  readonly name: string;
+  readonly type: ModelConfig['type'];
+  readonly scorerId: string;
+  readonly tiers: readonly string[];
+  readonly routing: string | undefined;
+  readonly budgetMs: number;
+  readonly threshold: number;
+  /** Longest pair the model reads, tokens (cross-encoders), when it has such a limit. */
+  readonly maxInputTokens: number | undefined;
+}
+
+export interface ServedModel {
+  readonly name: string;
+  readonly description: ModelDescription;
+  /** The configured policy (for /v1/gate). */
+  readonly gate: Gate;
+  /** The same scorer and policy without early stopping: reranking needs a score for every document. */
+  readonly rerankGate: Gate;
+  readonly budgetMs: number;
+  readonly admission: AdmissionController;
+  /** Router models: why each pair of a call was degraded, keyed by the passage object of that call. */
+  readonly degraded: WeakMap<Passage, DegradeLabel> | undefined;
+  readonly crossEncoders: ReadonlyArray<{ readonly name: string; stats(): CrossEncoderStats }>;
+  readonly cacheEnabled: boolean;
+}
+
+interface TierModel {
+  readonly name: string;
+  readonly config: ModelConfig;
+  readonly scorer: Scorer;
+  readonly fastPath: FastPathScorer | undefined;
+  readonly encoder: CrossEncoder | undefined;
+  readonly close: () => Promise<void>;
+}
+
+export type RegistryState = 'loading' | 'ready' | 'failed' | 'closed';
+
+export interface ModelRegistry {
+  readonly state: RegistryState;
+  readonly failure: Error | undefined;
+  readonly names: readonly string[];
+  readonly defaultModel: string;
+  /** Loads every model; rejects (and closes what loaded) on the first failure. */
+  load(): Promise<void>;
+  get(name: string): ServedModel | undefined;
+  all(): readonly ServedModel[];
+  /** Whether a model of that name is configured (loaded or not). */
+  has(name: string): boolean;
+  close(): Promise<void>;
+}
+
+/** Records the router's per-pair degrade labels so the gate API can report them per passage. */
+function recordingScorer(router: Router, into: WeakMap<Passage, DegradeLabel>): Scorer {
+  return {
+    id: router.id,
+    async score(query: string, passages: readonly Passage[], options?: ScoreOptions) {
+      const results: ReadonlyArray<ScorerPairResult> = await router.score(query, passages, options);
+      for (let i = 0; i < results.length && i < passages.length; i++) {
+        const r = results[i] as { degraded?: DegradeLabel } | null;
+        if (r !== null && typeof r === 'object' && r.degraded !== undefined) into.set(passages[i], r.degraded);
+      }
+      return results;
+    },
+  };
+}
+
+function withoutEarlyStop(policy: GatePolicy): GatePolicy {
+  return { ...policy, earlyStop: null };
+}
+
+export function createModelRegistry(config: ServerConfig, log: (msg: string) => void): ModelRegistry {
+  let state: RegistryState = 'loading';
+  let failure: Error | undefined;
+  const served = new Map<string, ServedModel>();
+  const tiers = new Map<string, TierModel>();
+  let cache: ScoreCache | undefined;
+  const routers: Router[] = [];
+  const names = Object.keys(config.models);
+  const crossEncoderCount = Object.values(config.models).filter((m) => m.type === 'cross-encoder').length;
+
+  const loadTier = async (name: string, model: ModelConfig): Promise<TierModel> => {
+    switch (model.type) {
+      case 'fastpath': {
+        const dir = model.dir ?? join(packageRoot(), 'models', 'fastpath-lexical');
+        const scorer = await loadFastPathScorer(dir, model.stats === undefined ? {} : { statsPath: model.stats });
+        return {
+          name,
+          config: model,
+          scorer,
+          fastPath: scorer,
+          encoder: undefined,
+          close: async () => scorer.model.dispose(),
+        };
+      }
+      case 'cross-encoder': {
+        const ce = model as CrossEncoderModelConfig;
+        const sized = defaultCrossEncoderThreads(config.processes, crossEncoderCount);
+        const encoder = await createCrossEncoder({
+          modelDir: ce.dir,
+          workers: ce.workers ?? sized.workers,
+          intraOpThreads: ce.intraOpThreads ?? (ce.workers === undefined ? sized.intraOpThreads : undefined),
+          maxBatchTokens: ce.maxBatchTokens,
+          maxQueueDelayMs: ce.maxQueueDelayMs,
+          maxLength: ce.maxLength,
+          truncation: ce.truncation,
+          maxPendingPairs: ce.maxPendingPairs,
+          ...(ce.workerNice === undefined ? {} : { workerNice: ce.workerNice }),
+          // The HTTP limit is the bound; the pool must accept every admitted request.
+          maxPassagesPerRequest: Math.max(config.limits.documentsPerRequest, 1024),
+        });
+        return {
+          name,
+          config: model,
+          scorer: createCrossEncoderScorer(encoder),
+          fastPath: undefined,
+          encoder,
+          close: () => encoder.close(),
+        };
+      }
+      case 'scorer': {
+        const scorer = typeof model.scorer === 'function' ? await model.scorer() : model.scorer;
+        return {
+          name,
+          config: model,
+          scorer,
+          fastPath: undefined,
+          encoder: undefined,
+          close: async () => {
+            await model.close?.();
+          },
+        };
+      }
+      case 'router':
+        throw new ServerConfigError(`models.${name}: a router is not a tier`);
+    }
+  };
+
+  const basePolicy = (model: ModelConfig, fastPath: FastPathScorer | undefined): GatePolicy => {
+    const merged: Record<string, unknown> = { relevanceSignal: RELEVANCE_SIGNALS, ...config.policy, ...model.policy };
+    if (
+      merged.threshold === undefined &&
+      merged.calibrated === undefined &&
+      fastPath?.recommendedThreshold !== undefined
+    )
+      merged.threshold = fastPath.recommendedThreshold;
+    return merged as GatePolicy;
+  };
+
+  const serve = (
+    name: string,
+    model: ModelConfig,
+    scorer: Scorer,
+    gateCache: ScoreCache | undefined,
+    extras: {
+      fastPath: FastPathScorer | undefined;
+      degraded: WeakMap<Passage, DegradeLabel> | undefined;
+      encoders: ReadonlyArray<{ readonly name: string; stats(): CrossEncoderStats }>;
+      tiers: readonly string[];
+      routing: string | undefined;
+      maxInputTokens: number | undefined;
+      tierName?: string;
+    },
+  ): void => {
+    const policy = basePolicy(model, extras.fastPath);
+    const common = {
+      scorer,
+      maxPassages: Math.max(1, config.limits.documentsPerRequest * 16),
+      ...(gateCache === undefined ? {} : { cache: gateCache }),
+      ...(extras.tierName === undefined ? {} : { tierName: extras.tierName }),
+    };
+    const gate = createGate({ ...common, policy });
+    const rerankGate = createGate({ ...common, policy: withoutEarlyStop(policy) });
+    const budgetMs = model.budgetMs ?? config.budgetMs;
+    served.set(name, {
+      name,
+      gate,
+      rerankGate,
+      budgetMs,
+      admission: new AdmissionController(model.maxInFlightPairs ?? config.limits.maxInFlightPairs),
+      degraded: extras.degraded,
+      crossEncoders: extras.encoders,
+      cacheEnabled: cache !== undefined,
+      description: {
+        name,
+        type: model.type,
+        scorerId: scorer.id,
+        tiers: extras.tiers,
+        routing: extras.routing,
+        budgetMs,
+        threshold: typeof policy.threshold === 'number' ? policy.threshold : 0.5,
+        maxInputTokens: extras.maxInputTokens,
+      },
+    });
+  };
+
+  const buildRouter = (name: string, model: RouterModelConfig): void => {
+    const specs: TierSpec[] = [];
+    let fastPath: FastPathScorer | undefined;
+    const encoders: Array<{ name: string; stats(): CrossEncoderStats }> = [];
+    let nextQuality = 2;
+    let maxInputTokens: number | undefined;
+    // Pairs are labelled with the built-in tier names ('trees', 'crossEncoder') so results, metrics
+    // and bench tables read the same as in-process; a second cross-encoder keeps its model name.
+    const labels = new Map<string, string>();
+    for (const tierName of model.tiers) {
+      const tier = tiers.get(tierName) as TierModel;
+      if (tier.fastPath !== undefined) {
+        fastPath = tier.fastPath;
+        labels.set(tierName, 'trees');
+        specs.push(treesTier(tier.fastPath));
+      } else if (tier.encoder !== undefined) {
+        const encoder = tier.encoder;
+        const label = [...labels.values()].includes('crossEncoder') ? tierName : 'crossEncoder';
+        labels.set(tierName, label);
+        encoders.push({ name: tierName, stats: () => encoder.stats() });
+        maxInputTokens = Math.max(maxInputTokens ?? 0, encoder.info.maxLength);
+        specs.push({
+          ...crossEncoderTier(encoder, { maxQueuedPairs: model.maxQueuedPairs }),
+          name: label,
+          quality: nextQuality++,
+        });
+      } else {
+        const sc = tier.config as Extract<ModelConfig, { type: 'scorer' }>;
+        const label = sc.tierName ?? tierName;
+        labels.set(tierName, label);
+        specs.push({
+          name: label,
+          scorer: tier.scorer,
+          quality: sc.quality ?? (sc.inline === true ? 1 : nextQuality++),
+          inline: sc.inline === true,
+          maxQueuedPairs: model.maxQueuedPairs,
+        });
+      }
+    }
+    const threshold = model.threshold ?? fastPath?.recommendedThreshold ?? 0.5;
+    const router = createRouter({
+      tiers: specs,
+      routing: {
+        mode: model.routing ?? (specs.length === 1 ? 'fixed' : 'cascade'),
+        threshold,
+        signal: RELEVANCE_SIGNALS,
+        ...(model.fixedTier === undefined ? {} : { fixedTier: labels.get(model.fixedTier) }),
+      },
+      ...(cache === undefined ? {} : { cache }),
+      defaultBudgetMs: model.budgetMs ?? config.budgetMs,
+      ...(model.headroom === undefined ? {} : { headroom: model.headroom }),
+      ...(model.returnMarginMs === undefined ? {} : { returnMarginMs: model.returnMarginMs }),
+      backgroundFill: model.backgroundFill === true && cache !== undefined,
+    });
+    routers.push(router);
+    const degraded = new WeakMap<Passage, DegradeLabel>();
+    // The router holds the cache (per tier); the gate must not cache the router's mixed answers.
+    serve(name, model, recordingScorer(router, degraded), undefined, {
+      fastPath,
+      degraded,
+      encoders,
+      tiers: model.tiers,
+      routing: router.routing.mode,
+      maxInputTokens,
+    });
+  };
+
+  const closeAll = async (): Promise<void> => {
+    for (const router of routers.splice(0)) router.close();
+    const closing = [...tiers.values()].map((t) => t.close().catch(() => undefined));
+    tiers.clear();
+    await Promise.all(closing);
+    if (cache !== undefined) await cache.close().catch(() => undefined);
+    cache = undefined;
+  };
+
+  return {
+    get state() {
+      return state;
+    },
+    get failure() {
+      return failure;
+    },
+    names,
+    defaultModel: config.defaultModel,
+    async load() {
+      try {
+        if (config.cache.enabled) {
+          cache = createScoreCache({
+            maxBytes: Math.max(4096, Math.floor(config.cache.l1Mb * 1024 * 1024)),
+            ...(config.cache.ttlMs === undefined ? {} : { ttlMs: config.cache.ttlMs }),
+            ...(config.cache.redisUrl === undefined ? {} : { redis: { url: config.cache.redisUrl } }),
+          });
+        }
+        const tierEntries = Object.entries(config.models).filter(([, m]) => m.type !== 'router');
+        const loaded = await Promise.allSettled(tierEntries.map(([name, m]) => loadTier(name, m)));
+        for (const r of loaded) if (r.status === 'fulfilled') tiers.set(r.value.name, r.value);
+        if (loaded.every((r) => r.status === 'fulfilled')) {
+          // Readiness waits for warm tiers: first calls are slow (JIT, onnxruntime's first runs).
+          const request = await warmupRequest();
+          await Promise.all(
+            [...tiers.values()].map((t) =>
+              t.encoder !== undefined
+                ? warmUp(t.scorer, request, 2, Math.max(2, t.encoder.info.workers * 2))
+                : t.fastPath !== undefined
+                  ? warmUp(t.scorer, request, 50, 1)
+                  : Promise.resolve(),
+            ),
+          );
+        }
+        const failed = loaded.findIndex((r) => r.status === 'rejected');
+        if (failed >= 0) {
+          const reason = (loaded[failed] as PromiseRejectedResult).reason as unknown;
+          throw new ServerConfigError(
+            `model ${JSON.stringify(tierEntries[failed][0])} failed to load: ${reason instanceof Error ? reason.message : String(reason)}`,
+            { cause: reason },
+          );
+        }
+        for (const [name, tier] of tiers) {
+          const encoder = tier.encoder;
+          serve(name, tier.config, tier.scorer, cache, {
+            fastPath: tier.fastPath,
+            degraded: undefined,
+            encoders: encoder === undefined ? [] : [{ name, stats: () => encoder.stats() }],
+            tiers: [name],
+            routing: undefined,
+            maxInputTokens: encoder?.info.maxLength,
+            tierName: tier.config.type === 'scorer' ? tier.config.tierName : undefined,
+          });
+          log(
+            `model ${name}: ${tier.config.type} ${tier.scorer.id}${encoder === undefined ? '' : ` (${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads, max length ${encoder.info.maxLength})`}`,
+          );
+        }
+        for (const [name, m] of Object.entries(config.models)) {
+          if (m.type !== 'router') continue;
+          buildRouter(name, m);
+          log(`model ${name}: router ${served.get(name)?.description.routing} over ${m.tiers.join(', ')}`);
+        }
+        if (state === 'loading') state = 'ready';
+        else await closeAll();
+      } catch (error) {
+        failure = error instanceof Error ? error : new Error(String(error));
+        if (state === 'loading') state = 'failed';
+        await closeAll();
+        throw failure;
+      }
+    },
+    get(name) {
+      return state === 'ready' ? served.get(name) : undefined;
+    },
+    all() {
+      return [...served.values()];
+    },
+    has(name) {
+      return Object.hasOwn(config.models, name);
+    },
+    async close() {
+      if (state === 'closed') return;
+      state = 'closed';
+      served.clear();
+      await closeAll();
+    },
+  };
+}

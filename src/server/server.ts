@@ -1,0 +1,170 @@
+/**
+ * createServer / startServer: wires the config, the model registry, the metrics, the event-loop
+ * lag tracker and the Fastify app into one server with a graceful close().
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { packageRoot } from '../util/package-root.js';
+import { buildApp } from './app.js';
+import { resolveServerConfig, type ServerConfig, type ServerConfigInput } from './config.js';
+import { ServerConfigError } from './errors.js';
+import { createLagTracker } from './lag.js';
+import { createServerMetrics, type ServerMetrics } from './metrics.js';
+import { createModelRegistry, type ModelRegistry } from './registry.js';
+import { warmHttpPath } from './http-warmup.js';
+import type { Lifecycle } from './scoring.js';
+
+export interface CreateServerOptions {
+  /** Log lines of the model registry (default: the Fastify logger at info). */
+  readonly log?: (message: string) => void;
+  /** Text of /metrics (a cluster worker aggregates through the primary). */
+  readonly metricsText?: () => Promise<string>;
+  /** Collect prom-client's process metrics (CPU, heap, GC, event loop). Default true. */
+  readonly defaultMetrics?: boolean;
+}
+
+export interface RelevanceGateServer {
+  readonly config: ServerConfig;
+  readonly app: FastifyInstance;
+  readonly registry: ModelRegistry;
+  readonly metrics: ServerMetrics;
+  /** Resolves once every model has loaded (readiness 200); rejects when one fails to load. */
+  readonly ready: Promise<void>;
+  /** `http://host:port` once listening. */
+  readonly url: string | undefined;
+  listen(): Promise<string>;
+  /**
+   * Graceful shutdown: readiness turns 503 and new requests are refused (503), requests in flight
+   * finish (up to `shutdownTimeoutMs`), then the listener, the models and the cache close.
+   * Idempotent: every call returns the same promise.
+   */
+  close(): Promise<void>;
+}
+
+function packageVersion(): string {
+  try {
+    return (
+      (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version?: string }).version ?? '0'
+    );
+  } catch {
+    return '0';
+  }
+}
+
+/** Builds the server (models start loading at once); `listen()` opens the socket. */
+export async function createServer(
+  input: ServerConfigInput = {},
+  options: CreateServerOptions = {},
+): Promise<RelevanceGateServer> {
+  const config = resolveServerConfig(input);
+  const prom = await import('prom-client');
+  const lifecycle: Lifecycle = { draining: false, warm: false };
+  let registry: ModelRegistry | undefined;
+  const metrics = createServerMetrics(
+    prom,
+    () =>
+      (registry?.all() ?? []).map((m) => ({
+        name: m.name,
+        inFlightPairs: () => m.admission.pairsInFlight,
+        ready: () => registry?.state === 'ready',
+        crossEncoders: () => m.crossEncoders,
+      })),
+    { defaultMetrics: options.defaultMetrics },
+  );
+  let app: FastifyInstance | undefined;
+  const log = options.log ?? ((message: string) => app?.log.info(message));
+  registry = createModelRegistry(config, (message) => log(message));
+  const lag = createLagTracker();
+  app = await buildApp({
+    config,
+    registry,
+    metrics,
+    lifecycle,
+    lag,
+    version: packageVersion(),
+    ...(options.metricsText === undefined ? {} : { metricsText: options.metricsText }),
+  });
+  const loaded = registry.load();
+  // Readiness after warm-up traffic through the whole HTTP path (JIT of routes, parsers,
+  // serialisers, gates, router, cache): without it the first second of real traffic stalls.
+  const ready = loaded.then(async () => {
+    metrics.paused = true;
+    try {
+      await warmHttpPath(app as FastifyInstance, registry as ModelRegistry, config);
+    } finally {
+      metrics.paused = false;
+      lifecycle.warm = true;
+    }
+  });
+  ready.catch((error: unknown) => {
+    app?.log.error({ err: error }, 'model loading failed');
+  });
+  const fastify = app;
+  const models = registry;
+  let url: string | undefined;
+  let closing: Promise<void> | undefined;
+
+  return {
+    config,
+    app: fastify,
+    registry: models,
+    metrics,
+    ready,
+    get url() {
+      return url;
+    },
+    async listen() {
+      try {
+        url = await fastify.listen({ host: config.host, port: config.port });
+      } catch (cause) {
+        const code = (cause as NodeJS.ErrnoException).code;
+        throw new ServerConfigError(
+          `cannot listen on ${config.host}:${config.port}: ${code === 'EADDRINUSE' ? 'the address is in use' : (cause as Error).message}`,
+          { cause },
+        );
+      }
+      // listen() may report an IPv6 form or 0.0.0.0; report what clients should use for loopback.
+      const address = fastify.server.address();
+      if (address !== null && typeof address === 'object') {
+        const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+        url = `http://${host}:${address.port}`;
+      }
+      return url;
+    },
+    close() {
+      closing ??= (async () => {
+        lifecycle.draining = true;
+        if (config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, config.drainDelayMs));
+        // In-flight requests finish; past the grace period the remaining connections are cut.
+        const force = setTimeout(() => fastify.server.closeAllConnections(), config.shutdownTimeoutMs);
+        force.unref();
+        try {
+          await fastify.close();
+        } finally {
+          clearTimeout(force);
+          await models.close();
+          metrics.close();
+          lag.stop();
+        }
+      })();
+      return closing;
+    },
+  };
+}
+
+/** createServer + listen; by default also waits until every model has loaded. */
+export async function startServer(
+  input: ServerConfigInput = {},
+  options: CreateServerOptions & { readonly waitReady?: boolean } = {},
+): Promise<RelevanceGateServer> {
+  const server = await createServer(input, options);
+  try {
+    await server.listen();
+    if (options.waitReady !== false) await server.ready;
+  } catch (error) {
+    await server.close().catch(() => undefined);
+    throw error;
+  }
+  return server;
+}

@@ -1,0 +1,133 @@
+/**
+ * Test helpers: start the real server on a random loopback port, real passages from the shared
+ * SciFact collection, controllable scorers (blocking, failing, slow) and the library reference.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createGate, loadFastPathScorer, type Passage, type Scorer } from '../../src/index.js';
+import { startServer, type RelevanceGateServer, type ServerConfigInput } from '../../src/server/index.js';
+import { packageRoot } from '../../src/util/package-root.js';
+
+export const SHARED_DATA = join(packageRoot(), '..', 'shared', 'data');
+export const FASTPATH_DIR = join(packageRoot(), 'models', 'fastpath-lexical');
+
+/** Starts a server on 127.0.0.1:0 with silent logs and waits until it is ready. */
+export async function start(config: ServerConfigInput = {}): Promise<RelevanceGateServer> {
+  return startServer({ host: '127.0.0.1', port: 0, logLevel: 'silent', ...config }, { defaultMetrics: false });
+}
+
+export interface QueryWithDocs {
+  readonly query: string;
+  readonly documents: string[];
+}
+
+/** SciFact queries with their judged documents plus a few others (deterministic). */
+export function scifactRequests(count: number, docsPerQuery = 8): QueryWithDocs[] {
+  const dir = join(SHARED_DATA, 'scifact');
+  if (!existsSync(dir)) throw new Error(`shared data not found at ${dir}`);
+  const read = (file: string) =>
+    readFileSync(join(dir, file), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim().length > 0)
+      .map((l) => JSON.parse(l) as Record<string, string>);
+  const docs = read('docs.jsonl');
+  const text = new Map(docs.map((d) => [d.id, `${d.title ?? ''} ${d.text ?? ''}`.trim()]));
+  const queries = read('queries.jsonl');
+  const judged = new Map<string, string[]>();
+  for (const line of readFileSync(join(dir, 'qrels.tsv'), 'utf8').split('\n').slice(1)) {
+    const [qid, did] = line.split('\t');
+    if (!qid || !did || !text.has(did)) continue;
+    judged.set(qid, [...(judged.get(qid) ?? []), did]);
+  }
+  const out: QueryWithDocs[] = [];
+  let filler = 0;
+  for (const q of queries) {
+    const ids = judged.get(q.id);
+    if (ids === undefined) continue;
+    const documents = ids.map((id) => text.get(id) as string);
+    while (documents.length < docsPerQuery) documents.push(text.get(docs[filler++ % docs.length].id) as string);
+    out.push({ query: q.text, documents: documents.slice(0, docsPerQuery) });
+    if (out.length === count) break;
+  }
+  return out;
+}
+
+/** The library's relevance for each document (index order), through createGate like the server. */
+export async function libraryScores(query: string, documents: readonly string[]): Promise<number[]> {
+  const scorer = await loadFastPathScorer(FASTPATH_DIR);
+  try {
+    const gate = createGate({ scorer, policy: { relevanceSignal: ['relevant', 'relevance'] } });
+    const passages: Passage[] = documents.map((text, i) => ({ id: String(i), text }));
+    const result = await gate.filter(query, passages);
+    const scores = new Array<number>(documents.length);
+    for (const item of [...result.included, ...result.conflicting, ...result.excluded])
+      scores[item.rank] = item.relevance as number;
+    return scores;
+  } finally {
+    scorer.model.dispose();
+  }
+}
+
+/** A scorer that answers `relevance = 1 / (1 + index)` once `release()` is called (or at once when open). */
+export function gatedScorer(id = 'gated'): Scorer & { release(): void; calls: number } {
+  let waiters: Array<() => void> = [];
+  let open = false;
+  const scorer = {
+    id,
+    calls: 0,
+    release() {
+      open = true;
+      for (const w of waiters) w();
+      waiters = [];
+    },
+    async score(_query: string, passages: readonly Passage[]) {
+      scorer.calls++;
+      if (!open) await new Promise<void>((resolve) => waiters.push(resolve));
+      return passages.map((p) => ({
+        probabilities: { relevant: 1 / (1 + Number(p.id)) },
+        raw: { relevant: -Number(p.id) },
+      }));
+    },
+  };
+  return scorer;
+}
+
+/** A scorer that takes `ms` per call (honours nothing: the gate's deadline race must cut it). */
+export function slowScorer(ms: number, id = 'slow'): Scorer {
+  return {
+    id,
+    async score(_query, passages) {
+      await new Promise((r) => setTimeout(r, ms));
+      return passages.map((p) => ({ relevant: 0.9 - Number(p.id) * 0.01 }));
+    },
+  };
+}
+
+export function failingScorer(id = 'failing'): Scorer {
+  return {
+    id,
+    async score() {
+      throw new Error('inference backend exploded at /secret/path/model.onnx');
+    },
+  };
+}
+
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text.length === 0 ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}

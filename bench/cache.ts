@@ -4,7 +4,11 @@
  *      call straight to cache.resolve() and to a gate without cache (instant scorer);
  *   2. L1 pair lookups per second on one core (target ≥ 1,000,000): cache.lookup() (hash + key +
  *      LRU get), next to bare lru-cache / Map gets of precomputed keys;
- *   3. content hashing: xxhash-wasm XXH64 (used) vs node:crypto md5/sha1/sha256, at 3 lengths;
+ *   2b. the lookup path side by side with the previous one (same run): key = scope + content hash +
+ *      id and an LRU get, with the previous content hash (xxhash-wasm XXH64 over UTF-8 of a joined
+ *      title/text string) vs the native one used now;
+ *   3. content hashing: native XXH64 (used) vs the previous xxhash-wasm UTF-8 path, its JS
+ *      fallback, and node:crypto md5/sha1/sha256, at 3 lengths;
  *   4. L2 round trip per 20-pair batch against a real redis-server on loopback (skipped with a
  *      message when the binary is missing): resolve() served from Redis, raw MGET, pipelined SET.
  *
@@ -15,7 +19,8 @@ import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { Bench } from 'tinybench';
 import { encodeEntry } from '../src/cache/codec.js';
-import { contentHash } from '../src/cache/hash.js';
+import xxhashFactory from 'xxhash-wasm';
+import { contentHash, contentHashFallback, NATIVE_CONTENT_HASH } from '../src/cache/hash.js';
 import { createGate, createScoreCache, type Passage, type Scorer } from '../src/index.js';
 import { freePort, RedisServer, redisServerAvailable } from '../test/cache/redis-server.js';
 
@@ -53,6 +58,15 @@ function makePassages(k: number, chars: number, prefix: string): Passage[] {
     title: `Title ${i}`,
     text: text(chars, i + 1),
   }));
+}
+
+const legacyXxhash = await xxhashFactory();
+
+/** The content hash of the previous key version (v1): XXH64 of the UTF-8 of a joined string. */
+function legacyContentHash(p: Passage): string {
+  return p.title === undefined
+    ? legacyXxhash.h64ToString(p.text, 0x7e47_0001n)
+    : legacyXxhash.h64ToString(`${p.title.length}:${p.title}\u0000${p.text}`, 0x7e47_0002n);
 }
 
 const instantScorer: Scorer = {
@@ -139,6 +153,21 @@ async function gateAndLookups(): Promise<void> {
     .add('cache.lookup k=20 (3000-char)', () => {
       sink += cache.lookup({ scorerId: instantScorer.id, query, passages: longPassages }).length;
     })
+    .add('lookup path k=20 (600-char), previous hash: wasm UTF-8 + key + LRU get', () => {
+      for (let i = 0; i < K; i++)
+        if (lru.get(scope + legacyContentHash(passages[i]) + passages[i].id) === undefined) sink++;
+    })
+    .add('lookup path k=20 (600-char), native hash + key + LRU get', () => {
+      for (let i = 0; i < K; i++) if (lru.get(scope + contentHash(passages[i]) + passages[i].id) !== undefined) sink++;
+    })
+    .add('lookup path k=20 (3000-char), previous hash: wasm UTF-8 + key + LRU get', () => {
+      for (let i = 0; i < K; i++)
+        if (lru.get(scope + legacyContentHash(longPassages[i]) + longPassages[i].id) === undefined) sink++;
+    })
+    .add('lookup path k=20 (3000-char), native hash + key + LRU get', () => {
+      for (let i = 0; i < K; i++)
+        if (lru.get(scope + contentHash(longPassages[i]) + longPassages[i].id) === undefined) sink++;
+    })
     .add('lru-cache get x20, keys precomputed (peer)', () => {
       for (let i = 0; i < K; i++) if (lru.get(keys[i]) !== undefined) sink++;
     })
@@ -163,6 +192,13 @@ async function gateAndLookups(): Promise<void> {
       `L1 pair lookups/s, ${chars}-char passages (hash + key + LRU get, one core): ${Math.round(atMedian).toLocaleString('en-US')} at the median call, ${Math.round(atMean).toLocaleString('en-US')} at the mean (target ≥ 1,000,000: ${atMedian >= 1e6 ? 'MET' : 'NOT MET'} at the median)`,
     );
   }
+  for (const chars of [600, 3000]) {
+    const before = median(bench, `lookup path k=20 (${chars}-char), previous hash: wasm UTF-8 + key + LRU get`);
+    const after = median(bench, `lookup path k=20 (${chars}-char), native hash + key + LRU get`);
+    console.log(
+      `lookup path at ${chars} chars, same run: previous hash ${Math.round((K / before) * 1e6).toLocaleString('en-US')} lookups/s, native hash ${Math.round((K / after) * 1e6).toLocaleString('en-US')} lookups/s (median calls)`,
+    );
+  }
   console.log(
     `peers: lru-cache get ${Math.round(opsPerSecond(bench, 'lru-cache get x20, keys precomputed (peer)') * K).toLocaleString('en-US')} gets/s, Map get ${Math.round(opsPerSecond(bench, 'Map get x20, keys precomputed (peer)') * K).toLocaleString('en-US')} gets/s`,
   );
@@ -178,8 +214,18 @@ async function hashes(): Promise<void> {
     let i = 0;
     const next = () => inputs[i++ & 63];
     bench
-      .add(`xxhash-wasm XXH64 contentHash, ${chars} chars (used)`, () => {
-        sink += contentHash(next()).length;
+      .add(
+        `native XXH64 contentHash, ${chars} chars (used${NATIVE_CONTENT_HASH ? '' : ': NATIVE MISSING, fallback'})`,
+        () => {
+          sink += contentHash(next()).length;
+        },
+      )
+      .add(`previous: xxhash-wasm XXH64 over UTF-8, ${chars} chars`, () => {
+        sink += legacyContentHash(next()).length;
+      })
+      .add(`JS fallback of the native hash, ${chars} chars`, () => {
+        const p = next();
+        sink += contentHashFallback(p.text, p.title).length;
       })
       .add(`node:crypto md5, ${chars} chars`, () => {
         const p = next();

@@ -74,9 +74,7 @@ for (const [name, entry] of Object.entries(ENTRIES)) {
     );
     failed = true;
   } else {
-    console.log(
-      `api: ${name}: ${update && result.apiReportChanged ? 'report updated' : 'matches api/' + name + '.api.md'}`,
-    );
+    console.log(`api: ${name}: ${update && result.apiReportChanged ? 'report updated' : `matches api/${name}.api.md`}`);
   }
 }
 process.exit(failed ? 1 : 0);

@@ -42,7 +42,7 @@ const TOOLS = [
 ];
 
 /** ```ts blocks of the README that import the given entry point, in order. */
-export function readmeExamples(entry: string): string[] {
+function readmeExamples(entry: string): string[] {
   const readme = readFileSync(join(repo, 'README.md'), 'utf8');
   const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
   return blocks.filter((b) => b.includes(`from '${entry}'`));
@@ -153,7 +153,7 @@ describe('the packed package, installed without a compiler', () => {
       "import { appendFileSync } from 'node:fs';\n" +
         'export async function resolve(specifier, context, next) {\n' +
         '  const result = await next(specifier, context);\n' +
-        '  appendFileSync(process.env.RESOLVED_LOG, `${result.url}\\n`);\n' +
+        "  appendFileSync(process.env.RESOLVED_LOG, result.url + '\\n');\n" +
         '  return result;\n}\n',
     );
     writeFileSync(

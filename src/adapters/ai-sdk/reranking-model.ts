@@ -3,6 +3,7 @@
  * through, by descending relevance, with the relevance the gate decided on as the score; the
  * gate's route, rule and signals for every input document travel in providerMetadata.
  */
+import { installedSpecificationVersion } from './detect-version.js';
 import { admittedItems } from '../../context/order.js';
 import { type FilterOptions, type Gate, type GatePolicy, type GateResult, InvalidArgumentError } from '../../index.js';
 import { rejectUnknownKeys } from '../../util/option-keys.js';
@@ -199,7 +200,8 @@ export function checkModelOptions(options: RerankingModelOptions<SpecificationVe
 }
 
 /**
- * A reranking model (RerankingModelV4 by default, V3 with `specificationVersion: 'v3'`) that
+ * A reranking model (by default the specification of the application's `ai` package: V4 for
+ * `ai` 7, V3 for `ai` 6; or as `specificationVersion` says) that
  * ranks by `gate`: `rerank({ model: rerankingModel(gate), query, documents, topN })`.
  */
 export function rerankingModel<V extends SpecificationVersion = 'v4'>(
@@ -214,7 +216,7 @@ export function rerankingModel<V extends SpecificationVersion = 'v4'>(
   // A plain object with a closure, not a class with private fields: ai 7 wraps v3 models in a
   // Proxy and calls doRerank through it, which private fields would not survive.
   const model = {
-    specificationVersion: settings.specificationVersion ?? 'v4',
+    specificationVersion: settings.specificationVersion ?? installedSpecificationVersion(),
     provider,
     modelId,
     doRerank: (call: RerankingCallOptions) => rerankWithGate(gate, settings, provider, modelId, call),

@@ -20,7 +20,7 @@ import { LRUCache } from 'lru-cache';
 import { Bench } from 'tinybench';
 import { encodeEntry } from '../src/cache/codec.js';
 import xxhashFactory from 'xxhash-wasm';
-import { contentHash, contentHashFallback, NATIVE_CONTENT_HASH } from '../src/cache/hash.js';
+import { contentHash, contentHashFallback, nativeContentHash } from '../src/cache/hash.js';
 import { createGate, createScoreCache, type Passage, type Scorer } from '../src/index.js';
 import { freePort, RedisServer, redisServerAvailable } from '../test/cache/redis-server.js';
 
@@ -215,7 +215,7 @@ async function hashes(): Promise<void> {
     const next = () => inputs[i++ & 63];
     bench
       .add(
-        `native XXH64 contentHash, ${chars} chars (used${NATIVE_CONTENT_HASH ? '' : ': NATIVE MISSING, fallback'})`,
+        `native XXH64 contentHash, ${chars} chars (used${nativeContentHash() ? '' : ': NATIVE MISSING, fallback'})`,
         () => {
           sink += contentHash(next()).length;
         },

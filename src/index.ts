@@ -145,6 +145,7 @@ export {
   ExecutionProviderUnavailableError,
   TokenizationError,
   InferenceError,
+  InputLimitError,
   type CrossEncoder,
   type CrossEncoderOptions,
   type CrossEncoderScores,
@@ -152,6 +153,7 @@ export {
   type CrossEncoderSignals,
   type CrossEncoderInfo,
   type CrossEncoderStats,
+  type CrossEncoderWorkerStats,
   type TruncationMode,
 } from './tiers/cross-encoder/index.js';
 

@@ -14,19 +14,20 @@ export interface CacheEntry {
 }
 
 /**
- * A frozen copy of `value` if it is a well-formed pair result (finite numbers, string tier),
- * else undefined. Copying drops fields outside the ScorerPairResult shape and makes the cached
+ * A frozen copy of `value` if it is a well-formed pair result (probabilities in [0, 1], finite raw
+ * values, string tier), else undefined. The same rule applies to what a scorer returns and to what
+ * comes back from Redis or a snapshot file: nothing the gate would refuse is ever stored. Copying drops fields outside the ScorerPairResult shape and makes the cached
  * object safe to hand to many callers: nobody can change another request's scores through it.
  */
 export function toCacheableResult(value: unknown): CacheableResult | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const detailed = value as { probabilities?: unknown; raw?: unknown; tier?: unknown };
   if (detailed.probabilities !== undefined && typeof detailed.probabilities === 'object') {
-    const probabilities = numberRecord(detailed.probabilities);
+    const probabilities = numberRecord(detailed.probabilities, true);
     if (probabilities === undefined) return undefined;
     let raw: Readonly<Record<string, number>> | undefined;
     if (detailed.raw !== undefined) {
-      raw = numberRecord(detailed.raw);
+      raw = numberRecord(detailed.raw, false);
       if (raw === undefined) return undefined;
     }
     if (detailed.tier !== undefined && typeof detailed.tier !== 'string') return undefined;
@@ -37,10 +38,21 @@ export function toCacheableResult(value: unknown): CacheableResult | undefined {
     if (detailed.tier !== undefined) out.tier = detailed.tier as string;
     return Object.freeze(out) as DetailedPairScore;
   }
-  return numberRecord(value);
+  return numberRecord(value, true);
 }
 
-function numberRecord(value: unknown): Readonly<Record<string, number>> | undefined {
+/** Whether `result` carries at least one of `signals` (an empty list accepts any result). */
+export function hasAnySignal(result: CacheableResult, signals: readonly string[]): boolean {
+  if (signals.length === 0) return true;
+  const probabilities = (result as { probabilities?: unknown }).probabilities;
+  const record = (typeof probabilities === 'object' && probabilities !== null ? probabilities : result) as Readonly<
+    Record<string, number>
+  >;
+  for (const name of signals) if (Object.hasOwn(record, name)) return true;
+  return false;
+}
+
+function numberRecord(value: unknown, probabilities: boolean): Readonly<Record<string, number>> | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value) || ArrayBuffer.isView(value))
     return undefined;
   const out: Record<string, number> = {};
@@ -48,6 +60,7 @@ function numberRecord(value: unknown): Readonly<Record<string, number>> | undefi
   for (const name of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[name];
     if (typeof v !== 'number' || !Number.isFinite(v)) return undefined;
+    if (probabilities && !(v >= 0 && v <= 1)) return undefined;
     out[name] = v;
     count++;
   }
@@ -64,7 +77,7 @@ const HEAP_NUMBER_BYTES = 16;
 const STRING_HEADER_BYTES = 24;
 
 // V8 stores a string with only Latin-1 characters one byte per character, any other two.
-const WIDE_CHAR = /[^\u0000-\u00ff]/;
+const WIDE_CHAR = /[\u0100-\uffff]/;
 
 export function estimateStringBytes(s: string): number {
   return STRING_HEADER_BYTES + roundUp8(s.length * (WIDE_CHAR.test(s) ? 2 : 1));

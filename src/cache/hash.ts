@@ -1,12 +1,13 @@
 /**
  * Non-cryptographic hashing for cache keys and snapshot checksums.
  *
- * Passage content (the per-pair part of every key, on the all-hit path): XXH64 over the string's
- * UTF-16 code units, little-endian, in the native addon (native/src/hash): no UTF-8 encoding, no
- * copy into WASM memory. Measured side by side in bench/cache.ts. Hashing code units makes the
- * key a function of the exact string (the former UTF-8 path replaced lone surrogates with U+FFFD,
- * so distinct strings could share a key). Without the addon the same hashes are computed in JS
- * (xxhash-wasm over the UTF-16LE bytes): slower, identical keys.
+ * Passage content (the per-pair part of every key, on the all-hit path): XXH64 in the native addon
+ * (native/src/hash) over a canonical form of the string's code units: one byte per unit when every
+ * unit is ≤ 0xFF (Latin-1 content), else UTF-16LE, the two domain-separated by the seed. No UTF-8
+ * encoding, no copy into WASM memory; measured side by side in bench/cache.ts. Hashing code units
+ * makes the key a function of the exact string (the former UTF-8 path replaced lone surrogates
+ * with U+FFFD, so distinct strings shared a key). Without the addon the same hashes are computed
+ * in JS (`contentHashFallback`): slower, identical keys.
  *
  * Scope (scorer + query, memoised per call) and snapshot checksums: XXH64 via xxhash-wasm.
  *
@@ -20,7 +21,6 @@ import { nativeHash } from '../native/hash.js';
 
 // One instance per process; the wasm module is ~2 KB and instantiates in well under a millisecond.
 const xxhash = await xxhashFactory();
-const native = nativeHash();
 
 /** Seeds separate hash domains so equal input strings in different roles never share a hash. */
 const SEED_SCOPE_A = 0x5c0be_a11n;
@@ -59,22 +59,38 @@ export interface HashablePassageContent {
   readonly features?: Readonly<Record<string, number>> | Float32Array | Float64Array | readonly number[];
 }
 
-/** Whether content hashes come from the native addon (false: the JS fallback, same values). */
-export const NATIVE_CONTENT_HASH = native !== undefined;
+const LATIN1_DOMAIN = 0x4c6174696e31n; // "Latin1": must match native/src/hash/hash_binding.cc
+const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 
-/** XXH64 of the UTF-16LE code units of `s` (the JS fallback of the native hash). */
-function utf16Hash(s: string, seed: bigint): bigint {
-  return xxhash.h64Raw(Buffer.from(s, 'utf16le'), seed);
+/** The canonical string hash in JS (the fallback of the native one, same values). */
+export function stringHashFallback(s: string, seed: bigint): bigint {
+  return BEYOND_LATIN1.test(s)
+    ? xxhash.h64Raw(Buffer.from(s, 'utf16le'), seed)
+    : xxhash.h64Raw(Buffer.from(s, 'latin1'), seed ^ LATIN1_DOMAIN);
 }
 
 /** The content hash in JS: identical to native `hashContent` (tested side by side). */
 export function contentHashFallback(text: string, title: string | undefined): string {
-  const seed = title === undefined ? SEED_TEXT_ONLY : utf16Hash(title, SEED_TITLE) ^ SEED_TITLE_TEXT;
-  return utf16Hash(text, seed).toString(16).padStart(16, '0');
+  const seed = title === undefined ? SEED_TEXT_ONLY : stringHashFallback(title, SEED_TITLE) ^ SEED_TITLE_TEXT;
+  return stringHashFallback(text, seed).toString(16).padStart(16, '0');
 }
 
-const textHash: (text: string, title: string | undefined) => string =
-  native === undefined ? contentHashFallback : (text, title) => native.hashContent(text, title);
+type TextHash = (text: string, title: string | undefined) => string;
+
+/**
+ * The content hash in use, resolved on first call (the addon loads then, not when the package is
+ * imported): the native one, or the JS fallback when the addon is missing or stale.
+ */
+let textHash: TextHash = (text, title) => {
+  const native = nativeHash();
+  textHash = native === undefined ? contentHashFallback : (t, ti) => native.hashContent(t, ti);
+  return textHash(text, title);
+};
+
+/** Whether content hashes come from the native addon (false: the JS fallback, same values). */
+export function nativeContentHash(): boolean {
+  return nativeHash() !== undefined;
+}
 
 /**
  * 64-bit hash (16 hex digits) of everything in a passage that a built-in tier reads: title, text
@@ -85,7 +101,9 @@ export function contentHash(passage: HashablePassageContent): string {
   const { title, text, features } = passage;
   const base = textHash(text, title);
   if (features === undefined) return base;
-  return featuresHash(features, BigInt(`0x${base}`)).toString(16).padStart(16, '0');
+  return featuresHash(features, BigInt(`0x${base}`))
+    .toString(16)
+    .padStart(16, '0');
 }
 
 function featuresHash(

@@ -13,7 +13,7 @@
 import { contentHash, scopeHash, type HashablePassageContent } from './hash.js';
 
 /** Bump when the key layout or any hashing rule changes: older snapshots are then refused. */
-export const KEY_SCHEMA_VERSION = 1;
+export const KEY_SCHEMA_VERSION = 2;
 
 export { scopeHash };
 

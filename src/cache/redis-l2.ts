@@ -4,6 +4,7 @@
  * down or slow, so callers see L1 behaviour (never an error, never Redis latency) until it is back.
  * One MGET per call for reads, one pipeline of SET … PX per call for writes.
  */
+import { positiveNumber } from '../util/validate-options.js';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { InvalidArgumentError } from '../errors.js';
@@ -48,7 +49,10 @@ export interface L2Counters {
   l2Writes: number;
   /** Write batches dropped because maxPendingWrites were already in flight. */
   l2WritesDropped: number;
-  /** Values found in Redis that were not entries this version wrote (treated as misses). */
+  /**
+   * Values found in Redis that were not entries this version wrote, or that decode but are invalid
+   * (a probability outside [0, 1], no required signal, scored in the future): dropped, rescored.
+   */
   l2Invalid: number;
   /** 'error' events of the connection (refused, reset, …); reconnects are automatic. */
   l2ConnectionErrors: number;
@@ -104,7 +108,9 @@ export class RedisL2 {
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       connectTimeout: positiveInt('redis.connectTimeoutMs', options.connectTimeoutMs ?? 1000),
-      retryStrategy: (times) => Math.min(25 * 2 ** Math.min(times, 10), reconnectMax),
+      // null once closed: a connection that drops after close() must not arm another reconnect
+      // timer (measured: one left armed kept the host process alive after Redis was killed).
+      retryStrategy: (times) => (this.closed ? null : Math.min(25 * 2 ** Math.min(times, 10), reconnectMax)),
       disableClientInfo: true,
       lazyConnect: false,
     });
@@ -257,8 +263,5 @@ export class RedisL2 {
 }
 
 function positiveInt(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new InvalidArgumentError(`${name} must be a positive number of milliseconds/items, got ${String(value)}`);
-  }
-  return Math.ceil(value);
+  return Math.ceil(positiveNumber(name, value));
 }

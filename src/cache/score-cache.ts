@@ -7,7 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { AbortedError, DisposedError, InvalidArgumentError } from '../errors.js';
 import type { Passage, ScoreOptions, ScorerPairResult } from '../types.js';
 import type { CacheRequest, CacheResolution, PairScoreCache, ScoreMisses } from './cache-port.js';
-import { estimateEntryBytes, toCacheableResult, type CacheableResult, type CacheEntry } from './entry.js';
+import { estimateEntryBytes, hasAnySignal, toCacheableResult, type CacheableResult, type CacheEntry } from './entry.js';
 import { ScoreMissesContractError, SnapshotError } from './errors.js';
 import { KEY_SCHEMA_VERSION, pairKey, scopeHash } from './keys.js';
 import { compileQueryNormalizer, type CompiledNormalizer, type QueryNormalization } from './normalize-query.js';
@@ -39,7 +39,22 @@ export interface ScoreCacheOptions {
   readonly fromSnapshot?: string;
   /** Clock for scoredAt and TTL (Date.now() by default); tests inject a fake one. */
   readonly clock?: () => number;
+  /**
+   * A result is cached (and an L2/snapshot entry trusted) only if it carries at least one of these
+   * signals; [] accepts any. Default ['relevant', 'relevance'] (the gate's relevance signals): an
+   * entry without one would fail its pair closed on every later call.
+   */
+  readonly requiredSignals?: readonly string[];
+  /**
+   * How far in the future an entry's scoredAt may be (clock skew between instances sharing Redis)
+   * before the entry is invalid. Default 1000 ms.
+   */
+  readonly maxClockSkewMs?: number;
 }
+
+/** Default of ScoreCacheOptions.requiredSignals. */
+export const DEFAULT_REQUIRED_SIGNALS: readonly string[] = Object.freeze(['relevant', 'relevance']);
+export const DEFAULT_MAX_CLOCK_SKEW_MS = 1000;
 
 export interface ScoreCacheStats extends L2Counters {
   /** Pairs answered without this call scoring them: l1Hits + l2Hits + inflightShared (+ duplicates of those). */
@@ -82,6 +97,8 @@ export interface WarmStartReport {
   readonly skippedOverBudget: number;
   /** Entries already in L1 with a newer score. */
   readonly skippedNewer: number;
+  /** Entries refused: scored in the future, or without any of the required signals. */
+  readonly skippedInvalid: number;
 }
 
 export interface SnapshotReport {
@@ -153,6 +170,8 @@ class ScoreCacheImpl implements ScoreCache {
   private readonly maxBytes: number;
   private readonly ttlMs: number | undefined;
   private readonly clock: () => number;
+  private readonly requiredSignals: readonly string[];
+  private readonly maxClockSkewMs: number;
   private readonly normalizer: CompiledNormalizer;
   private readonly scopeTag: string;
   private readonly lru: LRUCache<string, CacheEntry>;
@@ -187,6 +206,14 @@ class ScoreCacheImpl implements ScoreCache {
     }
     if (options.clock !== undefined && typeof options.clock !== 'function')
       throw new InvalidArgumentError('clock must be a function');
+    const required = options.requiredSignals ?? DEFAULT_REQUIRED_SIGNALS;
+    if (!Array.isArray(required) || !required.every((x) => typeof x === 'string' && x.length > 0))
+      throw new InvalidArgumentError('requiredSignals must be an array of non-empty strings');
+    const skew = options.maxClockSkewMs ?? DEFAULT_MAX_CLOCK_SKEW_MS;
+    if (typeof skew !== 'number' || !(skew >= 0) || !Number.isFinite(skew))
+      throw new InvalidArgumentError(`maxClockSkewMs must be a finite number >= 0, got ${String(skew)}`);
+    this.requiredSignals = Object.freeze([...required]);
+    this.maxClockSkewMs = skew;
     this.maxBytes = Math.floor(maxBytes);
     this.ttlMs = ttlMs;
     this.clock = options.clock ?? Date.now;
@@ -213,9 +240,14 @@ class ScoreCacheImpl implements ScoreCache {
     }
   }
 
-  async resolve(request: CacheRequest, scoreMisses: ScoreMisses, options: ScoreOptions = {}): Promise<CacheResolution> {
+  async resolve(
+    request: CacheRequest,
+    scoreMisses: ScoreMisses,
+    callOptions?: ScoreOptions | null,
+  ): Promise<CacheResolution> {
     if (this.closed) throw new DisposedError('score cache');
     validateRequest(request, scoreMisses);
+    const options = validateOptions(callOptions);
     const { passages } = request;
     const n = passages.length;
     const results = new Array<ScorerPairResult>(n);
@@ -244,16 +276,20 @@ class ScoreCacheImpl implements ScoreCache {
         cached[i] = false;
         const first = ownKeys?.get(key);
         if (first !== undefined) {
-          (duplicates ??= []).push(i, first);
+          duplicates ??= [];
+          duplicates.push(i, first);
           continue;
         }
         const flight = this.flights.get(key);
         if (flight !== undefined) {
-          (follow ??= []).push({ index: i, key, flight });
+          follow ??= [];
+          follow.push({ index: i, key, flight });
           continue;
         }
-        (ownKeys ??= new Map()).set(key, i);
-        (lead ??= []).push({ index: i, key, flight: this.flights.start(key) });
+        ownKeys ??= new Map();
+        ownKeys.set(key, i);
+        lead ??= [];
+        lead.push({ index: i, key, flight: this.flights.start(key) });
       }
     } catch (error) {
       // Nothing above should throw after validation; if it does, followers must not hang.
@@ -333,7 +369,7 @@ class ScoreCacheImpl implements ScoreCache {
           continue;
         }
         const value = toCacheableResult(result);
-        if (value === undefined) {
+        if (value === undefined || !hasAnySignal(value, this.requiredSignals)) {
           this.counters.uncacheable++;
           this.settle(pair, { ok: false, reason: 'uncacheable' });
           continue;
@@ -366,7 +402,17 @@ class ScoreCacheImpl implements ScoreCache {
     for (let j = 0; j < pairs.length; j++) {
       const pair = pairs[j];
       const entry = found[j];
-      if (entry === undefined || this.isExpired(entry, now)) {
+      if (entry === undefined) {
+        rest.push(pair);
+        continue;
+      }
+      if (!this.isTrusted(entry, now)) {
+        // Decodes, but a scorer result like it would not have been cached: drop, count, rescore.
+        l2.counters.l2Invalid++;
+        rest.push(pair);
+        continue;
+      }
+      if (this.isExpired(entry, now)) {
         rest.push(pair);
         continue;
       }
@@ -446,6 +492,11 @@ class ScoreCacheImpl implements ScoreCache {
     if (pair.flight !== undefined) this.flights.settle(pair.key, pair.flight, outcome);
   }
 
+  /** An entry read from outside (L2, snapshot) is trusted if not scored in the future and it has a required signal. */
+  private isTrusted(entry: CacheEntry, now: number): boolean {
+    return entry.scoredAt <= now + this.maxClockSkewMs && hasAnySignal(entry.result, this.requiredSignals);
+  }
+
   private isExpired(entry: CacheEntry, now: number): boolean {
     return this.ttlMs !== undefined && now - entry.scoredAt >= this.ttlMs;
   }
@@ -511,8 +562,13 @@ class ScoreCacheImpl implements ScoreCache {
     let skippedExpired = 0;
     let skippedOverBudget = 0;
     let skippedNewer = 0;
+    let skippedInvalid = 0;
     for (let i = snapshot.entries.length - 1; i >= 0; i--) {
       const item = snapshot.entries[i];
+      if (!this.isTrusted(item.entry, now)) {
+        skippedInvalid++;
+        continue;
+      }
       if (this.isExpired(item.entry, now)) {
         skippedExpired++;
         continue;
@@ -538,6 +594,7 @@ class ScoreCacheImpl implements ScoreCache {
       skippedExpired,
       skippedOverBudget,
       skippedNewer,
+      skippedInvalid,
     };
   }
 
@@ -612,6 +669,17 @@ function abortedError(signal: AbortSignal): AbortedError {
   return signal.reason instanceof AbortedError
     ? signal.reason
     : new AbortedError('the operation was aborted', { cause: signal.reason });
+}
+
+/** Call options: absent or null mean none; anything else must be { signal?, deadline? }. */
+function validateOptions(options: ScoreOptions | null | undefined): ScoreOptions {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object') throw new InvalidArgumentError(`options must be an object, got ${typeof options}`);
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+    throw new InvalidArgumentError('options.signal must be an AbortSignal');
+  if (options.deadline !== undefined && (typeof options.deadline !== 'number' || Number.isNaN(options.deadline)))
+    throw new InvalidArgumentError('options.deadline must be a number (ms on the Date.now() clock)');
+  return options;
 }
 
 function validateRequest(request: CacheRequest, scoreMisses: ScoreMisses): void {

@@ -27,15 +27,17 @@ function isNumber(value: unknown): value is number {
   return typeof value === 'number';
 }
 
+// Safe integers only: 1e300 passes Number.isInteger and would reach `new Array(1e300)`.
+
 /** An integer ≥ 1. */
 export function positiveInteger(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
-  if (!isNumber(value) || !Number.isInteger(value) || value < 1) throw fail(name, 'an integer ≥ 1', value);
+  if (!isNumber(value) || !Number.isSafeInteger(value) || value < 1) throw fail(name, 'an integer ≥ 1', value);
   return value;
 }
 
 /** An integer ≥ 0. */
 export function nonNegativeInteger(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
-  if (!isNumber(value) || !Number.isInteger(value) || value < 0) throw fail(name, 'an integer ≥ 0', value);
+  if (!isNumber(value) || !Number.isSafeInteger(value) || value < 0) throw fail(name, 'an integer ≥ 0', value);
   return value;
 }
 
@@ -47,7 +49,7 @@ export function integerInRange(
   max: number,
   fail: OptionErrorFactory = invalidArgument,
 ): number {
-  if (!isNumber(value) || !Number.isInteger(value) || value < min || value > max)
+  if (!isNumber(value) || !Number.isSafeInteger(value) || value < min || value > max)
     throw fail(name, `an integer in [${min}, ${max}]`, value);
   return value;
 }

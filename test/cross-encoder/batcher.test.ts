@@ -49,7 +49,9 @@ describe('DynamicBatcher', () => {
       return { query, passages };
     });
     const results = await Promise.all(requests.map((r) => batcher.submit(r.query, r.passages)));
-    requests.forEach((r, i) => expectLogits(r.query, r.passages, results[i]));
+    requests.forEach((r, i) => {
+      expectLogits(r.query, r.passages, results[i]);
+    });
     const s = batcher.stats();
     expect(s.pairsRun).toBe(requests.reduce((n, r) => n + r.passages.length, 0));
     expect(s.meanBatchSize).toBeGreaterThan(5);
@@ -85,7 +87,9 @@ describe('DynamicBatcher', () => {
       await new Promise((r) => setTimeout(r, 1));
     }
     const results = await done;
-    reqs.forEach((r, i) => expectLogits(r.query, r.passages, results[i + 1]));
+    reqs.forEach((r, i) => {
+      expectLogits(r.query, r.passages, results[i + 1]);
+    });
     for (const b of exec.batches) {
       const padded = Math.max(...b.lengths) * b.lengths.length;
       expect(b.lengths.length === 1 || padded <= 400).toBe(true);

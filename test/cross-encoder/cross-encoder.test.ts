@@ -131,7 +131,9 @@ describe('createCrossEncoder (tiny speed/shape model)', () => {
     );
     requests.forEach((r, k) => {
       expect(results[k].logits.length).toBe(r.idx.length);
-      r.idx.forEach((i, j) => expect(Math.abs(results[k].logits[j] - refs[r.b].logits[i])).toBeLessThan(1e-4));
+      r.idx.forEach((i, j) => {
+        expect(Math.abs(results[k].logits[j] - refs[r.b].logits[i])).toBeLessThan(1e-4);
+      });
     });
     const s = ce.stats();
     expect(s.meanBatchSize).toBeGreaterThan(2);
@@ -160,7 +162,9 @@ describe('createCrossEncoder (tiny speed/shape model)', () => {
       } else {
         expect(s.status).toBe('fulfilled');
         if (s.status === 'fulfilled' && i < 20) {
-          expected[i].logits.forEach((v, j) => expect(Math.abs(s.value.logits[j] - v)).toBeLessThan(1e-4));
+          expected[i].logits.forEach((v, j) => {
+            expect(Math.abs(s.value.logits[j] - v)).toBeLessThan(1e-4);
+          });
         }
       }
     });
@@ -168,7 +172,9 @@ describe('createCrossEncoder (tiny speed/shape model)', () => {
     expect(ce.stats().pendingRequests).toBe(0);
     // The tier still works normally afterwards.
     const again = await ce.score(reqs[0].query, reqs[0].passages);
-    expected[0].logits.forEach((v, j) => expect(Math.abs(again.logits[j] - v)).toBeLessThan(1e-4));
+    expected[0].logits.forEach((v, j) => {
+      expect(Math.abs(again.logits[j] - v)).toBeLessThan(1e-4);
+    });
   });
 
   it('validates inputs with typed errors', async () => {
@@ -213,7 +219,9 @@ describe('createCrossEncoder (tiny speed/shape model)', () => {
       const p = cranfieldPassages(3);
       const got = await short.score(q, p);
       const ref = await referenceOutputs(dirs.get('tiny')!, q, p, 32);
-      p.forEach((_, i) => expect(Math.abs(got.logits[i] - ref[i].logits[0])).toBeLessThan(1e-4));
+      p.forEach((_, i) => {
+        expect(Math.abs(got.logits[i] - ref[i].logits[0])).toBeLessThan(1e-4);
+      });
     } finally {
       await short.close();
     }
@@ -229,7 +237,9 @@ describe('model contract variants', () => {
       const p = cranfieldPassages(4);
       const got = await m.score('q about wings', p);
       const ref = await referenceOutputs(dir, 'q about wings', p);
-      p.forEach((_, i) => expect(Math.abs(got.logits[i] - ref[i].logits[0])).toBeLessThan(1e-4));
+      p.forEach((_, i) => {
+        expect(Math.abs(got.logits[i] - ref[i].logits[0])).toBeLessThan(1e-4);
+      });
     } finally {
       await m.close();
     }

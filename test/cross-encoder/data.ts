@@ -57,7 +57,10 @@ export function loadCollection(name: string): CollectionData {
     const [qid, did] = line.split('\t');
     if (!qid || !did || !docs.has(did) || !queries.has(qid)) continue;
     let list = judged.get(qid);
-    if (!list) judged.set(qid, (list = []));
+    if (!list) {
+      list = [];
+      judged.set(qid, list);
+    }
     list.push(did);
   }
   const data = { name, queries, docs, judged };

@@ -3,7 +3,7 @@
  * `encode(query, passage)` produces with the same truncation — ids, type ids, attention mask —
  * on real judged pairs from ../shared/data, including pairs truncated at 128 and at 512.
  */
-import { Tokenizer } from 'tokenizers';
+import { type Encoding, Tokenizer } from 'tokenizers';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, ModelFormatError } from '../../src/errors.js';
 import { PairTokenizer, resolveMaxLength, type TruncationMode } from '../../src/tiers/cross-encoder/tokenize-pairs.js';
@@ -37,7 +37,7 @@ async function checkParity(pairs: readonly TextPair[], maxLength: number, mode: 
     const enc = await ours.encodePairs(query, passages);
     expect(enc.lengths.length).toBe(passages.length);
     for (let i = 0; i < passages.length; i++) {
-      let want;
+      let want: Encoding;
       try {
         want = await ref.encode(query, passages[i]);
       } catch (err) {

@@ -103,8 +103,8 @@ uint64_t SeedFrom(const Napi::CallbackInfo& info, size_t at) {
   }
   const double hi = info[at].As<Napi::Number>().DoubleValue();
   const double lo = info[at + 1].As<Napi::Number>().DoubleValue();
-  if (!(hi >= 0 && hi <= 4294967295.0 && lo >= 0 && lo <= 4294967295.0) || hi != static_cast<double>(static_cast<uint32_t>(hi)) ||
-      lo != static_cast<double>(static_cast<uint32_t>(lo))) {
+  if (!(hi >= 0 && hi <= 4294967295.0 && lo >= 0 && lo <= 4294967295.0) ||
+      hi != static_cast<double>(static_cast<uint32_t>(hi)) || lo != static_cast<double>(static_cast<uint32_t>(lo))) {
     throw Napi::TypeError::New(info.Env(), "seed halves must be integers in [0, 2^32)");
   }
   return (static_cast<uint64_t>(static_cast<uint32_t>(hi)) << 32) | static_cast<uint32_t>(lo);

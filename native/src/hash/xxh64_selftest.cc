@@ -47,7 +47,9 @@ int main() {
     Expect(Xxh64Utf16Le(text.data(), units, 7) == Xxh64(le.data(), units * 2, 7), "utf16 == bytes");
 
     // Odd byte lengths and unaligned starts through the byte path.
-    Expect(Xxh64(bytes.data() + 1, units, 99) == Xxh64(std::vector<unsigned char>(bytes.begin() + 1, bytes.begin() + 1 + static_cast<long>(units)).data(), units, 99),
+    Expect(Xxh64(bytes.data() + 1, units, 99) ==
+               Xxh64(std::vector<unsigned char>(bytes.begin() + 1, bytes.begin() + 1 + static_cast<long>(units)).data(),
+                     units, 99),
            "unaligned == aligned");
   }
   std::vector<char16_t> big(5 * 1024 * 1024, u'x');

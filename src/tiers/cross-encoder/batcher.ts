@@ -21,6 +21,7 @@
  * are dropped before they run (never sent to a worker); pairs already running finish and their
  * results are discarded. Other requests are not affected. The queue is bounded (OverloadedError).
  */
+import { positiveInteger } from '../../util/validate-options.js';
 import {
   AbortedError,
   DeadlineExceededError,
@@ -53,7 +54,8 @@ export interface InferOutput {
 
 /** What the batcher needs from the worker pool (a fake in unit tests). */
 export interface PairBatchExecutor {
-  tokenize(query: string, passages: readonly string[]): Promise<TokenizedChunk>;
+  /** `live()` turns false once the request settled: an executor may then drop the task unsent. */
+  tokenize(query: string, passages: readonly string[], live?: () => boolean): Promise<TokenizedChunk>;
   infer(batch: InferBatch): Promise<InferOutput>;
 }
 
@@ -232,14 +234,10 @@ export class DynamicBatcher {
     private readonly executor: PairBatchExecutor,
     options: BatcherOptions,
   ) {
-    const positiveInt = (name: string, v: number) => {
-      if (!Number.isInteger(v) || v < 1)
-        throw new InvalidArgumentError(`${name} must be a positive integer, got ${String(v)}`);
-    };
-    positiveInt('workers', options.workers);
-    positiveInt('signals', options.signals);
-    positiveInt('maxBatchTokens', options.maxBatchTokens);
-    positiveInt('maxPendingPairs', options.maxPendingPairs);
+    positiveInteger('workers', options.workers);
+    positiveInteger('signals', options.signals);
+    positiveInteger('maxBatchTokens', options.maxBatchTokens);
+    positiveInteger('maxPendingPairs', options.maxPendingPairs);
     if (!(options.maxQueueDelayMs >= 0) || !Number.isFinite(options.maxQueueDelayMs)) {
       throw new InvalidArgumentError(
         `maxQueueDelayMs must be a finite number >= 0, got ${String(options.maxQueueDelayMs)}`,
@@ -247,8 +245,8 @@ export class DynamicBatcher {
     }
     const tokenizeChunk = options.tokenizeChunk ?? 32;
     const maxInFlight = options.maxInFlight ?? options.workers + 1;
-    positiveInt('tokenizeChunk', tokenizeChunk);
-    positiveInt('maxInFlight', maxInFlight);
+    positiveInteger('tokenizeChunk', tokenizeChunk);
+    positiveInteger('maxInFlight', maxInFlight);
     this.opts = { ...options, tokenizeChunk, maxInFlight };
   }
 
@@ -287,22 +285,24 @@ export class DynamicBatcher {
       for (let start = 0; start < passages.length; start += chunk) {
         const part = passages.slice(start, start + chunk);
         this.tokenizingTasks++;
-        const work = this.executor.tokenize(query, part).then(
-          (tokens) => {
-            this.tokenizingTasks--;
-            try {
-              this.onTokenized(req, start, part.length, tokens, performance.now() - started);
-            } catch (err) {
+        const work = this.executor
+          .tokenize(query, part, () => !req.settled && !this.closed)
+          .then(
+            (tokens) => {
+              this.tokenizingTasks--;
+              try {
+                this.onTokenized(req, start, part.length, tokens, performance.now() - started);
+              } catch (err) {
+                this.fail(req, asError(err));
+              }
+            },
+            (err: unknown) => {
+              this.tokenizingTasks--;
+              this.releaseTokenizing(req, part.length);
               this.fail(req, asError(err));
-            }
-          },
-          (err: unknown) => {
-            this.tokenizingTasks--;
-            this.releaseTokenizing(req, part.length);
-            this.fail(req, asError(err));
-            this.pump();
-          },
-        );
+              this.pump();
+            },
+          );
         this.track(work);
       }
     });
@@ -354,6 +354,30 @@ export class DynamicBatcher {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    for (const req of [...this.requests]) this.fail(req, new DisposedError('cross-encoder'));
+  }
+
+  /**
+   * Graceful stop: refuses new work, rejects (DisposedError) every request that still has pairs
+   * tokenizing or queued, and lets requests whose remaining pairs are all running finish normally,
+   * for at most `timeoutMs`; whatever is still pending then is rejected with DisposedError.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      for (const req of [...this.requests]) {
+        if (req.queuedPairs > 0 || req.tokenizingPairs > 0) this.fail(req, new DisposedError('cross-encoder'));
+      }
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, timeoutMs));
+      timer.unref();
+    });
+    await Promise.race([this.inFlightWork(), timedOut]);
+    clearTimeout(timer);
     for (const req of [...this.requests]) this.fail(req, new DisposedError('cross-encoder'));
   }
 

@@ -1,20 +1,25 @@
 /**
  * Public surface of the cross-encoder tier: `createCrossEncoder(...)` loads an ONNX cross-encoder
- * (HF folder, or explicit model + tokenizer paths) into a piscina worker pool behind the dynamic
+ * (HF folder, or explicit model + tokenizer paths) into a worker-thread pool behind the dynamic
  * batcher. `createCrossEncoder` is async and resolves only once every worker has loaded the model
  * and the model contract has been checked, so load errors (bad model, missing CUDA) surface there.
  */
+import { integerInRange } from '../../util/validate-options.js';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DisposedError, InvalidArgumentError } from '../../errors.js';
 import { DynamicBatcher, type BatcherStats } from './batcher.js';
-import { ModelContractError } from './errors.js';
+import { InputLimitError, ModelContractError } from './errors.js';
 import { sigmoid, type ModelContract } from './model-contract.js';
-import type { ExecutionProviderName, WorkerConfig } from './protocol.js';
+import type { ExecutionProviderName, WorkerConfig, WorkerFaults } from './protocol.js';
 import { readModelLengthLimits, resolveMaxLength, type TruncationMode } from './tokenize-pairs.js';
-import { CrossEncoderWorkerPool } from './worker-pool.js';
+import {
+  CrossEncoderWorkerPool,
+  DEFAULT_CLOSE_TIMEOUT_MS,
+  DEFAULT_WORKERS,
+  type WorkerPoolStats,
+} from './worker-pool.js';
 
 export interface CrossEncoderOptions {
   /** HF-style folder: `onnx/model.onnx` (or `model.onnx`), `tokenizer.json`, optional `config.json`, `tokenizer_config.json`. */
@@ -41,6 +46,18 @@ export interface CrossEncoderOptions {
   readonly maxPendingPairs?: number;
   /** Passages accepted in one score() call. Default 1024. */
   readonly maxPassagesPerRequest?: number;
+  /** Characters accepted in a query (InputLimitError above). Default 20,000. */
+  readonly maxQueryChars?: number;
+  /** Characters accepted in one passage (InputLimitError above). Default 200,000. */
+  readonly maxPassageChars?: number;
+  /** Characters accepted in one score() call, query + passages (InputLimitError above). Default 4,000,000. */
+  readonly maxRequestChars?: number;
+  /**
+   * How long close() lets running batches finish before it rejects what is left and returns.
+   * A worker still inside a run then finishes it and exits right after (never terminated mid-run).
+   * Default 10,000 ms.
+   */
+  readonly closeTimeoutMs?: number;
   /**
    * Unix nice increment for the worker threads (0–19). > 0 lets the main thread (event loop)
    * preempt inference under saturation, at the cost of losing CPU share to other processes. Default 0.
@@ -83,13 +100,26 @@ export interface CrossEncoderInfo {
   readonly id: string;
 }
 
+export interface CrossEncoderStats extends BatcherStats {
+  /** Worker health: ready/loading workers, crashes, replacements. */
+  readonly workers: WorkerPoolStats;
+}
+
 export interface CrossEncoder {
   readonly info: CrossEncoderInfo;
-  score(query: string, passages: readonly string[], options?: CrossEncoderScoreOptions): Promise<CrossEncoderScores>;
-  stats(): BatcherStats;
+  score(
+    query: string,
+    passages: readonly string[],
+    options?: CrossEncoderScoreOptions | null,
+  ): Promise<CrossEncoderScores>;
+  stats(): CrossEncoderStats;
   /** Predicted ms until a request of `pairs` pairs submitted now would complete. */
   estimateWaitMs(pairs: number, tokensPerPair?: number): number;
-  /** Rejects pending work with DisposedError, stops the workers. Idempotent. */
+  /**
+   * Stops intake; rejects queued work with DisposedError; lets running batches finish (their
+   * requests resolve) for up to closeTimeoutMs, then rejects the rest; asks the workers to exit.
+   * Never terminates a worker inside a run. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -98,12 +128,16 @@ export interface CrossEncoder {
  * core with one intra-op thread each beat fewer workers with more threads (batch-level parallelism
  * has no intra-op synchronisation). Capped at 4 so a large host does not get dozens of sessions.
  */
-export const DEFAULT_WORKERS = Math.max(1, Math.min(4, availableParallelism()));
+export { DEFAULT_WORKERS };
 export const DEFAULT_INTRA_OP_THREADS = 1;
 export const DEFAULT_MAX_BATCH_TOKENS = 4096;
 export const DEFAULT_MAX_QUEUE_DELAY_MS = 2;
 export const DEFAULT_MAX_PENDING_PAIRS = 4096;
 export const DEFAULT_MAX_PASSAGES_PER_REQUEST = 1024;
+export const DEFAULT_MAX_QUERY_CHARS = 20_000;
+export const DEFAULT_MAX_PASSAGE_CHARS = 200_000;
+export const DEFAULT_MAX_REQUEST_CHARS = 4_000_000;
+export { DEFAULT_CLOSE_TIMEOUT_MS };
 
 function readConfigNumber(path: string | null, key: string): number | undefined {
   if (path === null) return undefined;
@@ -115,12 +149,12 @@ function readConfigNumber(path: string | null, key: string): number | undefined 
   }
 }
 
-function positiveInt(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1)
-    throw new InvalidArgumentError(`${name} must be a positive integer, got ${String(value)}`);
-  return value;
+function positiveInt(name: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  return value === undefined ? fallback : integerInRange(name, value, 1, max);
 }
+
+/** Upper bound of workers and intra-op threads: far above any sensible value, below resource exhaustion. */
+const MAX_THREADS = 256;
 
 async function hashFiles(paths: readonly string[]): Promise<string> {
   const hash = createHash('sha256');
@@ -167,8 +201,16 @@ function resolvePaths(options: CrossEncoderOptions): ResolvedPaths {
       dir === undefined ? 'createCrossEncoder needs tokenizerPath with modelPath' : `no tokenizer.json in ${dir}`,
     );
   }
+  if (typeof modelPath !== 'string') throw new InvalidArgumentError('modelPath must be a string');
+  if (typeof tokenizerPath !== 'string') throw new InvalidArgumentError('tokenizerPath must be a string');
   for (const p of [modelPath, tokenizerPath]) {
-    if (!existsSync(p)) throw new InvalidArgumentError(`file not found: ${p}`);
+    let isFile: boolean;
+    try {
+      isFile = statSync(p).isFile();
+    } catch {
+      throw new InvalidArgumentError(`file not found: ${p}`);
+    }
+    if (!isFile) throw new InvalidArgumentError(`${p} is not a regular file (a directory?)`);
   }
   return {
     modelPath,
@@ -178,7 +220,25 @@ function resolvePaths(options: CrossEncoderOptions): ResolvedPaths {
   };
 }
 
-export async function createCrossEncoder(options: CrossEncoderOptions = {}): Promise<CrossEncoder> {
+export function createCrossEncoder(options: CrossEncoderOptions = {}): Promise<CrossEncoder> {
+  return createPooledCrossEncoder(options, undefined);
+}
+
+/**
+ * createCrossEncoder with faults injected into the workers: for the fault suite only (not
+ * exported from the package root).
+ */
+export function createCrossEncoderWithFaults(
+  options: CrossEncoderOptions,
+  faults: WorkerFaults,
+): Promise<CrossEncoder> {
+  return createPooledCrossEncoder(options, faults);
+}
+
+async function createPooledCrossEncoder(
+  options: CrossEncoderOptions,
+  faults: WorkerFaults | undefined,
+): Promise<CrossEncoder> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options must be an object');
   const paths = resolvePaths(options);
   const truncation = options.truncation ?? 'longest_first';
@@ -193,8 +253,8 @@ export async function createCrossEncoder(options: CrossEncoderOptions = {}): Pro
     options.maxLength,
     readModelLengthLimits(paths.configPath, paths.tokenizerConfigPath),
   );
-  const workers = positiveInt('workers', options.workers, DEFAULT_WORKERS);
-  const intraOpThreads = positiveInt('intraOpThreads', options.intraOpThreads, DEFAULT_INTRA_OP_THREADS);
+  const workers = positiveInt('workers', options.workers, DEFAULT_WORKERS, MAX_THREADS);
+  const intraOpThreads = positiveInt('intraOpThreads', options.intraOpThreads, DEFAULT_INTRA_OP_THREADS, MAX_THREADS);
   const maxBatchTokens = positiveInt('maxBatchTokens', options.maxBatchTokens, DEFAULT_MAX_BATCH_TOKENS);
   const maxPendingPairs = positiveInt('maxPendingPairs', options.maxPendingPairs, DEFAULT_MAX_PENDING_PAIRS);
   const maxPassages = positiveInt(
@@ -202,6 +262,16 @@ export async function createCrossEncoder(options: CrossEncoderOptions = {}): Pro
     options.maxPassagesPerRequest,
     DEFAULT_MAX_PASSAGES_PER_REQUEST,
   );
+  const limits: InputLimits = {
+    maxPassages,
+    maxQueryChars: positiveInt('maxQueryChars', options.maxQueryChars, DEFAULT_MAX_QUERY_CHARS),
+    maxPassageChars: positiveInt('maxPassageChars', options.maxPassageChars, DEFAULT_MAX_PASSAGE_CHARS),
+    maxRequestChars: positiveInt('maxRequestChars', options.maxRequestChars, DEFAULT_MAX_REQUEST_CHARS),
+  };
+  const closeTimeoutMs = options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
+  if (typeof closeTimeoutMs !== 'number' || !(closeTimeoutMs >= 0) || !Number.isFinite(closeTimeoutMs)) {
+    throw new InvalidArgumentError(`closeTimeoutMs must be a finite number >= 0, got ${String(closeTimeoutMs)}`);
+  }
   const maxQueueDelayMs = options.maxQueueDelayMs ?? DEFAULT_MAX_QUEUE_DELAY_MS;
   if (typeof maxQueueDelayMs !== 'number' || !Number.isFinite(maxQueueDelayMs) || maxQueueDelayMs < 0) {
     throw new InvalidArgumentError(`maxQueueDelayMs must be a finite number >= 0, got ${String(maxQueueDelayMs)}`);
@@ -214,30 +284,39 @@ export async function createCrossEncoder(options: CrossEncoderOptions = {}): Pro
     truncation,
     intraOpThreads,
     executionProvider,
+    faults,
   };
   const workerNice = options.workerNice ?? 0;
   if (!Number.isInteger(workerNice) || workerNice < 0 || workerNice > 19) {
     throw new InvalidArgumentError(`workerNice must be an integer in 0..19, got ${String(workerNice)}`);
   }
-  const pool = new CrossEncoderWorkerPool(config, workers, workerNice);
-  let described;
-  let fileHash: string;
-  try {
-    [described, fileHash] = await Promise.all([pool.describe(), hashFiles([paths.modelPath, paths.tokenizerPath])]);
-  } catch (err) {
+  // Both settle before anything is torn down: a failed hash must not stop workers mid-probe.
+  const [started, hashed] = await Promise.allSettled([
+    CrossEncoderWorkerPool.start(config, { workers, niceIncrement: workerNice }),
+    hashFiles([paths.modelPath, paths.tokenizerPath]),
+  ]);
+  if (started.status === 'rejected') throw started.reason;
+  const { pool, describe: described } = started.value;
+  if (hashed.status === 'rejected') {
     await pool.close();
-    throw err;
+    throw new InvalidArgumentError(`cannot read the model files: ${String(hashed.reason)}`, { cause: hashed.reason });
   }
+  const fileHash = hashed.value;
   const contract = described.contract;
   const modelVocab = readConfigNumber(paths.configPath, 'vocab_size');
-  if (modelVocab !== undefined && described.vocabSize > modelVocab) {
+  if (modelVocab !== undefined && described.maxTokenId >= modelVocab) {
     await pool.close();
     throw new ModelContractError(
-      `tokenizer has ${described.vocabSize} tokens but the model's config.json vocab_size is ${modelVocab}: tokenizer and model do not match`,
+      `tokenizer has ${described.vocabSize} tokens (ids up to ${described.maxTokenId}) but the model's config.json vocab_size is ${modelVocab}: tokenizer and model do not match`,
     );
   }
   const info: CrossEncoderInfo = {
-    ...config,
+    modelPath: config.modelPath,
+    tokenizerPath: config.tokenizerPath,
+    maxLength,
+    truncation,
+    intraOpThreads,
+    executionProvider,
     workers,
     contract,
     id: `cross-encoder:${fileHash.slice(0, 16)}:len${maxLength}:${truncation}`,
@@ -250,7 +329,14 @@ export async function createCrossEncoder(options: CrossEncoderOptions = {}): Pro
     maxPendingPairs,
     useTypeIds: contract.tokenTypeIds !== null,
   });
-  return new PooledCrossEncoder(info, pool, batcher, maxPassages);
+  return new PooledCrossEncoder(info, pool, batcher, limits, closeTimeoutMs);
+}
+
+interface InputLimits {
+  readonly maxPassages: number;
+  readonly maxQueryChars: number;
+  readonly maxPassageChars: number;
+  readonly maxRequestChars: number;
 }
 
 class PooledCrossEncoder implements CrossEncoder {
@@ -260,36 +346,51 @@ class PooledCrossEncoder implements CrossEncoder {
     readonly info: CrossEncoderInfo,
     private readonly pool: CrossEncoderWorkerPool,
     private readonly batcher: DynamicBatcher,
-    private readonly maxPassages: number,
+    private readonly limits: InputLimits,
+    private readonly closeTimeoutMs: number,
   ) {}
 
   async score(
     query: string,
     passages: readonly string[],
-    options: CrossEncoderScoreOptions = {},
+    options?: CrossEncoderScoreOptions | null,
   ): Promise<CrossEncoderScores> {
     if (this.closing) throw new DisposedError('cross-encoder');
+    const opts = options ?? {};
+    if (typeof opts !== 'object') throw new InvalidArgumentError(`options must be an object, got ${typeof opts}`);
     if (typeof query !== 'string') throw new InvalidArgumentError(`query must be a string, got ${typeof query}`);
     if (!Array.isArray(passages)) throw new InvalidArgumentError('passages must be an array of strings');
-    if (passages.length > this.maxPassages) {
-      throw new InvalidArgumentError(`${passages.length} passages exceed maxPassagesPerRequest ${this.maxPassages}`);
+    const { maxPassages, maxQueryChars, maxPassageChars, maxRequestChars } = this.limits;
+    if (passages.length > maxPassages) {
+      throw new InputLimitError('maxPassagesPerRequest', maxPassages, passages.length, 'the number of passages');
     }
+    if (query.length > maxQueryChars) {
+      throw new InputLimitError('maxQueryChars', maxQueryChars, query.length, 'the query length in characters');
+    }
+    let total = query.length;
     for (let i = 0; i < passages.length; i++) {
-      if (typeof passages[i] !== 'string')
-        throw new InvalidArgumentError(`passages[${i}] must be a string, got ${typeof passages[i]}`);
+      const p = passages[i];
+      if (typeof p !== 'string') throw new InvalidArgumentError(`passages[${i}] must be a string, got ${typeof p}`);
+      if (p.length > maxPassageChars) {
+        throw new InputLimitError('maxPassageChars', maxPassageChars, p.length, `passages[${i}] length in characters`);
+      }
+      total += p.length;
     }
-    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    if (total > maxRequestChars) {
+      throw new InputLimitError('maxRequestChars', maxRequestChars, total, 'the request length in characters');
+    }
+    if (opts.signal !== undefined && !(opts.signal instanceof AbortSignal)) {
       throw new InvalidArgumentError('signal must be an AbortSignal');
     }
-    if (options.deadline !== undefined && (typeof options.deadline !== 'number' || Number.isNaN(options.deadline))) {
+    if (opts.deadline !== undefined && (typeof opts.deadline !== 'number' || Number.isNaN(opts.deadline))) {
       throw new InvalidArgumentError('deadline must be a number (ms on the Date.now() clock)');
     }
-    const raw = await this.batcher.submit(query, passages, options);
+    const raw = await this.batcher.submit(query, passages, opts);
     return toScores(raw, passages.length, this.info.contract.signalNames);
   }
 
-  stats(): BatcherStats {
-    return this.batcher.stats();
+  stats(): CrossEncoderStats {
+    return { ...this.batcher.stats(), workers: this.pool.stats() };
   }
 
   estimateWaitMs(pairs: number, tokensPerPair?: number): number {
@@ -298,9 +399,9 @@ class PooledCrossEncoder implements CrossEncoder {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await this.batcher.close();
-      await this.pool.close();
-      await this.batcher.inFlightWork();
+      const started = Date.now();
+      await this.batcher.drain(this.closeTimeoutMs);
+      await this.pool.close(Math.max(0, this.closeTimeoutMs - (Date.now() - started)));
     })();
     return this.closing;
   }

@@ -42,6 +42,25 @@ export class InferenceError extends RelevanceGateError {
   }
 }
 
+/**
+ * An input is larger than the encoder's documented limits (characters per query, per passage, per
+ * request; passages per request). Extends InvalidArgumentError (it is the caller's input) with its
+ * own code, so an HTTP layer can answer 413 instead of 400.
+ */
+export class InputLimitError extends InvalidArgumentError {
+  /** The option that sets the limit (e.g. `maxPassageChars`). */
+  readonly limit: string;
+  readonly max: number;
+  readonly actual: number;
+  constructor(limit: string, max: number, actual: number, what: string) {
+    super(`${what} is ${actual.toLocaleString('en-US')}, above ${limit} = ${max.toLocaleString('en-US')}`);
+    (this as { code: string }).code = 'ERR_INPUT_LIMIT';
+    this.limit = limit;
+    this.max = max;
+    this.actual = actual;
+  }
+}
+
 export interface SerializedError {
   readonly name: string;
   readonly message: string;

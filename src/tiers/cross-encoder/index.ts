@@ -1,6 +1,6 @@
 /**
  * Entry of the cross-encoder tier. `createCrossEncoder` loads the tier's implementation (and with
- * it tokenizers, piscina and the workers' onnxruntime-node) on first use, so that the package root
+ * it tokenizers and the workers' onnxruntime-node) on first use, so that the package root
  * costs nothing for users of other tiers, and names the missing package when one is not installed.
  */
 import { assertInstalled, missingDependencyOf } from '../../util/optional-package.js';
@@ -24,7 +24,13 @@ export async function createCrossEncoder(options: CrossEncoderOptions = {}): Pro
 }
 
 export { createCrossEncoderScorer } from './scorer.js';
-export { ModelContractError, ExecutionProviderUnavailableError, TokenizationError, InferenceError } from './errors.js';
+export {
+  ModelContractError,
+  ExecutionProviderUnavailableError,
+  TokenizationError,
+  InferenceError,
+  InputLimitError,
+} from './errors.js';
 export type {
   CrossEncoder,
   CrossEncoderOptions,
@@ -32,6 +38,7 @@ export type {
   CrossEncoderScoreOptions,
   CrossEncoderSignals,
   CrossEncoderInfo,
+  CrossEncoderStats,
 } from './cross-encoder.js';
-export type { BatcherStats as CrossEncoderStats } from './batcher.js';
+export type { WorkerPoolStats as CrossEncoderWorkerStats } from './worker-pool.js';
 export type { TruncationMode } from './tokenize-pairs.js';

@@ -118,8 +118,4 @@ export function signalCount(contract: ModelContract): number {
 }
 
 /** Logistic function in float64, stable for large |x|. */
-export function sigmoid(x: number): number {
-  if (x >= 0) return 1 / (1 + Math.exp(-x));
-  const e = Math.exp(x);
-  return e / (1 + e);
-}
+export { sigmoid } from '../../util/sigmoid.js';

@@ -1,7 +1,13 @@
 /**
- * Messages between the main thread and the cross-encoder workers. Token and logit buffers travel
- * as transferred typed arrays (no copies). Expected failures come back as data (`error`) so the
- * main thread can rebuild the typed error; a thrown error means something unexpected.
+ * Messages between the main thread and the cross-encoder worker threads. Token and logit buffers
+ * travel as transferred typed arrays (no copies). Failures come back as data (`error`) so the main
+ * thread can rebuild the typed error.
+ *
+ * Life of a worker: it loads the tokenizer and the session and runs a probe, then posts exactly one
+ * `ready` or `init-failed`. It then answers each `task` with one `result` or `failure`, one task at a
+ * time. On `shutdown` (sent only while it runs nothing) it releases the session and exits by itself:
+ * the main thread never terminates a thread that may be inside `session.run` (onnxruntime-node
+ * aborts the whole process when that happens).
  */
 import type { SerializedError } from './errors.js';
 import type { ModelContract } from './model-contract.js';
@@ -9,7 +15,23 @@ import type { TruncationMode } from './tokenize-pairs.js';
 
 export type ExecutionProviderName = 'cpu' | 'cuda';
 
-/** Passed to every worker as piscina `workerData`. */
+/**
+ * Faults a worker injects into itself, for the fault suite only (never set by the public API):
+ * they make a worker die or stall at the moments a real crash or a slow run would. Infer faults
+ * apply to the first generation of workers only, not to their replacements.
+ */
+export interface WorkerFaults {
+  /** Exit the thread (code 7) on receiving the n-th infer task (1-based), before running it. */
+  readonly exitOnInfer?: number;
+  /** Throw an uncaught error on the n-th infer task (1-based), before running it. */
+  readonly throwOnInfer?: number;
+  /** Block the thread this long (ms) inside every infer task, the way a slow `session.run` does. */
+  readonly blockInferMs?: number;
+  /** Fail the load (after the probe) of the worker with this 0-based index, after waiting delayMs. */
+  readonly failLoadOfWorker?: { readonly index: number; readonly delayMs: number };
+}
+
+/** Passed to every worker as `workerData`. */
 export interface WorkerConfig {
   readonly modelPath: string;
   readonly tokenizerPath: string;
@@ -17,10 +39,13 @@ export interface WorkerConfig {
   readonly truncation: TruncationMode;
   readonly intraOpThreads: number;
   readonly executionProvider: ExecutionProviderName;
-}
-
-export interface DescribeTask {
-  readonly kind: 'describe';
+  /** Unix nice increment applied by the worker to its own thread (0 = none). */
+  readonly niceIncrement?: number;
+  /** 0-based slot index (for fault injection and messages). */
+  readonly workerIndex?: number;
+  /** True for a worker started to replace one that died. */
+  readonly replacement?: boolean;
+  readonly faults?: WorkerFaults;
 }
 
 export interface TokenizeTask {
@@ -38,12 +63,13 @@ export interface InferTask {
   readonly lengths: Int32Array;
 }
 
-export type WorkerTask = DescribeTask | TokenizeTask | InferTask;
+export type WorkerTask = TokenizeTask | InferTask;
 
 export interface DescribeResult {
   readonly contract: ModelContract;
   readonly vocabSize: number;
-  readonly error?: undefined;
+  /** Largest token id the tokenizer can produce (added tokens included). */
+  readonly maxTokenId: number;
 }
 
 export interface TokenizeResult {
@@ -51,7 +77,6 @@ export interface TokenizeResult {
   readonly typeIds: Int32Array;
   readonly lengths: Int32Array;
   readonly offsets: Int32Array;
-  readonly error?: undefined;
 }
 
 export interface InferResult {
@@ -59,11 +84,14 @@ export interface InferResult {
   readonly logits: Float64Array;
   /** Wall time of tensor building + session.run in the worker, ms. */
   readonly runMs: number;
-  readonly error?: undefined;
 }
 
-export interface WorkerFailure {
-  readonly error: SerializedError;
-}
+export type ToWorker =
+  | { readonly type: 'task'; readonly id: number; readonly task: WorkerTask }
+  | { readonly type: 'shutdown' };
 
-export type WorkerResult<T> = T | WorkerFailure;
+export type FromWorker =
+  | { readonly type: 'ready'; readonly describe: DescribeResult }
+  | { readonly type: 'init-failed'; readonly error: SerializedError }
+  | { readonly type: 'result'; readonly id: number; readonly result: TokenizeResult | InferResult }
+  | { readonly type: 'failure'; readonly id: number; readonly error: SerializedError };

@@ -1,18 +1,21 @@
 /**
- * (query, passage) pair tokenization with the Rust `tokenizers` library.
+ * (query, passage) pair tokenization with the Rust `tokenizers` library, at a cost bounded by the
+ * window, not by the input.
  *
- * Every pair goes through `tokenizer.encode(query, passage)` on a tokenizer whose truncation is set
- * to (maxLength, strategy): that IS the reference pair encoding, so ids, type ids and special tokens
- * are identical to it by construction (the parity test checks it on real data anyway). We measured
- * the alternative (query once + `encodeBatch(passages)` + `postProcess`) and it was slower on this
- * machine (≈600 µs vs ≈350 µs per 280-token pair: encodeBatch's rayon fan-out fights the ONNX
- * threads for 2 cores), and pre-truncating parts is NOT equivalent for longest-first when both
- * sides exceed the limit (the tie-break depends on the untruncated lengths).
+ * Each side is encoded on its own (no special tokens, no truncation), truncated to the lengths
+ * HF's pair truncation gives (`pairTruncation`, a transcription of tokenizers' LongestFirst /
+ * OnlySecond rules), and joined by the tokenizer's own post-processor (`postProcess`), so special
+ * tokens and type ids come from the tokenizer file. This is what `encode(query, passage)` does
+ * internally; the parity tests check ids and type ids against it on real and adversarial texts.
  *
- * `encode` is an async task on libuv's thread pool, so pairs of one call run in parallel.
- * Results are packed into flat typed arrays so they can be transferred between threads.
+ * Bounded cost: a text longer than the window can use is CUT before tokenization. Only tokens of
+ * words (pre-tokens) that end before the cut are trusted (the last word may be split by the cut);
+ * when the trusted tokens fill what the truncation keeps, the ids are identical to the uncut
+ * text's. When they do not (long runs of skipped characters, one giant word, text without word
+ * boundaries), the cut grows ×4 and the text is encoded again, up to the whole text; that worst
+ * case is bounded by the per-passage character limit the encoder enforces (docs/cross-encoder.md).
  */
-import { Tokenizer, type TruncationOptions } from 'tokenizers';
+import { Tokenizer, type Encoding } from 'tokenizers';
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, ModelFormatError } from '../../errors.js';
 import { TokenizationError } from './errors.js';
@@ -57,7 +60,7 @@ export function resolveMaxLength(requested: number | undefined, limits: ModelLen
   );
   const modelLimit = known.length > 0 ? Math.min(...known) : Number.POSITIVE_INFINITY;
   if (requested === undefined) return Math.min(DEFAULT_MAX_LENGTH, modelLimit);
-  if (!Number.isInteger(requested) || requested < 4) {
+  if (!Number.isSafeInteger(requested) || requested < 4) {
     throw new InvalidArgumentError(`maxLength must be an integer >= 4, got ${String(requested)}`);
   }
   if (requested > modelLimit) {
@@ -95,39 +98,122 @@ export function readModelLengthLimits(
   };
 }
 
-// `TruncationStrategy` is a const enum in the typings; its runtime values are these strings.
-const STRATEGY = {
-  longest_first: 'LongestFirst' as unknown as TruncationOptions['strategy'],
-  only_second: 'OnlySecond' as unknown as TruncationOptions['strategy'],
-};
-
-function loadTokenizer(path: string, maxLength: number, mode: TruncationMode): Tokenizer {
+function loadTokenizer(path: string): Tokenizer {
   let tokenizer: Tokenizer;
   try {
     tokenizer = Tokenizer.fromFile(path);
   } catch (cause) {
     throw new ModelFormatError(`cannot load tokenizer ${path}: ${(cause as Error).message}`, { cause });
   }
-  // The file may carry its own padding/truncation; ours replace them (padding is done per batch).
+  // The file may carry its own padding/truncation: truncation is ours (pairTruncation), padding is
+  // done per batch.
   tokenizer.disablePadding();
-  tokenizer.setTruncation(maxLength, { strategy: STRATEGY[mode] });
+  tokenizer.disableTruncation();
   return tokenizer;
 }
 
 /**
- * With `only_second`, a query that alone does not fit leaves nothing to cut from the passage (HF
- * raises an error). Such pairs fall back to longest_first (documented; the pair is still scored,
- * with the query cut too) instead of failing the whole request.
+ * Token lengths (query, passage) after HF pair truncation to `window` tokens (max length minus the
+ * pair's special tokens), as tokenizers 0.23 computes them from the two `seenLength`s: the shorter
+ * side keeps all it has when the longer can take the rest, otherwise the window is split (the odd
+ * token to the second side unless the first is longer). only_second with a query that alone fills
+ * the window is an error in HF; we fall back to longest_first (documented: the pair is still
+ * scored, with the query cut too). Checked against tokenizers on every length pair up to 40 at odd
+ * and even windows (test/cross-encoder/tokenize-pairs.test.ts).
+ */
+export function pairTruncation(q: number, p: number, window: number, mode: TruncationMode): [number, number] {
+  if (q + p <= window) return [q, p];
+  if (window <= 0) return [0, 0];
+  if (mode === 'only_second' && q < window) return [q, window - q];
+  let n1 = q;
+  let n2 = p;
+  const swap = n1 > n2;
+  if (swap) [n1, n2] = [n2, n1];
+  n2 = n1 > window ? n1 : Math.max(n1, window - n1);
+  if (n1 + n2 > window) {
+    n1 = Math.floor(window / 2);
+    n2 = n1 + (window % 2);
+  }
+  return swap ? [n2, n1] : [n1, n2];
+}
+
+/**
+ * The length tokenizers' truncation sees for a sequence: with truncation enabled it stops encoding
+ * a sequence after the first word (pre-token) that brings it to ≥ maxLength tokens, so a long side
+ * counts as maxLength plus the rest of that word (measured: `x ×126 + xylophone` is seen as 129).
+ * Returns undefined when the stop point is not within the first `trusted` tokens (a cut encoding
+ * must grow) and the encoding is not the whole text.
+ */
+export function seenLength(
+  wordIds: ReadonlyArray<number | null | undefined>,
+  maxLength: number,
+  trusted: number,
+  whole: boolean,
+): number | undefined {
+  const n = wordIds.length;
+  for (let i = maxLength - 1; i < n; i++) {
+    const w = wordIds[i];
+    const endsWord = i === n - 1 || w === null || w === undefined || wordIds[i + 1] !== w;
+    if (!endsWord) continue;
+    const seen = i + 1;
+    return seen <= trusted || whole ? seen : undefined;
+  }
+  return whole ? n : undefined;
+}
+
+/** One side of a pair: its encoding (of the whole text or of a cut prefix) and its seen length. */
+interface SideEncoding {
+  readonly enc: Encoding;
+  readonly seen: number;
+}
+
+/** Generous characters per token for the first cut (WordPiece/BPE average ≈ 4–5 on English). */
+const CHARS_PER_TOKEN_GUESS = 8;
+const MIN_CUT_CHARS = 256;
+const CUT_GROWTH = 4;
+const NO_SPECIALS = { addSpecialTokens: false } as const;
+// The binding's default direction is 'left' (keeps the END of the sequence): always say 'right'.
+const RIGHT = 'right';
+
+/** Index of the first token of the encoding's last word: tokens before it survive any cut. */
+function trustedTokens(wordIds: ReadonlyArray<number | null | undefined>): number {
+  const n = wordIds.length;
+  if (n === 0) return 0;
+  const last = wordIds[n - 1];
+  if (last === null || last === undefined) return n - 1;
+  let i = n - 1;
+  while (i > 0 && wordIds[i - 1] === last) i--;
+  return i;
+}
+
+/** Cut position ≤ `at` that does not split a surrogate pair. */
+function cutAt(text: string, at: number): number {
+  if (at >= text.length) return text.length;
+  const code = text.charCodeAt(at - 1);
+  return code >= 0xd800 && code <= 0xdbff ? at - 1 : at;
+}
+
+export interface PairTokenizerStats {
+  /** Sides encoded from a cut prefix (the text was longer than the window could use). */
+  cutTexts: number;
+  /** Cut sides that had to be encoded again with a longer cut. */
+  regrownCuts: number;
+}
+
+/**
+ * Pair tokenizer of one worker. `encodePairs` never tokenizes more of a text than the window can
+ * use, except for the regrowth described in the module comment.
  */
 export class PairTokenizer {
   private readonly tokenizer: Tokenizer;
-  private readonly fallback: Tokenizer | null;
   readonly maxLength: number;
   readonly truncation: TruncationMode;
+  /** Max tokens of query + passage without the pair's special tokens; set by `ready()`. */
+  private window = -1;
+  readonly stats: PairTokenizerStats = { cutTexts: 0, regrownCuts: 0 };
 
-  private constructor(tokenizer: Tokenizer, fallback: Tokenizer | null, maxLength: number, truncation: TruncationMode) {
+  private constructor(tokenizer: Tokenizer, maxLength: number, truncation: TruncationMode) {
     this.tokenizer = tokenizer;
-    this.fallback = fallback;
     this.maxLength = maxLength;
     this.truncation = truncation;
   }
@@ -138,28 +224,51 @@ export class PairTokenizer {
         `truncation must be 'longest_first' or 'only_second', got ${String(options.truncation)}`,
       );
     }
-    const tokenizer = loadTokenizer(options.tokenizerPath, options.maxLength, options.truncation);
-    const fallback =
-      options.truncation === 'only_second'
-        ? loadTokenizer(options.tokenizerPath, options.maxLength, 'longest_first')
-        : null;
-    return new PairTokenizer(tokenizer, fallback, options.maxLength, options.truncation);
+    if (!Number.isSafeInteger(options.maxLength) || options.maxLength < 4) {
+      throw new InvalidArgumentError(`maxLength must be an integer >= 4, got ${String(options.maxLength)}`);
+    }
+    return new PairTokenizer(loadTokenizer(options.tokenizerPath), options.maxLength, options.truncation);
   }
 
-  /** Vocabulary size including added tokens (ids are < this). */
+  /** Vocabulary size including added tokens. */
   vocabSize(): number {
     return this.tokenizer.getVocabSize(true);
   }
 
+  /** Largest id the tokenizer can emit (added tokens included): the model must embed ids up to it. */
+  maxTokenId(): number {
+    let max = -1;
+    for (const id of Object.values(this.tokenizer.getVocab(true))) if (id > max) max = id;
+    return max;
+  }
+
+  /** Special tokens the post-processor adds to a pair (e.g. 3 for BERT, 4 for RoBERTa). */
+  private async pairWindow(): Promise<number> {
+    if (this.window < 0) {
+      const empty = await this.tokenizer.encode('', null, NO_SPECIALS);
+      const specials = this.tokenizer.postProcess(empty, empty, true).getLength();
+      this.window = Math.max(0, this.maxLength - specials);
+    }
+    return this.window;
+  }
+
   /** Encodes one pair exactly as `tokenizer.encode(query, passage)` with this tokenizer's truncation. */
   async encodePair(query: string, passage: string): Promise<{ ids: number[]; typeIds: number[] }> {
-    const enc = await this.encodeRaw(query, passage);
-    return { ids: enc.getIds(), typeIds: enc.getTypeIds() };
+    const enc = await this.encodePairs(query, [passage]);
+    return { ids: Array.from(enc.ids), typeIds: Array.from(enc.typeIds) };
   }
 
   /** Encodes `query` with each passage; packed for transfer. */
   async encodePairs(query: string, passages: readonly string[]): Promise<EncodedPairs> {
-    const encodings = await Promise.all(passages.map((p) => this.encodeRaw(query, p)));
+    const window = await this.pairWindow();
+    let encodings: Encoding[];
+    try {
+      const q = await this.encodeSide(query);
+      encodings = await Promise.all(passages.map((p) => this.encodeOne(q, p, window)));
+    } catch (cause) {
+      if (cause instanceof TokenizationError) throw cause;
+      throw new TokenizationError(`tokenization failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    }
     const n = encodings.length;
     const lengths = new Int32Array(n);
     const offsets = new Int32Array(n);
@@ -180,18 +289,34 @@ export class PairTokenizer {
     return { ids, typeIds, lengths, offsets };
   }
 
-  private async encodeRaw(query: string, passage: string) {
-    try {
-      return await this.tokenizer.encode(query, passage);
-    } catch (cause) {
-      if (this.fallback !== null) {
-        try {
-          return await this.fallback.encode(query, passage);
-        } catch {
-          // report the original error below
-        }
-      }
-      throw new TokenizationError(`tokenization failed: ${(cause as Error).message ?? String(cause)}`, { cause });
+  private async encodeOne(q: SideEncoding, passage: string, window: number): Promise<Encoding> {
+    const p = await this.encodeSide(passage);
+    const [nq, np] = pairTruncation(q.seen, p.seen, window, this.truncation);
+    // The query encoding is shared by every pair of the call: truncate a copy.
+    const qEnc = this.tokenizer.postProcess(q.enc, null, false);
+    if (nq < qEnc.getLength()) qEnc.truncate(nq, 0, RIGHT);
+    if (np < p.enc.getLength()) p.enc.truncate(np, 0, RIGHT);
+    return this.tokenizer.postProcess(qEnc, p.enc, true);
+  }
+
+  /**
+   * The text's encoding and seen length, from a cut prefix when the text is longer than the
+   * truncation can see: then every kept token (≤ window < seen) is one of the whole text's.
+   */
+  private async encodeSide(text: string): Promise<SideEncoding> {
+    let cut = Math.max(MIN_CUT_CHARS, this.maxLength * CHARS_PER_TOKEN_GUESS);
+    let first = true;
+    while (cut < text.length) {
+      const enc = await this.tokenizer.encode(text.slice(0, cutAt(text, cut)), null, NO_SPECIALS);
+      if (first) this.stats.cutTexts++;
+      else this.stats.regrownCuts++;
+      first = false;
+      const words = enc.getWordIds();
+      const seen = seenLength(words, this.maxLength, trustedTokens(words), false);
+      if (seen !== undefined) return { enc, seen };
+      cut *= CUT_GROWTH;
     }
+    const enc = await this.tokenizer.encode(text, null, NO_SPECIALS);
+    return { enc, seen: seenLength(enc.getWordIds(), this.maxLength, 0, true) as number };
   }
 }

@@ -1,22 +1,25 @@
 /**
- * Piscina worker of the cross-encoder tier. Each worker owns one onnxruntime InferenceSession and
+ * Worker thread of the cross-encoder tier. Each worker owns one onnxruntime InferenceSession and
  * one tokenizer; `session.run` blocks the calling thread, which is why it lives here and not on
- * the main thread. Tasks: `describe` (load + contract), `tokenize` (one request's pairs → packed
- * ids), `infer` (a batch of tokenized pairs → logits). Buffers come back transferred.
+ * the main thread. Protocol and life cycle: protocol.ts. The worker loads and probes the model,
+ * reports `ready` or `init-failed`, then runs one task at a time; on `shutdown` (sent only while
+ * it runs nothing) it releases the session and exits by itself.
  */
 import { endianness } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import * as ort from 'onnxruntime-node';
-import { move, transferableSymbol, valueSymbol, workerData } from 'piscina';
+import { parentPort, workerData } from 'node:worker_threads';
+import { ModelFormatError } from '../../errors.js';
 import { ExecutionProviderUnavailableError, ModelContractError, serializeError } from './errors.js';
 import { discoverContract, signalCount, type ModelContract } from './model-contract.js';
 import type {
   DescribeResult,
+  FromWorker,
   InferResult,
   InferTask,
+  ToWorker,
   TokenizeResult,
   WorkerConfig,
-  WorkerFailure,
   WorkerTask,
 } from './protocol.js';
 import { PairTokenizer } from './tokenize-pairs.js';
@@ -57,7 +60,14 @@ async function createSession(config: WorkerConfig): Promise<ort.InferenceSession
       );
     }
   }
-  return ort.InferenceSession.create(config.modelPath, options);
+  try {
+    return await ort.InferenceSession.create(config.modelPath, options);
+  } catch (cause) {
+    throw new ModelFormatError(
+      `onnxruntime cannot load ${config.modelPath} (corrupt, truncated or not an ONNX model?): ${(cause as Error).message}`,
+      { cause },
+    );
+  }
 }
 
 async function init(config: WorkerConfig): Promise<WorkerState> {
@@ -81,6 +91,24 @@ async function init(config: WorkerConfig): Promise<WorkerState> {
   if (probe.logits.length !== 2 * state.signals || probe.logits.some((v) => !Number.isFinite(v))) {
     throw new ModelContractError(
       `probe run returned ${probe.logits.length} values for 2 pairs × ${state.signals} signals`,
+    );
+  }
+  // The largest id the tokenizer can emit must index the model's embedding table; otherwise every
+  // call that meets that token would fail. One pair holding that id settles it at load.
+  const maxTokenId = tokenizer.maxTokenId();
+  const ids = Int32Array.from(probeTokens.ids.subarray(0, probeTokens.lengths[0]));
+  ids[1] = maxTokenId;
+  try {
+    await infer(state, {
+      kind: 'infer',
+      ids,
+      typeIds: contract.tokenTypeIds === null ? null : probeTokens.typeIds.slice(0, ids.length),
+      lengths: Int32Array.of(ids.length),
+    });
+  } catch (cause) {
+    throw new ModelContractError(
+      `the tokenizer emits ids up to ${maxTokenId} but the model cannot embed id ${maxTokenId}: tokenizer and model do not match (${(cause as Error).message})`,
+      { cause },
     );
   }
   return state;
@@ -173,50 +201,94 @@ async function infer(state: WorkerState, task: InferTask): Promise<InferResult> 
   return { logits, runMs: performance.now() - started };
 }
 
-/** Wraps a result so piscina transfers (not copies) the given buffers. */
-function transferring<T>(value: T, buffers: ArrayBufferLike[]): T {
-  const transferable = {
-    get [transferableSymbol]() {
-      return buffers;
-    },
-    get [valueSymbol]() {
-      return value;
-    },
-  };
-  return move(transferable as never) as unknown as T;
-}
-
 const config = workerData as WorkerConfig;
-const ready: Promise<WorkerState> = init(config);
-// Failures are reported per task (as data); keep an early rejection from crashing the thread.
-ready.catch(() => undefined);
+const port = parentPort;
+if (port === null) throw new Error('worker.ts must run in a worker thread');
+const faults = (config.replacement === true ? undefined : config.faults) ?? {};
+let infers = 0;
 
-export default async function handle(
-  task: WorkerTask,
-): Promise<DescribeResult | TokenizeResult | InferResult | WorkerFailure> {
+async function setNice(increment: number | undefined): Promise<void> {
+  if (increment === undefined || increment === 0) return;
   try {
-    const state = await ready;
-    switch (task.kind) {
-      case 'describe':
-        return { contract: state.contract, vocabSize: state.tokenizer.vocabSize() };
-      case 'tokenize': {
-        const enc = await state.tokenizer.encodePairs(task.query, task.passages);
-        const result: TokenizeResult = {
-          ids: enc.ids,
-          typeIds: enc.typeIds,
-          lengths: enc.lengths,
-          offsets: enc.offsets,
-        };
-        return transferring(result, [enc.ids.buffer, enc.typeIds.buffer, enc.lengths.buffer, enc.offsets.buffer]);
-      }
-      case 'infer': {
-        const result = await infer(state, task);
-        return transferring(result, [result.logits.buffer]);
-      }
-      default:
-        throw new Error(`unknown task kind ${(task as { kind: unknown }).kind as string}`);
-    }
-  } catch (err) {
-    return { error: serializeError(err) };
+    // Optional native helper (@napi-rs/nice); without it the worker keeps its priority.
+    const mod = (await import('@napi-rs/nice' as string)) as { nice(inc: number): number };
+    mod.nice(increment);
+  } catch {
+    // not available on this platform: documented as best effort
   }
 }
+
+function post(message: FromWorker, transfer: ArrayBuffer[] = []): void {
+  port?.postMessage(message, transfer);
+}
+
+async function run(
+  state: WorkerState,
+  task: WorkerTask,
+): Promise<{ result: TokenizeResult | InferResult; transfer: ArrayBuffer[] }> {
+  if (task.kind === 'tokenize') {
+    const enc = await state.tokenizer.encodePairs(task.query, task.passages);
+    const result: TokenizeResult = { ids: enc.ids, typeIds: enc.typeIds, lengths: enc.lengths, offsets: enc.offsets };
+    const transfer = [enc.ids.buffer, enc.typeIds.buffer, enc.lengths.buffer, enc.offsets.buffer] as ArrayBuffer[];
+    return { result, transfer };
+  }
+  if (task.kind === 'infer') {
+    infers++;
+    if (faults.exitOnInfer === infers) process.exit(7);
+    if (faults.throwOnInfer === infers) {
+      setImmediate(() => {
+        throw new Error('injected uncaught error in a cross-encoder worker');
+      });
+      await new Promise(() => undefined);
+    }
+    if (faults.blockInferMs !== undefined)
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, faults.blockInferMs);
+    const result = await infer(state, task);
+    return { result, transfer: [result.logits.buffer as ArrayBuffer] };
+  }
+  throw new Error(`unknown task kind ${(task as { kind: unknown }).kind as string}`);
+}
+
+async function main(): Promise<void> {
+  await setNice(config.niceIncrement);
+  let state: WorkerState;
+  try {
+    state = await init(config);
+    const injected = faults.failLoadOfWorker;
+    if (injected !== undefined && injected.index === config.workerIndex) {
+      await new Promise((r) => setTimeout(r, injected.delayMs));
+      throw new ModelContractError(`injected load failure of worker ${injected.index}`);
+    }
+  } catch (err) {
+    post({ type: 'init-failed', error: serializeError(err) });
+    // Nothing runs any more: leaving is safe. The main thread may also stop us after this message.
+    port?.close();
+    return;
+  }
+  const describe: DescribeResult = {
+    contract: state.contract,
+    vocabSize: state.tokenizer.vocabSize(),
+    maxTokenId: state.tokenizer.maxTokenId(),
+  };
+  // Tasks arrive one at a time (the pool never sends a second before the first is answered), but
+  // chain them anyway so a shutdown can never overtake a running task.
+  let chain: Promise<void> = Promise.resolve();
+  port?.on('message', (message: ToWorker) => {
+    chain = chain.then(async () => {
+      if (message.type === 'shutdown') {
+        await state.session.release().catch(() => undefined);
+        port?.close();
+        return;
+      }
+      try {
+        const { result, transfer } = await run(state, message.task);
+        post({ type: 'result', id: message.id, result }, transfer);
+      } catch (err) {
+        post({ type: 'failure', id: message.id, error: serializeError(err) });
+      }
+    });
+  });
+  post({ type: 'ready', describe });
+}
+
+void main();

@@ -31,7 +31,10 @@ export function register(program: Command): void {
     )
     .requiredOption('--collection <dir>', 'collection folder: docs.jsonl, queries.jsonl, qrels.tsv')
     .option('--tier <name>', 'scorer tier: trees | cross-encoder', 'trees')
-    .option('--model <path>', 'model folder (default for trees: the shipped fast-path model; required for cross-encoder)')
+    .option(
+      '--model <path>',
+      'model folder (default for trees: the shipped fast-path model; required for cross-encoder)',
+    )
     .option('--stats <file>', 'corpus statistics file (trees tier); built from the collection docs.jsonl when omitted')
     .option(
       '--queries <set>',

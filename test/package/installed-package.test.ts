@@ -183,7 +183,7 @@ describe('the packed package, installed without a compiler', () => {
       'commander',
       'hdr-histogram-js',
       'msgpackr',
-            'fastify',
+      'fastify',
       'prom-client',
     ];
     for (const name of heavy) expect(resolved.filter((p) => p.includes(`/node_modules/${name}/`))).toEqual([]);

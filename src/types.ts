@@ -53,6 +53,11 @@ export interface Scorer {
    * that degraded it to a tier without that signal), which the rules handle as documented.
    */
   readonly signals?: readonly string[];
+  /**
+   * Passage metadata keys whose values change this scorer's scores (an LLM judge reads
+   * `source_type`, say). Caches key on their values too; scorers that read no metadata leave it unset.
+   */
+  readonly metadataKeys?: readonly string[];
   score(query: string, passages: readonly Passage[], options?: ScoreOptions): Promise<ReadonlyArray<ScorerPairResult>>;
 }
 

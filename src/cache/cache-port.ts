@@ -8,6 +8,8 @@ import type { Passage, ScoreOptions, ScorerPairResult } from '../types.js';
 export interface CacheRequest {
   /** Scorer identity (model + version + score-changing settings); part of every key. */
   readonly scorerId: string;
+  /** The scorer's `metadataKeys`: their values are part of each pair's key. */
+  readonly metadataKeys?: readonly string[];
   readonly query: string;
   readonly passages: readonly Passage[];
 }

@@ -17,6 +17,7 @@
  * the chance of serving one pair's score for another far below any hardware error rate.
  */
 import xxhashFactory from 'xxhash-wasm';
+import { InvalidArgumentError } from '../errors.js';
 import { nativeHash } from '../native/hash.js';
 
 // One instance per process; the wasm module is ~2 KB and instantiates in well under a millisecond.
@@ -32,6 +33,7 @@ const SEED_TITLE_TEXT = 0x7e47_0000_0000_0003n;
 const SEED_FEATURES_RECORD = 0xfea7_0001n;
 const SEED_FEATURES_F32 = 0xfea7_0002n;
 const SEED_FEATURES_F64 = 0xfea7_0003n;
+const SEED_METADATA = 0x3e7a_0001n;
 const MASK_64 = (1n << 64n) - 1n;
 
 /** XXH64 of a string's UTF-8 bytes, 16 lower-case hex characters. */
@@ -57,6 +59,7 @@ export interface HashablePassageContent {
   readonly text: string;
   readonly title?: string;
   readonly features?: Readonly<Record<string, number>> | Float32Array | Float64Array | readonly number[];
+  readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
 const LATIN1_DOMAIN = 0x4c6174696e31n; // "Latin1": must match native/src/hash/hash_binding.cc
@@ -93,17 +96,34 @@ export function nativeContentHash(): boolean {
 }
 
 /**
- * 64-bit hash (16 hex digits) of everything in a passage that a built-in tier reads: title, text
- * and, when present, caller-supplied features (the trees tier scores them). An absent title and an
- * empty title hash differently. Metadata is not hashed (no tier reads it).
+ * 64-bit hash (16 hex digits) of everything in a passage that the scorer reads: title, text,
+ * caller-supplied features when present (the trees tier scores them), and the values of the
+ * metadata keys the scorer declares (`Scorer.metadataKeys`; other metadata is not hashed). An
+ * absent title and an empty title hash differently; an absent key hashes like `null`.
  */
-export function contentHash(passage: HashablePassageContent): string {
+export function contentHash(passage: HashablePassageContent, metadataKeys?: readonly string[]): string {
   const { title, text, features } = passage;
-  const base = textHash(text, title);
-  if (features === undefined) return base;
-  return featuresHash(features, BigInt(`0x${base}`))
-    .toString(16)
-    .padStart(16, '0');
+  let hash = textHash(text, title);
+  if (features !== undefined) hash = toHex(featuresHash(features, BigInt(`0x${hash}`)));
+  if (metadataKeys !== undefined && metadataKeys.length > 0) {
+    const metadata = passage.metadata ?? {};
+    const values = metadataKeys.map((key) => [key, Object.hasOwn(metadata, key) ? metadata[key] : null]);
+    hash = xxhash.h64ToString(serializeMetadata(values), (BigInt(`0x${hash}`) ^ SEED_METADATA) & MASK_64);
+  }
+  return hash;
+}
+
+/** Exact JSON of the read metadata values (bigints tagged); a value JSON cannot hold (a cycle) is a typed error. */
+function serializeMetadata(values: unknown): string {
+  try {
+    return JSON.stringify(values, (_key, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+  } catch (cause) {
+    throw new InvalidArgumentError('passage metadata read by the scorer must be JSON-serialisable', { cause });
+  }
+}
+
+function toHex(value: bigint): string {
+  return value.toString(16).padStart(16, '0');
 }
 
 function featuresHash(

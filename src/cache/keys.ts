@@ -4,7 +4,8 @@
  * - scope: 128-bit hash of the scorer id (model, version/content hash, score-changing tier
  *   settings: whoever builds a Scorer must change its id whenever scores could change), the
  *   query normalisation rule, and the normalised query. Computed once per call.
- * - content hash: 64-bit hash of title + text (+ caller features), so an edited passage misses.
+ * - content hash: 64-bit hash of title + text (+ caller features, + the values of the metadata keys
+ *   the scorer reads), so an edited passage misses.
  * - passage id: kept verbatim, so two passages can only share a key if their ids are equal AND
  *   their contents collide in 64 bits AND their scopes collide in 128 bits.
  *
@@ -17,6 +18,10 @@ export const KEY_SCHEMA_VERSION = 2;
 
 export { scopeHash };
 
-export function pairKey(scope: string, passage: HashablePassageContent & { readonly id: string }): string {
-  return scope + contentHash(passage) + passage.id;
+export function pairKey(
+  scope: string,
+  passage: HashablePassageContent & { readonly id: string },
+  metadataKeys?: readonly string[],
+): string {
+  return scope + contentHash(passage, metadataKeys) + passage.id;
 }

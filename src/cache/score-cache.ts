@@ -264,7 +264,7 @@ class ScoreCacheImpl implements ScoreCache {
     let l1Hits = 0;
     try {
       for (let i = 0; i < n; i++) {
-        const key = pairKey(scope, passages[i]);
+        const key = pairKey(scope, passages[i], request.metadataKeys);
         const entry = this.l1Get(key, now);
         if (entry !== undefined) {
           results[i] = entry.result;
@@ -328,7 +328,8 @@ class ScoreCacheImpl implements ScoreCache {
     if (passages.length === 0) return out;
     const scope = this.scopeOf(request.scorerId, request.query);
     const now = this.clock();
-    for (let i = 0; i < passages.length; i++) out[i] = this.l1Get(pairKey(scope, passages[i]), now)?.result;
+    for (let i = 0; i < passages.length; i++)
+      out[i] = this.l1Get(pairKey(scope, passages[i], request.metadataKeys), now)?.result;
     return out;
   }
 
@@ -690,6 +691,9 @@ function validateRequest(request: CacheRequest, scoreMisses: ScoreMisses): void 
   if (typeof request.query !== 'string') throw new InvalidArgumentError('request.query must be a string');
   if (!Array.isArray(request.passages)) throw new InvalidArgumentError('request.passages must be an array');
   if (typeof scoreMisses !== 'function') throw new InvalidArgumentError('scoreMisses must be a function');
+  const keys: unknown = request.metadataKeys;
+  if (keys !== undefined && (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string')))
+    throw new InvalidArgumentError('request.metadataKeys must be an array of strings when given');
   const passages: readonly Passage[] = request.passages;
   for (let i = 0; i < passages.length; i++) {
     const p = passages[i];

@@ -172,7 +172,7 @@ export async function scoreRange(
   let resolution: RaceOutcome<CacheResolution>;
   try {
     const pending = ctx.cache.resolve(
-      { scorerId: ctx.scorer.id, query: ctx.query, passages: slice },
+      { scorerId: ctx.scorer.id, metadataKeys: ctx.scorer.metadataKeys, query: ctx.query, passages: slice },
       scoreMisses,
       ctx.options,
     );

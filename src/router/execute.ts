@@ -64,7 +64,12 @@ export class TierExecutor {
     for (const tier of tiers) {
       if (!tier.cacheable || rest.length === 0) continue;
       const subset = rest.length === passages.length ? passages : rest.map((i) => passages[i]);
-      const hits = cache.lookup({ scorerId: tier.spec.scorer.id, query, passages: subset });
+      const hits = cache.lookup({
+        scorerId: tier.spec.scorer.id,
+        metadataKeys: tier.spec.scorer.metadataKeys,
+        query,
+        passages: subset,
+      });
       const next: number[] = [];
       for (let j = 0; j < rest.length; j++) {
         const hit = hits[j];
@@ -112,8 +117,9 @@ export class TierExecutor {
     try {
       const cache = this.deps.cache;
       if (cache !== undefined && tier.cacheable) {
-        const resolution = await cache.resolve({ scorerId: tier.spec.scorer.id, query, passages: subset }, (miss) =>
-          score(miss.map((j) => subset[j])),
+        const resolution = await cache.resolve(
+          { scorerId: tier.spec.scorer.id, metadataKeys: tier.spec.scorer.metadataKeys, query, passages: subset },
+          (miss) => score(miss.map((j) => subset[j])),
         );
         results = resolution.results;
         cached = resolution.cached;
@@ -292,7 +298,7 @@ export class TierExecutor {
     if (cache !== undefined && tier.cacheable) {
       return cache
         .resolve(
-          { scorerId: tier.spec.scorer.id, query, passages: subset },
+          { scorerId: tier.spec.scorer.id, metadataKeys: tier.spec.scorer.metadataKeys, query, passages: subset },
           (missIndices) => measured(missIndices.map((j) => subset[j])),
           options,
         )

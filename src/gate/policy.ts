@@ -52,7 +52,8 @@ export interface CompiledPolicy extends AdaptiveThresholdPolicy {
   readonly operatingPoint: OperatingPoint | undefined;
 }
 
-const KNOWN_KEYS: ReadonlySet<string> = new Set([
+/** Every GatePolicy option name; anything else in a policy is rejected as a typo. */
+export const KNOWN_POLICY_KEYS: ReadonlySet<string> = new Set([
   'threshold',
   'relevanceSignal',
   'minKept',
@@ -194,7 +195,7 @@ function present<T>(value: T | null | undefined): value is T {
 export function compilePolicy(policy: GatePolicy, scorer: PolicyScorer): CompiledPolicy {
   if (typeof policy !== 'object' || policy === null) throw new InvalidPolicyError('(policy)', 'must be an object');
   for (const key of Object.keys(policy)) {
-    if (!KNOWN_KEYS.has(key)) throw new InvalidPolicyError(key, 'is not a policy option (typo?)');
+    if (!KNOWN_POLICY_KEYS.has(key)) throw new InvalidPolicyError(key, 'is not a policy option (typo?)');
   }
 
   let calibration: PlattParameters | undefined;

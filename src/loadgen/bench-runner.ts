@@ -19,8 +19,15 @@ import { createCrossEncoder, type CrossEncoder } from '../tiers/cross-encoder/cr
 import { createCrossEncoderScorer } from '../tiers/cross-encoder/scorer.js';
 import { loadFastPathScorer, type FastPathScorer } from '../tiers/trees/fast-path-scorer.js';
 import { measureCapacity, type CapacityResult } from './capacity.js';
-import { runOpenLoopPhase, type LiveFigures, type PhaseResult } from './open-loop.js';
-import type { BenchPoint } from './report.js';
+import { runOpenLoopPhase, type PhaseResult } from './open-loop.js';
+import {
+  type BenchPoint,
+  type BenchProgress,
+  formatPointHead,
+  phaseGeneratorFields,
+  phaseLoadFields,
+  share,
+} from './report.js';
 import { buildWorkload } from './workload.js';
 
 /** A QPS value: absolute requests/s, or a multiple of the measured cross-encoder capacity ('2x'). */
@@ -34,7 +41,7 @@ export interface RoutingSpec {
   readonly tier?: 'trees' | 'crossEncoder';
 }
 
-export interface BenchOptions {
+export interface BenchOptions extends BenchProgress {
   readonly collection: string;
   readonly k: number;
   readonly qps: readonly QpsSpec[];
@@ -68,10 +75,6 @@ export interface BenchOptions {
   readonly seed: number;
   /** Linux: nice value for the cross-encoder pool's threads (undefined = leave as is). */
   readonly workerNice?: number;
-  readonly log: (line: string) => void;
-  readonly onLive?: (label: string, live: LiveFigures) => void;
-  readonly onPhaseEnd?: (label: string) => void;
-  readonly onWorkloadProgress?: (done: number, total: number) => void;
 }
 
 export interface BenchReport {
@@ -130,10 +133,6 @@ function reniceNewThreads(before: ReadonlySet<number>, nice: number): number {
     }
   }
   return changed;
-}
-
-function share(count: number | undefined, total: number): number {
-  return total === 0 ? 0 : (count ?? 0) / total;
 }
 
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
@@ -254,18 +253,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         const ceFromCache = rs.cacheHitsBySource.crossEncoder ?? 0;
         const point: BenchPoint = {
           routing: routingLabel(routing),
-          offeredQps: qps,
-          achievedQps: phase.achievedQps,
-          latencyMs: phase.latencyMs,
-          errors: phase.errors,
-          requests: phase.requests,
-          pairs: total,
-          tierShare: {
-            cache: share(byTier.cache, total),
-            trees: share(byTier.trees, total),
-            crossEncoder: share(byTier.crossEncoder, total),
-            unscored: share(byTier.unscored, total),
-          },
+          ...phaseLoadFields(phase, qps),
           modelShare: {
             crossEncoder: share((byTier.crossEncoder ?? 0) + ceFromCache, total),
             trees: share((byTier.trees ?? 0) + (rs.cacheHitsBySource.trees ?? 0), total),
@@ -277,10 +265,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           cancelledPairs: rs.cancelledPairs,
           lateCalls: rs.lateCalls,
           backgroundPairs: rs.backgroundPairs,
-          scheduleLagMs: phase.scheduleLagMs,
-          eventLoopDelayMs: phase.eventLoopDelayMs,
-          generatorUsPerRequest: phase.generatorUsPerRequest,
-          cpuCores: phase.cpuCores,
+          ...phaseGeneratorFields(phase),
           // The router probes L1 with lookup() (not counted by the cache): hits come from the router's counters.
           cache:
             cacheStats === undefined
@@ -303,7 +288,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         };
         results.push(point);
         log(
-          `${label}: achieved ${point.achievedQps.toFixed(1)} rps, p50 ${point.latencyMs.p50} p99 ${point.latencyMs.p99} p99.9 ${point.latencyMs.p999} max ${point.latencyMs.max} ms, ` +
+          formatPointHead(label, point) +
             `errors ${point.errors}, CE ${(point.tierShare.crossEncoder * 100).toFixed(1)}% cache ${(point.tierShare.cache * 100).toFixed(1)}% trees ${(point.tierShare.trees * 100).toFixed(1)}%, degraded ${point.degradedPairs}`,
         );
         if (phase.firstErrors.length > 0) log(`  first errors: ${phase.firstErrors.join(' | ')}`);

@@ -13,8 +13,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCollection } from '../eval/collection.js';
 import { createHttpTarget, type HttpProtocol } from './http-target.js';
-import { runOpenLoopPhase, type LiveFigures, type PhaseResult } from './open-loop.js';
-import type { BenchPoint } from './report.js';
+import { runOpenLoopPhase, type PhaseResult } from './open-loop.js';
+import {
+  type BenchPoint,
+  type BenchProgress,
+  formatPointHead,
+  phaseGeneratorFields,
+  phaseLoadFields,
+  share,
+} from './report.js';
 import { buildWorkload, type Workload } from './workload.js';
 
 export interface HttpBenchTarget {
@@ -28,7 +35,7 @@ export interface HttpBenchTarget {
   readonly scrapeMetrics?: boolean;
 }
 
-export interface HttpBenchOptions {
+export interface HttpBenchOptions extends BenchProgress {
   readonly collection: string;
   readonly k: number;
   readonly qps: readonly number[];
@@ -38,10 +45,6 @@ export interface HttpBenchOptions {
   readonly zipf?: number;
   readonly distinct?: number;
   readonly seed: number;
-  readonly log: (line: string) => void;
-  readonly onLive?: (label: string, live: LiveFigures) => void;
-  readonly onPhaseEnd?: (label: string) => void;
-  readonly onWorkloadProgress?: (done: number, total: number) => void;
 }
 
 export interface HttpWorkloadInfo {
@@ -95,10 +98,6 @@ function delta(after: Counters | undefined, before: Counters | undefined, key: s
   return (after.get(key) ?? 0) - (before.get(key) ?? 0);
 }
 
-function share(count: number | undefined, total: number): number {
-  return total === 0 ? 0 : (count ?? 0) / total;
-}
-
 /** One open-loop point per (target, QPS) over HTTP. */
 export async function runHttpPoints(
   options: HttpBenchOptions,
@@ -143,18 +142,7 @@ export async function runHttpPoints(
       const batchPairs = delta(after, b, 'relevance_gate_batch_pairs_total:*');
       const point: BenchPoint = {
         routing: target.label,
-        offeredQps: qps,
-        achievedQps: phase.achievedQps,
-        latencyMs: phase.latencyMs,
-        errors: phase.errors,
-        requests: phase.requests,
-        pairs: total,
-        tierShare: {
-          cache: share(byTier.cache, total),
-          trees: share(byTier.trees, total),
-          crossEncoder: share(byTier.crossEncoder, total),
-          unscored: share(byTier.unscored, total),
-        },
+        ...phaseLoadFields(phase, qps),
         // Over HTTP the source tier of cache hits is not reported: fresh cross-encoder pairs only.
         modelShare: { crossEncoder: share(byTier.crossEncoder, total), trees: share(byTier.trees, total) },
         degradedPairs: delta(after, b, 'relevance_gate_degraded_pairs_total:*'),
@@ -164,10 +152,7 @@ export async function runHttpPoints(
         cancelledPairs: delta(after, b, 'relevance_gate_batch_dropped_pairs_total:*'),
         lateCalls: 0,
         backgroundPairs: 0,
-        scheduleLagMs: phase.scheduleLagMs,
-        eventLoopDelayMs: phase.eventLoopDelayMs,
-        generatorUsPerRequest: phase.generatorUsPerRequest,
-        cpuCores: phase.cpuCores,
+        ...phaseGeneratorFields(phase),
         cache: null,
         crossEncoder: {
           pairsRun: batchPairs,
@@ -193,7 +178,7 @@ export async function runHttpPoints(
         .map(([s, n]) => `${s}×${n}`)
         .join(' ');
       options.log(
-        `${label}: achieved ${point.achievedQps.toFixed(1)} rps, p50 ${point.latencyMs.p50} p99 ${point.latencyMs.p99} p99.9 ${point.latencyMs.p999} max ${point.latencyMs.max} ms, ` +
+        formatPointHead(label, point) +
           `errors ${point.errors} (HTTP ${statuses}), degraded ${point.degradedPairs}` +
           `${point.serverCpuMsPerRequest === undefined ? '' : `, server CPU ${point.serverCpuMsPerRequest.toFixed(3)} ms/request`}`,
       );
@@ -217,6 +202,15 @@ export function childExecArgv(entry: string): string[] {
   return entry.endsWith('.ts') && !own.some((a) => a.includes('tsx')) ? [...own, '--import', 'tsx'] : own;
 }
 
+/** Sends SIGTERM to a forked child and resolves once it has exited (at once when it already has). */
+export function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
 /** Starts the HTTP floor (http-floor.ts) in a child process. */
 export async function startFloorServer(): Promise<ChildServer> {
   const here = fileURLToPath(import.meta.url);
@@ -232,13 +226,5 @@ export async function startFloorServer(): Promise<ChildServer> {
     });
     child.once('exit', (code) => reject(new Error(`HTTP floor exited with code ${String(code)} before listening`)));
   });
-  return {
-    url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+  return { url, stop: () => stopChild(child) };
 }

@@ -248,6 +248,16 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     );
   };
 
+  const liveFigures = (now: number): LiveFigures => ({
+    elapsedSec: (now - t0) / 1000,
+    totalSec: (end - t0) / 1000,
+    sent,
+    completed,
+    inFlight,
+    measuring,
+    p99Ms: latency.totalCount === 0 ? 0 : latency.getValueAtPercentile(99) / 1000,
+  });
+
   loopDelay.enable();
   await new Promise<void>((resolve) => {
     let lastTick = 0;
@@ -263,15 +273,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       const now = performance.now();
       if (options.onTick !== undefined && now - lastTick >= 250) {
         lastTick = now;
-        options.onTick({
-          elapsedSec: (now - t0) / 1000,
-          totalSec: (end - t0) / 1000,
-          sent,
-          completed,
-          inFlight,
-          measuring,
-          p99Ms: latency.totalCount === 0 ? 0 : latency.getValueAtPercentile(99) / 1000,
-        });
+        options.onTick(liveFigures(now));
       }
       // Bookkeeping only: the gate's synchronous part is the engine's time, not the generator's.
       generatorMs += now - wake - gateMs;
@@ -294,16 +296,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       };
       const progress = setInterval(() => {
         if (options.onTick !== undefined) {
-          const now = performance.now();
-          options.onTick({
-            elapsedSec: (now - t0) / 1000,
-            totalSec: (end - t0) / 1000,
-            sent,
-            completed,
-            inFlight,
-            measuring,
-            p99Ms: latency.totalCount === 0 ? 0 : latency.getValueAtPercentile(99) / 1000,
-          });
+          options.onTick(liveFigures(performance.now()));
         }
       }, 500);
       const stop = resolveDrained;

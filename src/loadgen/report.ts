@@ -4,7 +4,15 @@
  */
 import { renderLineChart, type ChartSeries } from '../report/svg-line-chart.js';
 import type { TierLoadStats } from '../router/types.js';
-import type { LatencySummary, TimelineSecond } from './open-loop.js';
+import type { LatencySummary, LiveFigures, PhaseResult, TimelineSecond } from './open-loop.js';
+
+/** Where a bench run reports as it goes: log lines, live figures of a point, workload building. */
+export interface BenchProgress {
+  readonly log: (line: string) => void;
+  readonly onLive?: (label: string, live: LiveFigures) => void;
+  readonly onPhaseEnd?: (label: string) => void;
+  readonly onWorkloadProgress?: (done: number, total: number) => void;
+}
 
 export interface TierShare {
   readonly cache: number;
@@ -58,6 +66,51 @@ export interface BenchPoint {
   readonly firstErrors: readonly string[];
   /** Over HTTP: the server process's CPU time (all threads) per request it served (warm-up included), ms, from its /metrics. */
   readonly serverCpuMsPerRequest?: number;
+}
+
+/** Fraction of `total` that `count` is; 0 when there is nothing to divide. */
+export function share(count: number | undefined, total: number): number {
+  return total === 0 ? 0 : (count ?? 0) / total;
+}
+
+/** The fields of a point read straight off its open-loop phase: load, latency, errors, tier shares. */
+export function phaseLoadFields(
+  phase: PhaseResult,
+  offeredQps: number,
+): Pick<BenchPoint, 'offeredQps' | 'achievedQps' | 'latencyMs' | 'errors' | 'requests' | 'pairs' | 'tierShare'> {
+  const total = phase.pairs;
+  const byTier = phase.pairsByTier;
+  return {
+    offeredQps,
+    achievedQps: phase.achievedQps,
+    latencyMs: phase.latencyMs,
+    errors: phase.errors,
+    requests: phase.requests,
+    pairs: total,
+    tierShare: {
+      cache: share(byTier.cache, total),
+      trees: share(byTier.trees, total),
+      crossEncoder: share(byTier.crossEncoder, total),
+      unscored: share(byTier.unscored, total),
+    },
+  };
+}
+
+/** The fields of a point that describe the load generator itself while the phase ran. */
+export function phaseGeneratorFields(
+  phase: PhaseResult,
+): Pick<BenchPoint, 'scheduleLagMs' | 'eventLoopDelayMs' | 'generatorUsPerRequest' | 'cpuCores'> {
+  return {
+    scheduleLagMs: phase.scheduleLagMs,
+    eventLoopDelayMs: phase.eventLoopDelayMs,
+    generatorUsPerRequest: phase.generatorUsPerRequest,
+    cpuCores: phase.cpuCores,
+  };
+}
+
+/** The start of a point's progress line: achieved rate and latency percentiles. */
+export function formatPointHead(label: string, point: BenchPoint): string {
+  return `${label}: achieved ${point.achievedQps.toFixed(1)} rps, p50 ${point.latencyMs.p50} p99 ${point.latencyMs.p99} p99.9 ${point.latencyMs.p999} max ${point.latencyMs.max} ms, `;
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;

@@ -9,6 +9,7 @@ import {
   InvalidArgumentError,
   OverloadedError,
   TokenizationError,
+  type FilterOptions,
   type GatePolicy,
   type GateItem,
   type GateResult,
@@ -138,6 +139,30 @@ function degradeCounts(model: ServedModel, passages: readonly Passage[]): Map<nu
   return out;
 }
 
+/** An abort signal that fires when the client goes away before the response is written. */
+export function abortOnClose(reply: FastifyReply): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onClose = (): void => {
+    if (!reply.raw.writableEnded) controller.abort();
+  };
+  reply.raw.once('close', onClose);
+  return { signal: controller.signal, dispose: () => reply.raw.removeListener('close', onClose) };
+}
+
+/** The gate call's options: the request's deadline and cancellation, plus its policy and query class when set. */
+export function callOptions(
+  deadline: number,
+  signal: AbortSignal,
+  call: { readonly policy?: GatePolicy | undefined; readonly queryClass?: string | undefined },
+): FilterOptions {
+  return {
+    deadline,
+    signal,
+    ...(call.policy === undefined ? {} : { policy: call.policy }),
+    ...(call.queryClass === undefined ? {} : { queryClass: call.queryClass }),
+  };
+}
+
 /** Runs the gate for one request under admission control and the request's deadline. */
 export async function score(
   ctx: ServerContext,
@@ -159,26 +184,17 @@ export async function score(
       { retryAfterSec: model.admission.retryAfterSec(k) },
     );
   }
-  const controller = new AbortController();
-  const onClose = (): void => {
-    if (!reply.raw.writableEnded) controller.abort();
-  };
-  reply.raw.once('close', onClose);
+  const abort = abortOnClose(reply);
   const deadline = gateDeadline(ctx, request, budgetMs);
   const gate = call.rerank ? model.rerankGate : model.gate;
   let result: GateResult;
   try {
-    result = await gate.filter(call.query, call.passages, {
-      deadline,
-      signal: controller.signal,
-      ...(call.policy === undefined ? {} : { policy: call.policy }),
-      ...(call.queryClass === undefined ? {} : { queryClass: call.queryClass }),
-    });
+    result = await gate.filter(call.query, call.passages, callOptions(deadline, abort.signal, call));
   } catch (error) {
     throw toApiError(error);
   } finally {
     ticket.release();
-    reply.raw.removeListener('close', onClose);
+    abort.dispose();
   }
   const degraded = degradeCounts(model, call.passages);
   const byReason = new Map<string, number>();

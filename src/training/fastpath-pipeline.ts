@@ -44,6 +44,16 @@ export const LAMBDAMART_SETTINGS: LambdaMartSettings = {
   queryWeighting: 'query',
 };
 
+/** LambdaMART warm-started from the best pointwise point of the grid (its leaves × 5): the shipped model's last step. */
+const LAMBDAMART_FROM_POINTWISE: GridPoint = {
+  objective: 'lambdamart',
+  maxDepth: 4,
+  eta: 0.1,
+  rounds: 200,
+  minChildWeight: 100,
+  lambdaMart: { ...LAMBDAMART_SETTINGS, warmStart: { scale: 5 } },
+};
+
 /** Hyperparameter grids. `full` is what the shipped model was selected from. */
 export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
   full: [
@@ -62,14 +72,7 @@ export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
       minChildWeight: 100,
       lambdaMart: LAMBDAMART_SETTINGS,
     },
-    {
-      objective: 'lambdamart',
-      maxDepth: 4,
-      eta: 0.1,
-      rounds: 200,
-      minChildWeight: 100,
-      lambdaMart: { ...LAMBDAMART_SETTINGS, warmStart: { scale: 5 } },
-    },
+    LAMBDAMART_FROM_POINTWISE,
   ],
   /**
    * The shipped model's recipe (its best pointwise point, then LambdaMART boosting from it) without
@@ -77,14 +80,7 @@ export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
    */
   loco: [
     { objective: 'reg:squarederror', maxDepth: 4, eta: 0.05, rounds: 300, minChildWeight: 1 },
-    {
-      objective: 'lambdamart',
-      maxDepth: 4,
-      eta: 0.1,
-      rounds: 200,
-      minChildWeight: 100,
-      lambdaMart: { ...LAMBDAMART_SETTINGS, warmStart: { scale: 5 } },
-    },
+    LAMBDAMART_FROM_POINTWISE,
   ],
   quick: [{ objective: 'binary:logistic', maxDepth: 4, eta: 0.1, rounds: 100, minChildWeight: 1 }],
   tiny: [{ objective: 'binary:logistic', maxDepth: 2, eta: 0.3, rounds: 8, minChildWeight: 1 }],

@@ -2,8 +2,10 @@
  * Test helpers: start the real server on a random loopback port, real passages from the shared
  * SciFact collection, controllable scorers (blocking, failing, slow) and the library reference.
  */
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { createGate, loadFastPathScorer, type Passage, type Scorer } from '../../src/index.js';
 import { startServer, type RelevanceGateServer, type ServerConfigInput } from '../../src/server/index.js';
 import { packageRoot } from '../../src/util/package-root.js';
@@ -14,6 +16,42 @@ export const FASTPATH_DIR = join(packageRoot(), 'models', 'fastpath-lexical');
 /** Starts a server on 127.0.0.1:0 with silent logs and waits until it is ready. */
 export async function start(config: ServerConfigInput = {}): Promise<RelevanceGateServer> {
   return startServer({ host: '127.0.0.1', port: 0, logLevel: 'silent', ...config }, { defaultMetrics: false });
+}
+
+/** A `relevance-gate serve` child process, with what it has printed so far. */
+export interface ServeCliProcess {
+  readonly child: ChildProcessByStdio<null, Readable, Readable>;
+  /** Resolves with the exit code once the process exits. */
+  readonly exited: Promise<number | null>;
+  stdout(): string;
+  stderr(): string;
+}
+
+/** Runs `relevance-gate serve --port 0 <args> --log-level warn` from the sources, as a user runs the CLI. */
+export function spawnServeCli(args: readonly string[] = []): ServeCliProcess {
+  const root = packageRoot();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), 'serve', '--port', '0', ...args, '--log-level', 'warn'],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+}
+
+/** Waits up to `attempts` × 100 ms for the "serving on" line; its URL, or undefined when it never came. */
+export async function waitForServing(cli: ServeCliProcess, attempts: number): Promise<string | undefined> {
+  for (let i = 0; i < attempts && !/serving on http:\/\/\S+/.test(cli.stdout()); i++)
+    await new Promise((r) => setTimeout(r, 100));
+  return /serving on (http:\/\/\S+)/.exec(cli.stdout())?.[1];
 }
 
 export interface QueryWithDocs {

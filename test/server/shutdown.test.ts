@@ -2,13 +2,10 @@
  * Graceful shutdown: readiness turns 503, requests already accepted all finish with their answers,
  * then the process exits 0 — in-process (server.close()) and for the real CLI on SIGTERM.
  */
-import { spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Passage, Scorer } from '../../src/index.js';
-import { packageRoot } from '../../src/util/package-root.js';
-import { postJson, scifactRequests, start } from './helpers.js';
+import { postJson, scifactRequests, spawnServeCli, start, waitForServing } from './helpers.js';
 
 function countingSlowScorer(ms: number): Scorer & { started: number } {
   const s = {
@@ -60,27 +57,12 @@ describe('server.close()', () => {
 
 describe('relevance-gate serve (CLI) on SIGTERM', () => {
   it('finishes the accepted requests and exits 0', async () => {
-    const root = packageRoot();
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), 'serve', '--port', '0', '--log-level', 'warn'],
-      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const cli = spawnServeCli();
+    const { child, exited } = cli;
     try {
-      for (let i = 0; i < 300 && !/serving on http:\/\/\S+/.test(stdout); i++)
-        await new Promise((r) => setTimeout(r, 100));
-      const url = /serving on (http:\/\/\S+)/.exec(stdout)?.[1];
-      expect(url, `no listening line; stderr: ${stderr}`).toBeDefined();
-      expect(stdout).toContain('fastpath (default)');
+      const url = await waitForServing(cli, 300);
+      expect(url, `no listening line; stderr: ${cli.stderr()}`).toBeDefined();
+      expect(cli.stdout()).toContain('fastpath (default)');
       const { hostname, port } = new URL(url as string);
 
       // Establish the connections first, so every request below is accepted before SIGTERM.

@@ -71,7 +71,7 @@ async function startServeProcess(config: Record<string, unknown>): Promise<{ url
     file,
     JSON.stringify({ ...config, host: '127.0.0.1', port: 0, logLevel: 'warn', baseDir: process.cwd() }),
   );
-  const { childExecArgv } = await import('../../loadgen/http-bench.js');
+  const { childExecArgv, stopChild } = await import('../../loadgen/http-bench.js');
   const child = fork(main, ['serve', '--config', file], {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     execArgv: childExecArgv(main),
@@ -87,15 +87,7 @@ async function startServeProcess(config: Record<string, unknown>): Promise<{ url
       reject(new Error(`relevance-gate serve exited with code ${String(code)} before serving`)),
     );
   });
-  return {
-    url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+  return { url, stop: () => stopChild(child) };
 }
 
 function optionalNumbers(values: Record<string, number | undefined>): Record<string, number> {

@@ -218,6 +218,28 @@ function topN(count: number, requested: number | null | undefined): number {
   return requested === undefined || requested === null ? count : Math.min(count, requested);
 }
 
+/** Scores every passage of a rerank call; the results best first. */
+async function rankedScores(
+  ctx: ServerContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  endpoint: string,
+  modelName: string | null | undefined,
+  query: string,
+  passages: readonly Passage[],
+): Promise<RankedScore[]> {
+  return rankAll(await score(ctx, request, reply, { endpoint, modelName, query, passages, rerank: true }));
+}
+
+/** Cohere's response envelope: results, API version and billed search units. */
+function responseBody(id: string, results: unknown[], version: '1' | '2', passageCount: number) {
+  return {
+    id,
+    results,
+    meta: { api_version: { version }, billed_units: { search_units: searchUnits(passageCount) } },
+  };
+}
+
 export function registerCohereRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.post(
     '/v1/rerank',
@@ -235,14 +257,8 @@ export function registerCohereRoutes(app: FastifyInstance, ctx: ServerContext): 
         undefined,
         body.max_chunks_per_doc,
       );
-      const outcome = await score(ctx, request, reply, {
-        endpoint: '/v1/rerank',
-        modelName: body.model,
-        query,
-        passages,
-        rerank: true,
-      });
-      const ranked = owner === undefined ? rankAll(outcome) : bestChunks(rankAll(outcome), owner);
+      const all = await rankedScores(ctx, request, reply, '/v1/rerank', body.model, query, passages);
+      const ranked = owner === undefined ? all : bestChunks(all, owner);
       const n = topN(ranked.length, body.top_n);
       const withDocuments = body.return_documents === true;
       const results = new Array(n);
@@ -253,11 +269,7 @@ export function registerCohereRoutes(app: FastifyInstance, ctx: ServerContext): 
           ? { index: r.index, relevance_score: r.score, document: returnedDocument(doc) }
           : { index: r.index, relevance_score: r.score };
       }
-      return {
-        id: request.id,
-        results,
-        meta: { api_version: { version: '1' }, billed_units: { search_units: searchUnits(passages.length) } },
-      };
+      return responseBody(request.id, results, '1', passages.length);
     },
   );
 
@@ -271,22 +283,11 @@ export function registerCohereRoutes(app: FastifyInstance, ctx: ServerContext): 
       const body = request.body;
       const query = checkQuery(body.query, ctx.config.limits);
       const { passages } = buildPassages(ctx, body.documents, undefined, body.max_tokens_per_doc, undefined);
-      const outcome = await score(ctx, request, reply, {
-        endpoint: '/v2/rerank',
-        modelName: body.model,
-        query,
-        passages,
-        rerank: true,
-      });
-      const ranked = rankAll(outcome);
+      const ranked = await rankedScores(ctx, request, reply, '/v2/rerank', body.model, query, passages);
       const n = topN(ranked.length, body.top_n);
       const results = new Array(n);
       for (let i = 0; i < n; i++) results[i] = { index: ranked[i].index, relevance_score: ranked[i].score };
-      return {
-        id: request.id,
-        results,
-        meta: { api_version: { version: '2' }, billed_units: { search_units: searchUnits(passages.length) } },
-      };
+      return responseBody(request.id, results, '2', passages.length);
     },
   );
 }

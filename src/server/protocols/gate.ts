@@ -14,29 +14,29 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { KNOWN_POLICY_KEYS } from '../../gate/policy.js';
 import type { GateItem, GatePolicy, GateResult, Passage } from '../../index.js';
 import { ApiError } from '../errors.js';
-import { gateDeadline, logQuery, resolveBudget, resolveModel, toApiError, type ServerContext } from '../scoring.js';
+import {
+  abortOnClose,
+  callOptions,
+  gateDeadline,
+  logQuery,
+  resolveBudget,
+  resolveModel,
+  toApiError,
+  type ServerContext,
+} from '../scoring.js';
 import type { DegradeLabel, ServedModel } from '../registry.js';
 import { checkCount, checkQuery, passageOf } from './documents.js';
 
-const POLICY_KEYS: ReadonlySet<string> = new Set([
-  'threshold',
-  'relevanceSignal',
-  'minKept',
-  'maxKept',
-  'fallback',
-  'insufficientBelow',
-  'mode',
-  'relatedThreshold',
-  'thresholdByQueryClass',
-  'thresholdByQueryLength',
-  'rules',
-  'defaultRoute',
-  'earlyStop',
-  'failOpen',
-  'calibrated',
-]);
+/** GatePolicy options a call over HTTP may not set: `thresholdFn` (a function) and `operatingPoints`. */
+const LIBRARY_ONLY_POLICY_KEYS: ReadonlySet<string> = new Set(['thresholdFn', 'operatingPoints']);
+
+/** The per-call policy options over HTTP: the library's, less the library-only ones. */
+const POLICY_KEYS: ReadonlySet<string> = new Set(
+  [...KNOWN_POLICY_KEYS].filter((key) => !LIBRARY_ONLY_POLICY_KEYS.has(key)),
+);
 
 const BODY = {
   type: 'object',
@@ -217,15 +217,6 @@ function observe(ctx: ServerContext, call: PreparedGateCall, result: GateResult,
   ctx.metrics.observeResult(call.model.name, result, byReason, call.model.cacheEnabled);
 }
 
-function abortOnClose(reply: FastifyReply): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const onClose = (): void => {
-    if (!reply.raw.writableEnded) controller.abort();
-  };
-  reply.raw.once('close', onClose);
-  return { signal: controller.signal, dispose: () => reply.raw.removeListener('close', onClose) };
-}
-
 export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.post(
     '/v1/gate',
@@ -236,12 +227,11 @@ export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): vo
       const abort = abortOnClose(reply);
       let result: GateResult;
       try {
-        result = await call.model.gate.filter(call.query, call.passages, {
-          deadline: call.deadline,
-          signal: abort.signal,
-          ...(call.policy === undefined ? {} : { policy: call.policy }),
-          ...(call.queryClass === undefined ? {} : { queryClass: call.queryClass }),
-        });
+        result = await call.model.gate.filter(
+          call.query,
+          call.passages,
+          callOptions(call.deadline, abort.signal, call),
+        );
       } catch (error) {
         throw toApiError(error);
       } finally {
@@ -264,12 +254,7 @@ export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): vo
       const abort = abortOnClose(reply);
       let stream: ReturnType<typeof call.model.gate.stream>;
       try {
-        stream = call.model.gate.stream(call.query, call.passages, {
-          deadline: call.deadline,
-          signal: abort.signal,
-          ...(call.policy === undefined ? {} : { policy: call.policy }),
-          ...(call.queryClass === undefined ? {} : { queryClass: call.queryClass }),
-        });
+        stream = call.model.gate.stream(call.query, call.passages, callOptions(call.deadline, abort.signal, call));
       } catch (error) {
         ticket.release();
         abort.dispose();

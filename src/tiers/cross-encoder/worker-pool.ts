@@ -295,12 +295,7 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
         settleLoad(message.describe);
         this.consecutiveLoadFailures = 0;
         this.lastLoadError = undefined;
-        if (this.closed) {
-          this.stop(slot);
-          return;
-        }
-        slot.state = 'idle';
-        this.dispatch();
+        this.takeNextOrStop(slot);
         return;
       }
       case 'init-failed': {
@@ -319,15 +314,20 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
         slot.job = undefined;
         if (message.type === 'result') job.resolve(message.result);
         else job.reject(reviveError(message.error));
-        if (this.closed) {
-          this.stop(slot);
-          return;
-        }
-        slot.state = 'idle';
-        this.dispatch();
+        this.takeNextOrStop(slot);
         return;
       }
     }
+  }
+
+  /** A worker that finished loading or a task: takes the next task, or stops when the pool is closing. */
+  private takeNextOrStop(slot: Slot): void {
+    if (this.closed) {
+      this.stop(slot);
+      return;
+    }
+    slot.state = 'idle';
+    this.dispatch();
   }
 
   private onExit(slot: Slot, code: number, settleLoad: (value: DescribeResult | Error) => void): void {

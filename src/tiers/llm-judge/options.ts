@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../../errors.js';
+import type { EndpointSettings } from './http-client.js';
 import { type AnswerVocabulary, DEFAULT_VOCABULARY, normalizeToken } from './logprobs.js';
 import { DEFAULT_SYSTEM_PROMPT, PROMPT_VERSION, type PromptLimits } from './prompt.js';
 import { DEFAULT_QUESTIONS, type JudgeQuestion, questionSetVersion, validateQuestions } from './questions.js';
@@ -132,10 +133,9 @@ export const DEFAULT_CONCURRENCY = 4;
 export const DEFAULT_TOP_LOGPROBS = 10;
 export const LLM_JUDGE_TIER = 'llmJudge';
 
-export interface ResolvedJudgeOptions {
-  readonly url: string;
+/** Every option resolved; the endpoint settings (URL, headers, retries, timeouts) are the HTTP client's. */
+export interface ResolvedJudgeOptions extends EndpointSettings {
   readonly model: string;
-  readonly headers: Readonly<Record<string, string>>;
   readonly questions: readonly JudgeQuestion[];
   readonly questionSetVersion: string;
   readonly concurrency: number;
@@ -144,12 +144,7 @@ export interface ResolvedJudgeOptions {
   readonly questionsPerRequest: 'one' | 'all';
   readonly candidatesPerRequest: number;
   readonly topLogprobs: number;
-  readonly maxRetries: number;
-  readonly retryBaseMs: number;
-  readonly retryMaxMs: number;
-  readonly requestTimeoutMs: number;
   readonly maxQueuedRequests: number;
-  readonly admissionHeadroom: number;
   readonly limits: PromptLimits;
   readonly systemPrompt: string;
   readonly vocabulary: AnswerVocabulary;
@@ -159,9 +154,6 @@ export interface ResolvedJudgeOptions {
   readonly returnMarginMs: number;
   readonly expectedLatencyMs: number;
   readonly tierName: string;
-  readonly maxResponseBytes: number;
-  readonly clock: () => number;
-  readonly random: () => number;
   /** The scorer id: model, question-set version, prompt version and a hash of every answer-changing setting. */
   readonly id: string;
 }

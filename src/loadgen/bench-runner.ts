@@ -5,7 +5,7 @@
  * and collects one BenchPoint. See docs/bench.md.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { setPriority, tmpdir } from 'node:os';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { createScoreCache, type ScoreCache } from '../cache/score-cache.js';
 import { InvalidArgumentError } from '../errors.js';
@@ -28,7 +28,7 @@ import {
   phaseLoadFields,
   share,
 } from './report.js';
-import { buildWorkload } from './workload.js';
+import { buildBenchWorkload } from './workload.js';
 
 /** A QPS value: absolute requests/s, or a multiple of the measured cross-encoder capacity ('2x'). */
 export type QpsSpec =
@@ -141,14 +141,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const collection = loadCollection(options.collection);
   log(`collection ${collection.name}: ${collection.docs.length} docs, ${collection.queries.length} queries`);
   const t0 = performance.now();
-  const workload = buildWorkload(collection, {
-    k: options.k,
-    distinct: options.distinct,
-    zipf: options.zipf,
-    seed: options.seed,
-    cacheDir: join(tmpdir(), 'relevance-gate-bench'),
-    onProgress: options.onWorkloadProgress,
-  });
+  const workload = buildBenchWorkload(collection, options);
   log(
     `workload: ${workload.queries.length} distinct queries (${workload.collectionQueries} from the collection, ${workload.syntheticQueries} synthesised as pairs of queries), ` +
       `BM25 top-${options.k} (mean ${workload.meanPassages.toFixed(1)} passages), ${options.zipf === undefined ? 'uniform draw' : `Zipf s=${options.zipf}`}; built in ${((performance.now() - t0) / 1000).toFixed(1)}s`,

@@ -8,7 +8,6 @@
  * Degraded / shed / batch figures come from the server's /metrics.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCollection } from '../eval/collection.js';
@@ -22,7 +21,7 @@ import {
   phaseLoadFields,
   share,
 } from './report.js';
-import { buildWorkload, type Workload } from './workload.js';
+import { buildBenchWorkload, type Workload } from './workload.js';
 
 export interface HttpBenchTarget {
   /** Row label in the table, e.g. 'http:cascade' or 'http-floor'. */
@@ -54,14 +53,7 @@ export interface HttpWorkloadInfo {
 
 export function loadHttpWorkload(options: HttpBenchOptions): HttpWorkloadInfo {
   const collection = loadCollection(options.collection);
-  const workload = buildWorkload(collection, {
-    k: options.k,
-    distinct: options.distinct,
-    zipf: options.zipf,
-    seed: options.seed,
-    cacheDir: join(tmpdir(), 'relevance-gate-bench'),
-    onProgress: options.onWorkloadProgress,
-  });
+  const workload = buildBenchWorkload(collection, options);
   return { workload, collectionName: collection.name };
 }
 

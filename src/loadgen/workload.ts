@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { InvalidArgumentError } from '../errors.js';
 import { toPassage } from '../eval/candidates.js';
@@ -41,6 +42,27 @@ export interface WorkloadOptions {
    * so repeated runs skip the BM25 pass (thousands of long synthesised queries take a minute).
    */
   readonly cacheDir?: string;
+}
+
+/** What a bench run says about its workload (in-process and over HTTP alike). */
+export interface BenchWorkloadOptions {
+  readonly k: number;
+  readonly distinct?: number;
+  readonly zipf?: number;
+  readonly seed?: number;
+  readonly onWorkloadProgress?: (done: number, total: number) => void;
+}
+
+/** The workload of a bench run, its candidate lists cached under the system temp folder. */
+export function buildBenchWorkload(collection: Collection, options: BenchWorkloadOptions): Workload {
+  return buildWorkload(collection, {
+    k: options.k,
+    distinct: options.distinct,
+    zipf: options.zipf,
+    seed: options.seed,
+    cacheDir: join(tmpdir(), 'relevance-gate-bench'),
+    onProgress: options.onWorkloadProgress,
+  });
 }
 
 /** BM25 top-k doc ids per text, from the on-disk cache when it has exactly these inputs. */

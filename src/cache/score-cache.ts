@@ -3,6 +3,7 @@
  * (L2, best effort), single-flight for concurrent misses, and snapshot files for warm starts.
  * It implements PairScoreCache, the port the gate calls. See docs/cache.md.
  */
+import { RELEVANT } from '../signals.js';
 import { LRUCache } from 'lru-cache';
 import { AbortedError, DisposedError, InvalidArgumentError } from '../errors.js';
 import type { Passage, ScoreOptions, ScorerPairResult } from '../types.js';
@@ -41,7 +42,7 @@ export interface ScoreCacheOptions {
   readonly clock?: () => number;
   /**
    * A result is cached (and an L2/snapshot entry trusted) only if it carries at least one of these
-   * signals; [] accepts any. Default ['relevant', 'relevance'] (the gate's relevance signals): an
+   * signals; [] accepts any. Default [RELEVANT] (the gate's relevance signal): an
    * entry without one would fail its pair closed on every later call.
    */
   readonly requiredSignals?: readonly string[];
@@ -53,7 +54,7 @@ export interface ScoreCacheOptions {
 }
 
 /** Default of ScoreCacheOptions.requiredSignals. */
-export const DEFAULT_REQUIRED_SIGNALS: readonly string[] = Object.freeze(['relevant', 'relevance']);
+export const DEFAULT_REQUIRED_SIGNALS: readonly string[] = Object.freeze([RELEVANT]);
 export const DEFAULT_MAX_CLOCK_SKEW_MS = 1000;
 
 export interface ScoreCacheStats extends L2Counters {

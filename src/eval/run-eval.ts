@@ -4,6 +4,7 @@
  * first-stage top `gateK`, the threshold reaching a target precision, and the gate at a given threshold.
  * Library function behind `relevance-gate eval` and the training script's test report.
  */
+import { RELEVANT } from '../signals.js';
 import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
 import type { Passage, Scorer, ScorerPairResult } from '../types.js';
 import { isDetailedPairScore } from '../types.js';
@@ -118,7 +119,7 @@ export async function scoreCandidateList(
   collection: Collection,
   scorer: Scorer,
   list: CandidateList,
-  signal = 'relevant',
+  signal = RELEVANT,
   retrievalRank = true,
 ): Promise<Float64Array> {
   const passages: Passage[] = list.candidates.map((c) => {
@@ -156,7 +157,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const k = options.k ?? 100;
   const gateK = options.gateK ?? 20;
   const targetPrecision = options.targetPrecision ?? 0.5;
-  const signal = options.signal ?? 'relevant';
+  const signal = options.signal ?? RELEVANT;
   positiveInteger('k', k);
   integerInRange('gateK', gateK, 1, k);
   probability('targetPrecision', targetPrecision);

@@ -3,6 +3,7 @@
  * them, programmatic scorers) into the gates the protocol handlers call, shares tier instances
  * between the routers that name them, and owns their lifetime. Readiness means every model loaded.
  */
+import { RELEVANT } from '../signals.js';
 import { join } from 'node:path';
 import {
   createCrossEncoder,
@@ -39,7 +40,7 @@ import { ServerConfigError } from './errors.js';
 import { warmUp, warmupRequest } from './warmup.js';
 
 /** Signals read as relevance, newest name first (older fast-path models report `relevance`). */
-export const RELEVANCE_SIGNALS: readonly string[] = Object.freeze(['relevant', 'relevance']);
+export const RELEVANCE_SIGNALS: readonly string[] = Object.freeze([RELEVANT]);
 
 export type DegradeLabel = 'shed' | 'deadline' | 'error';
 

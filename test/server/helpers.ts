@@ -94,7 +94,7 @@ export function scifactRequests(count: number, docsPerQuery = 8): QueryWithDocs[
 export async function libraryScores(query: string, documents: readonly string[]): Promise<number[]> {
   const scorer = await loadFastPathScorer(FASTPATH_DIR);
   try {
-    const gate = createGate({ scorer, policy: { relevanceSignal: ['relevant', 'relevance'] } });
+    const gate = createGate({ scorer, policy: { relevanceSignal: ['relevant'] } });
     const passages: Passage[] = documents.map((text, i) => ({ id: String(i), text }));
     const result = await gate.filter(query, passages);
     const scores = new Array<number>(documents.length);

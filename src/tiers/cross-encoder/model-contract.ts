@@ -10,6 +10,7 @@
  *  - several outputs, each [b] or [b,1] → one named signal per output (multi-signal heads).
  * Anything else fails at load with a ModelContractError saying what was expected and what was found.
  */
+import { RELEVANT } from '../../signals.js';
 import { ModelContractError } from './errors.js';
 
 /** The subset of onnxruntime's value metadata we read (kept structural so tests need no session). */
@@ -41,7 +42,6 @@ export interface ModelContract {
 export const INPUT_IDS = 'input_ids';
 export const ATTENTION_MASK = 'attention_mask';
 export const TOKEN_TYPE_IDS = 'token_type_ids';
-export const RELEVANCE_SIGNAL = 'relevant';
 
 const EXPECTED =
   'expected inputs input_ids + attention_mask (+ optional token_type_ids), int64 [batch, sequence]; ' +
@@ -94,7 +94,7 @@ export function discoverContract(
     if (width === 1) head = { kind: 'single', name: out.name };
     else if (width === 2) head = { kind: 'binary', name: out.name };
     else return fail(`output "${out.name}" must be [batch,1] or [batch,2]`);
-    signalNames = [RELEVANCE_SIGNAL];
+    signalNames = [RELEVANT];
   } else {
     for (const out of outputs) {
       if (labelWidth(out) !== 1) fail(`with several outputs, each must be [batch,1] or [batch]; "${out.name}" is not`);

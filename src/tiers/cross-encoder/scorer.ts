@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from '../../errors.js';
 import type { DetailedPairScore, Passage, Scorer, ScoreOptions, ScorerPairResult } from '../../types.js';
 import type { CrossEncoder } from './cross-encoder.js';
-import { RELEVANCE_SIGNAL } from './model-contract.js';
+import { RELEVANT } from '../../signals.js';
 
 export const CROSS_ENCODER_TIER = 'crossEncoder';
 
@@ -40,8 +40,8 @@ export function createCrossEncoderScorer(encoder: CrossEncoder): Scorer {
       for (let i = 0; i < texts.length; i++) {
         if (multi === undefined) {
           results[i] = {
-            probabilities: { [RELEVANCE_SIGNAL]: scores.probabilities[i] },
-            raw: { [RELEVANCE_SIGNAL]: scores.logits[i] },
+            probabilities: { [RELEVANT]: scores.probabilities[i] },
+            raw: { [RELEVANT]: scores.logits[i] },
             tier: CROSS_ENCODER_TIER,
           };
         } else {

@@ -6,6 +6,7 @@
  *   features  lexical features over the addon
  *   tiers     scorers: trees, cross-encoder, llm-judge (not the model generator, which is tooling)
  *   cache     the score cache
+ *   composite one tier assembled from several scorers (signals merged, cached per member)
  *   router    the tier router
  *   gate      createGate and its policies
  *   context   prompt context from a gate result
@@ -18,6 +19,7 @@ const NATIVE = '^src/native/';
 const FEATURES = '^src/features/';
 const TIERS = '^src/tiers/(?!cross-encoder/model-gen/)';
 const CACHE = '^src/cache/';
+const COMPOSITE = '^src/composite/';
 const ROUTER = '^src/router/';
 const GATE = '^src/gate/';
 const CONTEXT = '^src/context/';
@@ -42,12 +44,13 @@ module.exports = {
     layer('features-import-up', FEATURES, below(BASE, NATIVE, FEATURES)),
     layer('tiers-import-up', TIERS, below(BASE, NATIVE, FEATURES, TIERS)),
     layer('cache-imports-up', CACHE, below(BASE, NATIVE, FEATURES, TIERS, CACHE)),
-    layer('router-imports-up', ROUTER, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER)),
-    layer('gate-imports-up', GATE, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER, GATE)),
-    layer('context-imports-up', CONTEXT, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER, GATE, CONTEXT)),
-    layer('root-exports-runtime-only', ROOT, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER, GATE, CONTEXT)),
-    layer('surfaces-import-cli-or-tooling', SURFACES, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER, GATE, CONTEXT, SURFACES, ROOT)),
-    layer('tooling-imports-cli-or-surfaces', TOOLING, below(BASE, NATIVE, FEATURES, TIERS, CACHE, ROUTER, GATE, CONTEXT, TOOLING, ROOT)),
+    layer('composite-imports-up', COMPOSITE, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE)),
+    layer('router-imports-up', ROUTER, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER)),
+    layer('gate-imports-up', GATE, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE)),
+    layer('context-imports-up', CONTEXT, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT)),
+    layer('root-exports-runtime-only', ROOT, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT)),
+    layer('surfaces-import-cli-or-tooling', SURFACES, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT, SURFACES, ROOT)),
+    layer('tooling-imports-cli-or-surfaces', TOOLING, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT, TOOLING, ROOT)),
     {
       name: 'no-circular',
       severity: 'error',

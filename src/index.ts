@@ -98,6 +98,22 @@ export type { RedisL2Options } from './cache/redis-l2.js';
 export type { CacheRequest, CacheResolution, PairScoreCache, ScoreMisses } from './cache/cache-port.js';
 export { SnapshotError, ScoreMissesContractError } from './cache/errors.js';
 
+// Composite tier: several models as one scorer (signals merged per pair, cached per member)
+export {
+  createCompositeScorer,
+  crossEncoderMember,
+  compositeTierLabel,
+  DEFAULT_COMPOSITE_RETURN_MARGIN_MS,
+  CompositeConfigError,
+  CompositeMemberResultError,
+  type CompositeScorer,
+  type CompositeScorerOptions,
+  type CompositeMember,
+  type CompositeMemberInfo,
+  type CompositeStats,
+  type CompositeMemberStats,
+} from './composite/index.js';
+
 // Router
 export {
   createRouter,
@@ -146,6 +162,7 @@ export {
   TokenizationError,
   InferenceError,
   InputLimitError,
+  ModelVariantNotFoundError,
   type CrossEncoder,
   type CrossEncoderOptions,
   type CrossEncoderScores,
@@ -155,6 +172,9 @@ export {
   type CrossEncoderStats,
   type CrossEncoderWorkerStats,
   type TruncationMode,
+  type PairInput,
+  type PairChunking,
+  type LongPassages,
 } from './tiers/cross-encoder/index.js';
 
 // Gated context: a gate result as the prompt the LLM sees

@@ -36,6 +36,8 @@ export interface DetailedPairScore {
   readonly probabilities: SignalProbabilities;
   readonly raw?: Readonly<Record<string, number>>;
   readonly tier?: string;
+  /** How many windows a long passage was scored as (a cross-encoder in chunk mode); absent otherwise. */
+  readonly chunks?: number;
 }
 
 /** What a scorer may return per passage: plain probabilities, a detailed record, or null for "could not score". */

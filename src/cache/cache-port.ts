@@ -12,6 +12,12 @@ export interface CacheRequest {
   readonly metadataKeys?: readonly string[];
   readonly query: string;
   readonly passages: readonly Passage[];
+  /**
+   * Signals an entry must carry (any of) to serve this request or be stored from it; default the
+   * cache's `requiredSignals`. A scorer whose signals are not the relevance signal (an NLI or
+   * injection model inside a composite tier) passes its own, so the default cache serves it too.
+   */
+  readonly requiredSignals?: readonly string[];
 }
 
 export interface CacheResolution {

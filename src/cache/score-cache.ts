@@ -257,6 +257,7 @@ class ScoreCacheImpl implements ScoreCache {
     throwIfAborted(options.signal);
     const scope = this.scopeOf(request.scorerId, request.query);
     const now = this.clock();
+    const required = request.requiredSignals ?? this.requiredSignals;
 
     let lead: PendingPair[] | undefined;
     let follow: PendingPair[] | undefined;
@@ -267,7 +268,7 @@ class ScoreCacheImpl implements ScoreCache {
       for (let i = 0; i < n; i++) {
         const key = pairKey(scope, passages[i], request.metadataKeys);
         const entry = this.l1Get(key, now);
-        if (entry !== undefined) {
+        if (entry !== undefined && (required === this.requiredSignals || hasAnySignal(entry.result, required))) {
           results[i] = entry.result;
           cached[i] = true;
           l1Hits++;
@@ -301,7 +302,7 @@ class ScoreCacheImpl implements ScoreCache {
     this.counters.hits += l1Hits;
     if (lead === undefined && follow === undefined) return { results, cached };
 
-    const call: CallState = { results, cached, failed: false };
+    const call: CallState = { results, cached, failed: false, required };
     const leading = lead === undefined ? undefined : this.scoreAsLeader(call, lead, scoreMisses, options, true);
     const following = follow === undefined ? undefined : this.awaitLeaders(call, follow, scoreMisses, options);
     const [leadOutcome, followOutcome] = await Promise.allSettled([leading, following]);
@@ -329,8 +330,11 @@ class ScoreCacheImpl implements ScoreCache {
     if (passages.length === 0) return out;
     const scope = this.scopeOf(request.scorerId, request.query);
     const now = this.clock();
-    for (let i = 0; i < passages.length; i++)
-      out[i] = this.l1Get(pairKey(scope, passages[i], request.metadataKeys), now)?.result;
+    const required = request.requiredSignals ?? this.requiredSignals;
+    for (let i = 0; i < passages.length; i++) {
+      const result = this.l1Get(pairKey(scope, passages[i], request.metadataKeys), now)?.result;
+      out[i] = result !== undefined && hasAnySignal(result, required) ? result : undefined;
+    }
     return out;
   }
 
@@ -371,7 +375,7 @@ class ScoreCacheImpl implements ScoreCache {
           continue;
         }
         const value = toCacheableResult(result);
-        if (value === undefined || !hasAnySignal(value, this.requiredSignals)) {
+        if (value === undefined || !hasAnySignal(value, call.required)) {
           this.counters.uncacheable++;
           this.settle(pair, { ok: false, reason: 'uncacheable' });
           continue;
@@ -408,7 +412,7 @@ class ScoreCacheImpl implements ScoreCache {
         rest.push(pair);
         continue;
       }
-      if (!this.isTrusted(entry, now)) {
+      if (!this.isTrusted(entry, now, call.required)) {
         // Decodes, but a scorer result like it would not have been cached: drop, count, rescore.
         l2.counters.l2Invalid++;
         rest.push(pair);
@@ -495,8 +499,8 @@ class ScoreCacheImpl implements ScoreCache {
   }
 
   /** An entry read from outside (L2, snapshot) is trusted if not scored in the future and it has a required signal. */
-  private isTrusted(entry: CacheEntry, now: number): boolean {
-    return entry.scoredAt <= now + this.maxClockSkewMs && hasAnySignal(entry.result, this.requiredSignals);
+  private isTrusted(entry: CacheEntry, now: number, required: readonly string[] = this.requiredSignals): boolean {
+    return entry.scoredAt <= now + this.maxClockSkewMs && hasAnySignal(entry.result, required);
   }
 
   private isExpired(entry: CacheEntry, now: number): boolean {
@@ -626,6 +630,8 @@ interface CallState {
   readonly cached: boolean[];
   /** Set when this call's own scoring failed: its follower re-scores are then skipped. */
   failed: boolean;
+  /** Signals an entry must carry (any of) to serve or be stored for this call. */
+  readonly required: readonly string[];
 }
 
 /** Resolves when every flight settled or the deadline passed; rejects with AbortedError on abort. */
@@ -695,6 +701,12 @@ function validateRequest(request: CacheRequest, scoreMisses: ScoreMisses): void 
   const keys: unknown = request.metadataKeys;
   if (keys !== undefined && (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string')))
     throw new InvalidArgumentError('request.metadataKeys must be an array of strings when given');
+  const required: unknown = request.requiredSignals;
+  if (
+    required !== undefined &&
+    (!Array.isArray(required) || !required.every((k) => typeof k === 'string' && k.length > 0))
+  )
+    throw new InvalidArgumentError('request.requiredSignals must be an array of non-empty strings when given');
   const passages: readonly Passage[] = request.passages;
   for (let i = 0; i < passages.length; i++) {
     const p = passages[i];

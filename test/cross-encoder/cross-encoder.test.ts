@@ -287,7 +287,40 @@ describe('model contract variants', () => {
     }
   });
 
-  it.each(['tiny-three-logits', 'tiny-int32-input-ids', 'tiny-no-input-ids'] as const)(
+  it('logits [b,3] with config.json labels give one softmax signal per label', async () => {
+    const dir = dirs.get('tiny-three-logits')!;
+    const m = await createCrossEncoder({ modelDir: dir, workers: 1 });
+    try {
+      expect(m.info.contract.signalNames).toEqual(['LABEL_0', 'LABEL_1', 'LABEL_2']);
+      const p = cranfieldPassages(3);
+      const got = await m.score('heat transfer', p);
+      const ref = await referenceOutputs(dir, 'heat transfer', p);
+      p.forEach((_, i) => {
+        const row = Array.from(ref[i].logits);
+        const e = row.map((x) => Math.exp(x - Math.max(...row)));
+        const sum = e.reduce((a, b) => a + b, 0);
+        row.forEach((x, c) => {
+          expect(Math.abs(got.signals!.logits[i * 3 + c] - x)).toBeLessThan(1e-4);
+          expect(Math.abs(got.signals!.probabilities[i * 3 + c] - e[c] / sum)).toBeLessThan(1e-5);
+        });
+      });
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('an int32 input_ids is fed as int32', async () => {
+    const m = await createCrossEncoder({ modelDir: dirs.get('tiny-int32-input-ids')!, workers: 1 });
+    try {
+      expect(m.info.contract.inputTypes.input_ids).toBe('int32');
+      expect(m.info.contract.inputTypes.attention_mask).toBe('int64');
+      expect((await m.score('q', ['a passage'])).logits.length).toBe(1);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it.each(['tiny-no-input-ids'] as const)(
     'a non-conforming model (%s) fails at load with ModelContractError saying what was expected',
     async (preset) => {
       const err = await createCrossEncoder({ modelDir: dirs.get(preset)!, workers: 1 }).catch((e: unknown) => e);

@@ -37,6 +37,18 @@ export interface TokenizedChunk {
   readonly typeIds: Int32Array;
   readonly lengths: Int32Array;
   readonly offsets: Int32Array;
+  /**
+   * Long passages cut into windows: pairs per passage (consecutive in lengths/offsets). Absent →
+   * one pair per passage. A passage's pairs are batched like any other pairs and its logits are
+   * the per-signal max over them.
+   */
+  readonly chunks?: Int32Array;
+}
+
+/** Logits [passages × signals] in input order, and the pairs (windows) each passage was scored as. */
+export interface BatcherResult {
+  readonly logits: Float64Array;
+  readonly chunks: Int32Array;
 }
 
 export interface InferBatch {
@@ -118,6 +130,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 class RequestState {
   readonly logits: Float64Array;
+  /** Pairs per passage (1 unless the passage was chunked). */
+  readonly chunks: Int32Array;
   remaining: number;
   settled = false;
   tokenizingPairs: number;
@@ -131,10 +145,11 @@ class RequestState {
     signals: number,
     readonly signal: AbortSignal | undefined,
     readonly deadline: number | undefined,
-    readonly resolve: (logits: Float64Array) => void,
+    readonly resolve: (result: BatcherResult) => void,
     readonly reject: (err: Error) => void,
   ) {
     this.logits = new Float64Array(size * signals);
+    this.chunks = new Int32Array(size).fill(1);
     this.remaining = size;
     this.tokenizingPairs = size;
   }
@@ -255,9 +270,14 @@ export class DynamicBatcher {
    * order. Rejects with AbortedError / DeadlineExceededError / OverloadedError / DisposedError.
    */
   submit(query: string, passages: readonly string[], options: SubmitOptions = {}): Promise<Float64Array> {
+    return this.submitWithChunks(query, passages, options).then((r) => r.logits);
+  }
+
+  /** `submit`, also telling how many pairs (windows) each passage was scored as. */
+  submitWithChunks(query: string, passages: readonly string[], options: SubmitOptions = {}): Promise<BatcherResult> {
     const { signal, deadline } = options;
     if (this.closed) return Promise.reject(new DisposedError('cross-encoder'));
-    if (passages.length === 0) return Promise.resolve(new Float64Array(0));
+    if (passages.length === 0) return Promise.resolve({ logits: new Float64Array(0), chunks: new Int32Array(0) });
     if (signal?.aborted) return Promise.reject(abortError(signal));
     if (deadline !== undefined && deadline <= Date.now()) return Promise.reject(new DeadlineExceededError());
     const pending = this.tokenizingPairs + this.queuedPairs;
@@ -268,7 +288,7 @@ export class DynamicBatcher {
         ),
       );
     }
-    return new Promise<Float64Array>((resolve, reject) => {
+    return new Promise<BatcherResult>((resolve, reject) => {
       const req = new RequestState(passages.length, this.opts.signals, signal, deadline, resolve, reject);
       this.requests.add(req);
       this.tokenizingPairs += req.size;
@@ -411,17 +431,42 @@ export class DynamicBatcher {
     this.releaseTokenizing(req, count);
     this.ewmaTokenizeMs = ewma(this.ewmaTokenizeMs, elapsedMs);
     if (req.settled || this.closed) return;
-    if (tokens.lengths.length !== count) {
+    const chunks = tokens.chunks;
+    let pairs = count;
+    if (chunks !== undefined) {
+      pairs = 0;
+      for (let i = 0; i < chunks.length; i++) pairs += chunks[i];
+    }
+    if (tokens.lengths.length !== pairs || (chunks !== undefined && chunks.length !== count)) {
       this.fail(
         req,
         new InvalidArgumentError(`tokenizer returned ${tokens.lengths.length} pairs for ${count} passages`),
       );
       return;
     }
+    if (chunks !== undefined) {
+      // A chunked passage resolves after all its pairs; its logits start at -Infinity for the max.
+      const signals = this.opts.signals;
+      for (let i = 0; i < count; i++) {
+        const n = chunks[i];
+        if (n < 1) {
+          this.fail(req, new InvalidArgumentError(`tokenizer returned ${n} pairs for passage ${start + i}`));
+          return;
+        }
+        req.chunks[start + i] = n;
+        if (n > 1) req.logits.fill(Number.NEGATIVE_INFINITY, (start + i) * signals, (start + i + 1) * signals);
+      }
+      req.remaining += pairs - count;
+    }
     const now = performance.now();
-    for (let i = 0; i < count; i++) {
-      const length = tokens.lengths[i];
-      const item: QueuedPair = { req, index: start + i, length, chunk: tokens, slot: i, enqueuedAt: now, taken: false };
+    // Pair `slot` of the chunk belongs to passage `i`; `left` pairs of passage i remain after it.
+    for (let slot = 0, i = 0, left = chunks?.[0] ?? 1; slot < pairs; slot++) {
+      const length = tokens.lengths[slot];
+      const item: QueuedPair = { req, index: start + i, length, chunk: tokens, slot, enqueuedAt: now, taken: false };
+      if (--left === 0) {
+        i++;
+        left = chunks?.[i] ?? 1;
+      }
       this.fifo.push(item);
       let bucket = this.buckets.get(length);
       if (!bucket) {
@@ -650,10 +695,18 @@ export class DynamicBatcher {
     pairs.forEach((p, k) => {
       const req = p.req;
       if (req.settled) return;
-      for (let s = 0; s < signals; s++) req.logits[p.index * signals + s] = out.logits[k * signals + s];
+      if (req.chunks[p.index] > 1) {
+        // One window of a chunked passage: the passage keeps the max of each signal's logit.
+        for (let s = 0; s < signals; s++) {
+          const at = p.index * signals + s;
+          req.logits[at] = Math.max(req.logits[at], out.logits[k * signals + s]);
+        }
+      } else {
+        for (let s = 0; s < signals; s++) req.logits[p.index * signals + s] = out.logits[k * signals + s];
+      }
       if (--req.remaining === 0) {
         this.settle(req);
-        req.resolve(req.logits);
+        req.resolve({ logits: req.logits, chunks: req.chunks });
       }
     });
   }

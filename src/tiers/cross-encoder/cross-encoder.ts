@@ -11,9 +11,19 @@ import { join } from 'node:path';
 import { DisposedError, InvalidArgumentError } from '../../errors.js';
 import { DynamicBatcher, type BatcherStats } from './batcher.js';
 import { InputLimitError, ModelContractError } from './errors.js';
-import { sigmoid, type ModelContract } from './model-contract.js';
+import { columnProbabilities, type HeadActivation, type ModelContract } from './model-contract.js';
+import { readModelConfig } from './model-config.js';
+import { resolveModelFile, validateVariant } from './model-files.js';
+import { resolvePairInput, type PairInput } from './pair-input.js';
 import type { ExecutionProviderName, WorkerConfig, WorkerFaults } from './protocol.js';
-import { readModelLengthLimits, resolveMaxLength, type TruncationMode } from './tokenize-pairs.js';
+import {
+  readModelLengthLimits,
+  resolveChunking,
+  resolveMaxLength,
+  type PairChunking,
+  type TruncationMode,
+} from './tokenize-pairs.js';
+import { tokenizerSourceFiles } from './vocab-tokenizer.js';
 import {
   CrossEncoderWorkerPool,
   DEFAULT_CLOSE_TIMEOUT_MS,
@@ -26,7 +36,7 @@ export interface CrossEncoderOptions {
   readonly modelDir?: string;
   /** Explicit ONNX file (overrides the folder's). */
   readonly modelPath?: string;
-  /** Explicit tokenizer.json (overrides the folder's). */
+  /** Explicit tokenizer.json, or a WordPiece vocab.txt (read with its folder's tokenizer_config.json); overrides the folder's. */
   readonly tokenizerPath?: string;
   /** Worker threads, each with its own session. Default: see DEFAULT_WORKERS. */
   readonly workers?: number;
@@ -40,6 +50,17 @@ export interface CrossEncoderOptions {
   readonly maxLength?: number;
   /** 'longest_first' (HF default) or 'only_second' (truncate only the passage). */
   readonly truncation?: TruncationMode;
+  /**
+   * A passage longer than the window: 'truncate' (default: one pair, the rest is not read) or
+   * 'chunk' (windows of what the query and special tokens leave, `chunkStride` tokens of overlap,
+   * at most `maxChunksPerPassage`; each window is a pair batched like any other; the passage's
+   * logit is the max over its windows, per signal). Needs pairInput 'query-passage'.
+   */
+  readonly longPassages?: LongPassages;
+  /** Tokens each window repeats from the previous one (at most half a window). Default 32. */
+  readonly chunkStride?: number;
+  /** Windows per passage (1..256), like hosted rerankers' max_chunks_per_doc. Default 16. */
+  readonly maxChunksPerPassage?: number;
   /** 'cpu' (default) or 'cuda' (fails with ExecutionProviderUnavailableError when unavailable). */
   readonly executionProvider?: ExecutionProviderName;
   /** Pairs waiting beyond which score() rejects with OverloadedError. Default 4096. */
@@ -63,6 +84,18 @@ export interface CrossEncoderOptions {
    * preempt inference under saturation, at the cost of losing CPU share to other processes. Default 0.
    */
   readonly workerNice?: number;
+  /**
+   * What the model reads: 'query-passage' (default; a reranker), 'passage-query' (an NLI model:
+   * premise = passage, hypothesis = query) or 'passage' (a sequence classifier reading the passage
+   * alone with the tokenizer's single-sequence template; `truncation` then has one side to cut).
+   */
+  readonly pairInput?: PairInput;
+  /**
+   * ONNX file of `modelDir` by its published suffix: 'qint8_avx512_vnni' → `onnx/model_qint8_avx512_vnni.onnx`
+   * (else `model_qint8_avx512_vnni.onnx`); also 'quint8_avx2', 'O4', 'quantized', … Absent: `onnx/model.onnx`.
+   * A name the folder lacks → ModelVariantNotFoundError listing its ONNX files.
+   */
+  readonly variant?: string;
 }
 
 export interface CrossEncoderScoreOptions {
@@ -71,7 +104,12 @@ export interface CrossEncoderScoreOptions {
   readonly deadline?: number;
 }
 
-/** Per-pair values of a multi-signal model, row-major [pairs × names.length]. */
+/**
+ * Per-pair values of a multi-signal or labelled model, row-major [pairs × names.length]. For a
+ * labelled head (config.json id2label) `names` are the labels in label-id order, spelled as
+ * config.json spells them, and `probabilities` are the softmax over them (multi-class) or a sigmoid
+ * per label (one logit, or problem_type multi_label_classification).
+ */
 export interface CrossEncoderSignals {
   readonly names: readonly string[];
   readonly logits: Float32Array;
@@ -79,12 +117,14 @@ export interface CrossEncoderSignals {
 }
 
 export interface CrossEncoderScores {
-  /** Raw logit per passage, input order (first signal for multi-signal models). */
+  /** Raw logit per passage, input order (the first signal's for multi-signal and labelled models). */
   readonly logits: Float32Array;
-  /** sigmoid(logit) computed in float64, input order. */
+  /** Probability per passage in float64, input order (the first signal's, as in `signals`). */
   readonly probabilities: Float64Array;
-  /** Present for multi-signal models: every named signal. */
+  /** Present for multi-signal and labelled models: every named signal. */
   readonly signals?: CrossEncoderSignals;
+  /** With longPassages 'chunk': windows each passage was scored as (1 = it fit), input order. */
+  readonly chunks?: Int32Array;
 }
 
 export interface CrossEncoderInfo {
@@ -96,8 +136,14 @@ export interface CrossEncoderInfo {
   readonly intraOpThreads: number;
   readonly executionProvider: ExecutionProviderName;
   readonly contract: ModelContract;
+  /** Long passages as windows (longPassages 'chunk'), or null: truncated. */
+  readonly chunking: PairChunking | null;
   /** Model identity: hash of model + tokenizer files, max length and truncation mode. */
   readonly id: string;
+  /** What the model reads per pair. */
+  readonly pairInput: PairInput;
+  /** The `variant` option that chose `modelPath`, null without one. */
+  readonly variant: string | null;
 }
 
 export interface CrossEncoderStats extends BatcherStats {
@@ -187,8 +233,13 @@ function resolvePaths(options: CrossEncoderOptions): ResolvedPaths {
     }
     return null;
   };
-  const modelPath = options.modelPath ?? inDir(join('onnx', 'model.onnx'), 'model.onnx');
-  const tokenizerPath = options.tokenizerPath ?? inDir('tokenizer.json');
+  const variant = validateVariant(options.variant);
+  if (variant !== undefined && (dir === undefined || options.modelPath !== undefined)) {
+    throw new InvalidArgumentError('variant selects a file of modelDir: give modelDir and no modelPath');
+  }
+  const modelPath = options.modelPath ?? (dir === undefined ? null : resolveModelFile(dir, variant));
+  // tokenizer.json first; a folder with only the slow tokenizer's vocab.txt gets WordPiece built from it.
+  const tokenizerPath = options.tokenizerPath ?? inDir('tokenizer.json', 'vocab.txt');
   if (modelPath === null || modelPath === undefined) {
     throw new InvalidArgumentError(
       dir === undefined
@@ -198,7 +249,9 @@ function resolvePaths(options: CrossEncoderOptions): ResolvedPaths {
   }
   if (tokenizerPath === null || tokenizerPath === undefined) {
     throw new InvalidArgumentError(
-      dir === undefined ? 'createCrossEncoder needs tokenizerPath with modelPath' : `no tokenizer.json in ${dir}`,
+      dir === undefined
+        ? 'createCrossEncoder needs tokenizerPath with modelPath'
+        : `no tokenizer.json or vocab.txt in ${dir}`,
     );
   }
   if (typeof modelPath !== 'string') throw new InvalidArgumentError('modelPath must be a string');
@@ -218,6 +271,27 @@ function resolvePaths(options: CrossEncoderOptions): ResolvedPaths {
     configPath: inDir('config.json'),
     tokenizerConfigPath: inDir('tokenizer_config.json'),
   };
+}
+
+/** How a passage longer than the window is read. */
+export type LongPassages = 'truncate' | 'chunk';
+
+/** The chunking of `longPassages: 'chunk'` (null for 'truncate'); options checked. */
+function resolveLongPassages(options: CrossEncoderOptions, pairInput: PairInput): PairChunking | null {
+  const mode = options.longPassages ?? 'truncate';
+  if (mode !== 'truncate' && mode !== 'chunk') {
+    throw new InvalidArgumentError(`longPassages must be 'truncate' or 'chunk', got ${String(mode)}`);
+  }
+  if (mode === 'truncate') {
+    if (options.chunkStride !== undefined || options.maxChunksPerPassage !== undefined) {
+      throw new InvalidArgumentError("chunkStride and maxChunksPerPassage need longPassages: 'chunk'");
+    }
+    return null;
+  }
+  if (pairInput !== 'query-passage') {
+    throw new InvalidArgumentError(`longPassages 'chunk' needs pairInput 'query-passage', got '${pairInput}'`);
+  }
+  return resolveChunking(options.chunkStride, options.maxChunksPerPassage);
 }
 
 export function createCrossEncoder(options: CrossEncoderOptions = {}): Promise<CrossEncoder> {
@@ -253,6 +327,9 @@ async function createPooledCrossEncoder(
     options.maxLength,
     readModelLengthLimits(paths.configPath, paths.tokenizerConfigPath),
   );
+  const pairInput = resolvePairInput(options.pairInput);
+  const chunking = resolveLongPassages(options, pairInput);
+  const modelConfig = readModelConfig(paths.configPath);
   const workers = positiveInt('workers', options.workers, DEFAULT_WORKERS, MAX_THREADS);
   const intraOpThreads = positiveInt('intraOpThreads', options.intraOpThreads, DEFAULT_INTRA_OP_THREADS, MAX_THREADS);
   const maxBatchTokens = positiveInt('maxBatchTokens', options.maxBatchTokens, DEFAULT_MAX_BATCH_TOKENS);
@@ -282,9 +359,12 @@ async function createPooledCrossEncoder(
     tokenizerPath: paths.tokenizerPath,
     maxLength,
     truncation,
+    ...(chunking === null ? {} : { chunking }),
     intraOpThreads,
     executionProvider,
     faults,
+    pairInput,
+    modelConfig,
   };
   const workerNice = options.workerNice ?? 0;
   if (!Number.isInteger(workerNice) || workerNice < 0 || workerNice > 19) {
@@ -293,7 +373,12 @@ async function createPooledCrossEncoder(
   // Both settle before anything is torn down: a failed hash must not stop workers mid-probe.
   const [started, hashed] = await Promise.allSettled([
     CrossEncoderWorkerPool.start(config, { workers, niceIncrement: workerNice }),
-    hashFiles([paths.modelPath, paths.tokenizerPath]),
+    // config.json names the labels and decides positions and probabilities: part of the identity.
+    hashFiles([
+      paths.modelPath,
+      ...tokenizerSourceFiles(paths.tokenizerPath),
+      ...(paths.configPath === null ? [] : [paths.configPath]),
+    ]),
   ]);
   if (started.status === 'rejected') throw started.reason;
   const { pool, describe: described } = started.value;
@@ -319,7 +404,13 @@ async function createPooledCrossEncoder(
     executionProvider,
     workers,
     contract,
-    id: `cross-encoder:${fileHash.slice(0, 16)}:len${maxLength}:${truncation}`,
+    // With 'passage' there is one side to cut, so the truncation mode does not enter the id.
+    id: `cross-encoder:${fileHash.slice(0, 16)}:len${maxLength}:${
+      pairInput === 'passage' ? 'passage' : pairInput === 'passage-query' ? `${truncation}:passage-query` : truncation
+    }${chunking === null ? '' : `:chunk${chunking.maxChunks}s${chunking.stride}`}`,
+    pairInput,
+    chunking,
+    variant: options.variant ?? null,
   };
   const batcher = new DynamicBatcher(pool, {
     workers,
@@ -385,8 +476,9 @@ class PooledCrossEncoder implements CrossEncoder {
     if (opts.deadline !== undefined && (typeof opts.deadline !== 'number' || Number.isNaN(opts.deadline))) {
       throw new InvalidArgumentError('deadline must be a number (ms on the Date.now() clock)');
     }
-    const raw = await this.batcher.submit(query, passages, opts);
-    return toScores(raw, passages.length, this.info.contract.signalNames);
+    const raw = await this.batcher.submitWithChunks(query, passages, opts);
+    const scores = toScores(raw.logits, passages.length, this.info.contract.signalNames, scoreRule(this.info.contract));
+    return this.info.chunking === null ? scores : { ...scores, chunks: raw.chunks };
   }
 
   stats(): CrossEncoderStats {
@@ -407,21 +499,41 @@ class PooledCrossEncoder implements CrossEncoder {
   }
 }
 
-/** Raw float64 logits [n × k] → public scores (float32 logits, float64 sigmoid of the float64 logit). */
-export function toScores(raw: Float64Array, n: number, signalNames: readonly string[]): CrossEncoderScores {
+/** How a contract's logit columns become probabilities, and whether `signals` is reported. */
+export interface ScoreRule {
+  /** sigmoid per column (default) or softmax over a pair's columns. */
+  readonly activation?: HeadActivation;
+  /** Report `signals` even for one column (a labelled head names its signal). */
+  readonly namedSignals?: boolean;
+}
+
+export function scoreRule(contract: ModelContract): ScoreRule {
+  return { activation: contract.activation, namedSignals: contract.head.kind === 'labels' };
+}
+
+/**
+ * Raw float64 logits [n × k] → public scores: float32 logits and float64 probabilities computed
+ * from the float64 logits (a sigmoid per column, or the softmax over a pair's columns). The
+ * top-level `logits`/`probabilities` are the first column's.
+ */
+export function toScores(
+  raw: Float64Array,
+  n: number,
+  signalNames: readonly string[],
+  rule: ScoreRule = {},
+): CrossEncoderScores {
   const k = signalNames.length;
+  const activation = rule.activation ?? 'sigmoid';
+  const allProbabilities = new Float64Array(n * k);
+  for (let i = 0; i < n; i++) columnProbabilities(raw, i * k, k, activation, allProbabilities);
   const logits = new Float32Array(n);
   const probabilities = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     logits[i] = raw[i * k];
-    probabilities[i] = sigmoid(raw[i * k]);
+    probabilities[i] = allProbabilities[i * k];
   }
-  if (k === 1) return { logits, probabilities };
+  if (k === 1 && rule.namedSignals !== true) return { logits, probabilities };
   const allLogits = new Float32Array(n * k);
-  const allProbabilities = new Float64Array(n * k);
-  for (let j = 0; j < n * k; j++) {
-    allLogits[j] = raw[j];
-    allProbabilities[j] = sigmoid(raw[j]);
-  }
+  for (let j = 0; j < n * k; j++) allLogits[j] = raw[j];
   return { logits, probabilities, signals: { names: signalNames, logits: allLogits, probabilities: allProbabilities } };
 }

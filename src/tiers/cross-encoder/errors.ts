@@ -61,6 +61,25 @@ export class InputLimitError extends InvalidArgumentError {
   }
 }
 
+/**
+ * `variant` names an ONNX file the model folder does not have. Extends InvalidArgumentError (the
+ * caller chose the name) with its own code; `available` lists the folder's ONNX files.
+ */
+export class ModelVariantNotFoundError extends InvalidArgumentError {
+  readonly variant: string;
+  /** ONNX files of the folder, relative to it (`onnx/…` first). */
+  readonly available: readonly string[];
+  constructor(dir: string, variant: string, tried: readonly string[], available: readonly string[]) {
+    super(
+      `no ONNX file for variant "${variant}" in ${dir} (looked for ${tried.join(', ')}); ` +
+        `the folder has ${available.length === 0 ? 'no .onnx files' : available.join(', ')}`,
+    );
+    (this as { code: string }).code = 'ERR_MODEL_VARIANT_NOT_FOUND';
+    this.variant = variant;
+    this.available = available;
+  }
+}
+
 export interface SerializedError {
   readonly name: string;
   readonly message: string;

@@ -30,6 +30,7 @@ export {
   TokenizationError,
   InferenceError,
   InputLimitError,
+  ModelVariantNotFoundError,
 } from './errors.js';
 export type {
   CrossEncoder,
@@ -39,6 +40,8 @@ export type {
   CrossEncoderSignals,
   CrossEncoderInfo,
   CrossEncoderStats,
+  LongPassages,
 } from './cross-encoder.js';
 export type { WorkerPoolStats as CrossEncoderWorkerStats } from './worker-pool.js';
-export type { TruncationMode } from './tokenize-pairs.js';
+export type { TruncationMode, PairChunking } from './tokenize-pairs.js';
+export type { PairInput } from './pair-input.js';

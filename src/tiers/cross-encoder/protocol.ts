@@ -11,7 +11,9 @@
  */
 import type { SerializedError } from './errors.js';
 import type { ModelContract } from './model-contract.js';
-import type { TruncationMode } from './tokenize-pairs.js';
+import type { ModelConfigFields } from './model-config.js';
+import type { PairInput } from './pair-input.js';
+import type { PairChunking, TruncationMode } from './tokenize-pairs.js';
 
 export type ExecutionProviderName = 'cpu' | 'cuda';
 
@@ -37,6 +39,12 @@ export interface WorkerConfig {
   readonly tokenizerPath: string;
   readonly maxLength: number;
   readonly truncation: TruncationMode;
+  /** Long passages as several windows (absent: truncated to one pair). */
+  readonly chunking?: PairChunking;
+  /** What the model reads per pair (query-passage, passage-query, passage alone). Default query-passage. */
+  readonly pairInput?: PairInput;
+  /** config.json fields the model contract reads (model_type, pad_token_id, id2label, problem_type). */
+  readonly modelConfig?: ModelConfigFields;
   readonly intraOpThreads: number;
   readonly executionProvider: ExecutionProviderName;
   /** Unix nice increment applied by the worker to its own thread (0 = none). */
@@ -77,6 +85,8 @@ export interface TokenizeResult {
   readonly typeIds: Int32Array;
   readonly lengths: Int32Array;
   readonly offsets: Int32Array;
+  /** With chunking: pairs per passage (consecutive); absent → one pair per passage. */
+  readonly chunks?: Int32Array;
 }
 
 export interface InferResult {

@@ -1,7 +1,9 @@
 /**
  * Adapter from a CrossEncoder to the `Scorer` seam (src/types.ts) used by the cache, router and gate.
  * A passage is read as `title + ' ' + text`, trimmed. Single-signal models report the signal
- * `relevance`; multi-signal models report one signal per named output. Raw logits travel in `raw`.
+ * `relevant`; multi-signal models report one signal per named output, labelled heads one signal
+ * per config.json label (named as config.json spells it; a composition layer maps labels to
+ * product signals). Raw logits travel in `raw`.
  */
 import { InvalidArgumentError } from '../../errors.js';
 import type { DetailedPairScore, Passage, Scorer, ScoreOptions, ScorerPairResult } from '../../types.js';
@@ -19,6 +21,7 @@ export function passageText(passage: Passage): string {
 export function createCrossEncoderScorer(encoder: CrossEncoder): Scorer {
   return {
     id: encoder.info.id,
+    signals: encoder.info.contract.signalNames,
     async score(
       query: string,
       passages: readonly Passage[],
@@ -37,22 +40,30 @@ export function createCrossEncoderScorer(encoder: CrossEncoder): Scorer {
       const scores = await encoder.score(query, texts, options ?? {});
       const results: DetailedPairScore[] = new Array(texts.length);
       const multi = scores.signals;
+      const chunks = scores.chunks;
       for (let i = 0; i < texts.length; i++) {
         if (multi === undefined) {
           results[i] = {
             probabilities: { [RELEVANT]: scores.probabilities[i] },
             raw: { [RELEVANT]: scores.logits[i] },
             tier: CROSS_ENCODER_TIER,
+            ...(chunks === undefined ? {} : { chunks: chunks[i] }),
           };
         } else {
           const k = multi.names.length;
-          const probabilities: Record<string, number> = {};
-          const raw: Record<string, number> = {};
-          multi.names.forEach((name, s) => {
-            probabilities[name] = multi.probabilities[i * k + s];
-            raw[name] = multi.logits[i * k + s];
-          });
-          results[i] = { probabilities, raw, tier: CROSS_ENCODER_TIER };
+          // fromEntries defines own properties, so a label such as "__proto__" stays a plain key.
+          const probabilities: Record<string, number> = Object.fromEntries(
+            multi.names.map((name, s) => [name, multi.probabilities[i * k + s]]),
+          );
+          const raw: Record<string, number> = Object.fromEntries(
+            multi.names.map((name, s) => [name, multi.logits[i * k + s]]),
+          );
+          results[i] = {
+            probabilities,
+            raw,
+            tier: CROSS_ENCODER_TIER,
+            ...(chunks === undefined ? {} : { chunks: chunks[i] }),
+          };
         }
       }
       return results;

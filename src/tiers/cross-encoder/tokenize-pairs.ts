@@ -14,11 +14,17 @@
  * text's. When they do not (long runs of skipped characters, one giant word, text without word
  * boundaries), the cut grows ×4 and the text is encoded again, up to the whole text; that worst
  * case is bounded by the per-passage character limit the encoder enforces (docs/cross-encoder.md).
+ *
+ * Chunking (optional, `PairChunking`): a passage longer than its share of the window gives several
+ * pairs, the truncated one first, then further windows of its tokens with the same query part and
+ * special tokens; the cut then trusts up to maxChunks windows of tokens instead of one.
  */
 import { Tokenizer, type Encoding } from 'tokenizers';
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, ModelFormatError } from '../../errors.js';
 import { TokenizationError } from './errors.js';
+import { packEncodings, type PairInput } from './pair-input.js';
+import { isVocabTxtPath, wordPieceTokenizerJson } from './vocab-tokenizer.js';
 
 /** HF truncation strategies supported for pairs: cut the longer side first, or only the passage. */
 export type TruncationMode = 'longest_first' | 'only_second';
@@ -31,13 +37,68 @@ export interface EncodedPairs {
   readonly typeIds: Int32Array;
   readonly lengths: Int32Array;
   readonly offsets: Int32Array;
+  /**
+   * With chunking: pairs per passage (≥ 1), in passage order; the pairs of passage i are
+   * consecutive. Absent without chunking (one pair per passage).
+   */
+  readonly chunks?: Int32Array;
 }
+
+/**
+ * Long passages as several windows instead of one truncated pair (see `PairTokenizer.encodePairs`).
+ * `stride`: tokens each window repeats from the previous one (HF's overflow `stride`), at most half
+ * a window; `maxChunks`: windows kept per passage, the rest of the passage is not read.
+ */
+export interface PairChunking {
+  readonly stride: number;
+  readonly maxChunks: number;
+}
+
+export const DEFAULT_CHUNK_STRIDE = 32;
+export const DEFAULT_MAX_CHUNKS_PER_PASSAGE = 16;
+/** Upper bound of maxChunksPerPassage: keeps a passage's cost (and cut) bounded. */
+export const MAX_CHUNKS_PER_PASSAGE_LIMIT = 256;
 
 export interface PairTokenizerOptions {
   readonly tokenizerPath: string;
   /** Effective max length (already clamped to the model limits by `resolveMaxLength`). */
   readonly maxLength: number;
   readonly truncation: TruncationMode;
+  /** Cut long passages into windows (absent: truncate, one pair per passage). */
+  readonly chunking?: PairChunking;
+}
+
+/** Checks chunking options (integers, stride ≥ 0, 1 ≤ maxChunks ≤ MAX_CHUNKS_PER_PASSAGE_LIMIT). */
+export function resolveChunking(stride: unknown, maxChunks: unknown): PairChunking {
+  const s = stride ?? DEFAULT_CHUNK_STRIDE;
+  const m = maxChunks ?? DEFAULT_MAX_CHUNKS_PER_PASSAGE;
+  if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) {
+    throw new InvalidArgumentError(`chunkStride must be an integer >= 0, got ${String(s)}`);
+  }
+  if (typeof m !== 'number' || !Number.isSafeInteger(m) || m < 1 || m > MAX_CHUNKS_PER_PASSAGE_LIMIT) {
+    throw new InvalidArgumentError(
+      `maxChunksPerPassage must be an integer in 1..${MAX_CHUNKS_PER_PASSAGE_LIMIT}, got ${String(m)}`,
+    );
+  }
+  return { stride: s, maxChunks: m };
+}
+
+/**
+ * Token ranges [start, end) of the windows of a passage of `length` tokens, `size` tokens each
+ * (the last may be shorter), each repeating `stride` tokens of the previous one (clamped to half
+ * a window so windows always advance), at most `maxChunks` of them. The ranges HF's
+ * `Encoding.truncate(size, stride)` gives with its overflowing encodings.
+ */
+export function chunkRanges(length: number, size: number, stride: number, maxChunks: number): Array<[number, number]> {
+  if (size <= 0 || length <= size) return [[0, Math.max(0, Math.min(length, size))]];
+  const step = size - Math.min(stride, Math.floor(size / 2));
+  const ranges: Array<[number, number]> = [];
+  for (let start = 0; ranges.length < maxChunks; start += step) {
+    const end = Math.min(start + size, length);
+    ranges.push([start, end]);
+    if (end === length) break;
+  }
+  return ranges;
 }
 
 /** Limits a model folder declares (config.json / tokenizer_config.json); absent → unknown. */
@@ -92,17 +153,44 @@ export function readModelLengthLimits(
   const config = read(configPath);
   const tokConfig = read(tokenizerConfigPath);
   const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+  const positions = num(config?.max_position_embeddings);
+  const modelType = typeof config?.model_type === 'string' ? config.model_type : '';
+  // RoBERTa-style embeddings number positions from pad_token_id + 1: 514 positions hold 512 tokens.
+  const offset = POSITION_OFFSET_MODEL_TYPES.has(modelType) ? (num(config?.pad_token_id) ?? 1) + 1 : 0;
   return {
-    maxPositionEmbeddings: num(config?.max_position_embeddings),
+    maxPositionEmbeddings: positions === undefined ? undefined : positions - offset,
     tokenizerModelMaxLength: num(tokConfig?.model_max_length),
   };
 }
 
+/**
+ * Model types whose position ids start after the padding index (fairseq's convention), so
+ * `max_position_embeddings` counts pad_token_id + 1 positions no token can use.
+ */
+const POSITION_OFFSET_MODEL_TYPES = new Set([
+  'roberta',
+  'xlm-roberta',
+  'xlm-roberta-xl',
+  'camembert',
+  'data2vec-text',
+  'longformer',
+  'mpnet',
+  'xmod',
+  'roberta-prelayernorm',
+]);
+
+/**
+ * A tokenizer.json, or a slow-tokenizer `vocab.txt` (WordPiece built from it and the folder's
+ * tokenizer_config.json / special_tokens_map.json: vocab-tokenizer.ts).
+ */
 function loadTokenizer(path: string): Tokenizer {
   let tokenizer: Tokenizer;
   try {
-    tokenizer = Tokenizer.fromFile(path);
+    tokenizer = isVocabTxtPath(path)
+      ? Tokenizer.fromString(wordPieceTokenizerJson(path).json)
+      : Tokenizer.fromFile(path);
   } catch (cause) {
+    if (cause instanceof ModelFormatError) throw cause;
     throw new ModelFormatError(`cannot load tokenizer ${path}: ${(cause as Error).message}`, { cause });
   }
   // The file may carry its own padding/truncation: truncation is ours (pairTruncation), padding is
@@ -165,6 +253,14 @@ export function seenLength(
 interface SideEncoding {
   readonly enc: Encoding;
   readonly seen: number;
+  /** Leading tokens that are the whole text's (all of them when the whole text was encoded). */
+  readonly usable: number;
+}
+
+/** One pair's ids and type ids (post-processed). */
+interface PairPieces {
+  readonly ids: readonly number[];
+  readonly typeIds: readonly number[];
 }
 
 /** Generous characters per token for the first cut (WordPiece/BPE average ≈ 4–5 on English). */
@@ -198,6 +294,10 @@ export interface PairTokenizerStats {
   cutTexts: number;
   /** Cut sides that had to be encoded again with a longer cut. */
   regrownCuts: number;
+  /** Passages scored as more than one window (chunking). */
+  chunkedPassages: number;
+  /** Pairs produced for chunked passages. */
+  chunkPairs: number;
 }
 
 /**
@@ -210,12 +310,19 @@ export class PairTokenizer {
   readonly truncation: TruncationMode;
   /** Max tokens of query + passage without the pair's special tokens; set by `ready()`. */
   private window = -1;
-  readonly stats: PairTokenizerStats = { cutTexts: 0, regrownCuts: 0 };
+  readonly stats: PairTokenizerStats = { cutTexts: 0, regrownCuts: 0, chunkedPassages: 0, chunkPairs: 0 };
+  readonly chunking: PairChunking | undefined;
 
-  private constructor(tokenizer: Tokenizer, maxLength: number, truncation: TruncationMode) {
+  private constructor(
+    tokenizer: Tokenizer,
+    maxLength: number,
+    truncation: TruncationMode,
+    chunking: PairChunking | undefined,
+  ) {
     this.tokenizer = tokenizer;
     this.maxLength = maxLength;
     this.truncation = truncation;
+    this.chunking = chunking;
   }
 
   static fromFile(options: PairTokenizerOptions): PairTokenizer {
@@ -227,7 +334,9 @@ export class PairTokenizer {
     if (!Number.isSafeInteger(options.maxLength) || options.maxLength < 4) {
       throw new InvalidArgumentError(`maxLength must be an integer >= 4, got ${String(options.maxLength)}`);
     }
-    return new PairTokenizer(loadTokenizer(options.tokenizerPath), options.maxLength, options.truncation);
+    const chunking =
+      options.chunking === undefined ? undefined : resolveChunking(options.chunking.stride, options.chunking.maxChunks);
+    return new PairTokenizer(loadTokenizer(options.tokenizerPath), options.maxLength, options.truncation, chunking);
   }
 
   /** Vocabulary size including added tokens. */
@@ -242,6 +351,65 @@ export class PairTokenizer {
     return max;
   }
 
+  // ── Pair input order: passage first (NLI premise), or the passage alone (sequence classifier) ──
+
+  /** Max tokens of a single sequence without the single template's special tokens (-1: not yet known). */
+  private singleWindow = -1;
+
+  /**
+   * Encodes what the model reads for each (query, passage) as `pairInput` says: 'query-passage' is
+   * `encodePairs`; 'passage-query' is `encode(passage, query)` (premise = passage, hypothesis =
+   * query; 'only_second' still cuts only the passage, i.e. HF's OnlyFirst, falling back to
+   * longest_first when the query alone fills the window); 'passage' is `encode(passage)` with the
+   * single-sequence template (the query is not read). Same bounded-cost side encoding as pairs.
+   */
+  async encodeInputs(query: string, passages: readonly string[], pairInput: PairInput): Promise<EncodedPairs> {
+    if (pairInput === 'query-passage') return this.encodePairs(query, passages);
+    let encodings: Encoding[];
+    try {
+      if (pairInput === 'passage') {
+        if (this.singleWindow < 0) {
+          const empty = await this.tokenizer.encode('', null, NO_SPECIALS);
+          this.singleWindow = Math.max(0, this.maxLength - this.tokenizer.postProcess(empty, null, true).getLength());
+        }
+        const window = this.singleWindow;
+        encodings = await Promise.all(
+          passages.map(async (passage) => {
+            const p = await this.encodeSide(passage);
+            if (window < p.enc.getLength()) p.enc.truncate(window, 0, RIGHT);
+            return this.tokenizer.postProcess(p.enc, null, true);
+          }),
+        );
+      } else {
+        const window = await this.pairWindow();
+        const q = await this.encodeSide(query);
+        encodings = await Promise.all(
+          passages.map(async (passage) => {
+            const p = await this.encodeSide(passage);
+            const [nq, np] = PairTokenizer.passageFirstTruncation(q.seen, p.seen, window, this.truncation);
+            const qEnc = this.tokenizer.postProcess(q.enc, null, false);
+            if (nq < qEnc.getLength()) qEnc.truncate(nq, 0, RIGHT);
+            if (np < p.enc.getLength()) p.enc.truncate(np, 0, RIGHT);
+            return this.tokenizer.postProcess(p.enc, qEnc, true);
+          }),
+        );
+      }
+    } catch (cause) {
+      if (cause instanceof TokenizationError) throw cause;
+      throw new TokenizationError(`tokenization failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    }
+    return packEncodings(encodings);
+  }
+
+  /** [query, passage] lengths when the passage is the first sequence (see encodeInputs). */
+  static passageFirstTruncation(q: number, p: number, window: number, mode: TruncationMode): [number, number] {
+    if (mode === 'only_second' && q < window) return pairTruncation(q, p, window, 'only_second');
+    const [np, nq] = pairTruncation(p, q, window, 'longest_first');
+    return [nq, np];
+  }
+
+  // ── end of pair input order ──
+
   /** Special tokens the post-processor adds to a pair (e.g. 3 for BERT, 4 for RoBERTa). */
   private async pairWindow(): Promise<number> {
     if (this.window < 0) {
@@ -255,56 +423,103 @@ export class PairTokenizer {
   /** Encodes one pair exactly as `tokenizer.encode(query, passage)` with this tokenizer's truncation. */
   async encodePair(query: string, passage: string): Promise<{ ids: number[]; typeIds: number[] }> {
     const enc = await this.encodePairs(query, [passage]);
-    return { ids: Array.from(enc.ids), typeIds: Array.from(enc.typeIds) };
+    // With chunking the first pair is the truncated one; the others are further windows.
+    const n = enc.lengths[0];
+    return { ids: Array.from(enc.ids.subarray(0, n)), typeIds: Array.from(enc.typeIds.subarray(0, n)) };
   }
 
-  /** Encodes `query` with each passage; packed for transfer. */
+  /**
+   * Encodes `query` with each passage; packed for transfer. Without chunking, one pair per passage,
+   * identical to `encode(query, passage)` with truncation. With chunking, a passage whose tokens do
+   * not fit gives several pairs: the first is exactly the truncated pair; the next ones keep the
+   * same (possibly truncated) query and special tokens and hold the following windows of the
+   * passage's tokens (`chunkRanges`), `chunks[i]` of them for passage i.
+   */
   async encodePairs(query: string, passages: readonly string[]): Promise<EncodedPairs> {
     const window = await this.pairWindow();
-    let encodings: Encoding[];
+    let pieces: PairPieces[][];
     try {
       const q = await this.encodeSide(query);
-      encodings = await Promise.all(passages.map((p) => this.encodeOne(q, p, window)));
+      pieces = await Promise.all(passages.map((p) => this.encodeOne(q, p, window)));
     } catch (cause) {
       if (cause instanceof TokenizationError) throw cause;
       throw new TokenizationError(`tokenization failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
     }
-    const n = encodings.length;
-    const lengths = new Int32Array(n);
-    const offsets = new Int32Array(n);
+    let pairs = 0;
+    for (const list of pieces) pairs += list.length;
+    const lengths = new Int32Array(pairs);
+    const offsets = new Int32Array(pairs);
     let total = 0;
-    for (let i = 0; i < n; i++) {
-      const len = encodings[i].getLength();
-      lengths[i] = len;
-      offsets[i] = total;
-      total += len;
+    let k = 0;
+    for (const list of pieces) {
+      for (const pair of list) {
+        lengths[k] = pair.ids.length;
+        offsets[k++] = total;
+        total += pair.ids.length;
+      }
     }
     const ids = new Int32Array(total);
     const typeIds = new Int32Array(total);
-    for (let i = 0; i < n; i++) {
-      const enc = encodings[i];
-      ids.set(enc.getIds(), offsets[i]);
-      typeIds.set(enc.getTypeIds(), offsets[i]);
+    k = 0;
+    for (const list of pieces) {
+      for (const pair of list) {
+        ids.set(pair.ids, offsets[k]);
+        typeIds.set(pair.typeIds, offsets[k++]);
+      }
     }
-    return { ids, typeIds, lengths, offsets };
+    if (this.chunking === undefined) return { ids, typeIds, lengths, offsets };
+    return { ids, typeIds, lengths, offsets, chunks: Int32Array.from(pieces, (list) => list.length) };
   }
 
-  private async encodeOne(q: SideEncoding, passage: string, window: number): Promise<Encoding> {
-    const p = await this.encodeSide(passage);
+  private async encodeOne(q: SideEncoding, passage: string, window: number): Promise<PairPieces[]> {
+    const chunking = this.chunking;
+    // With chunking the passage is read up to what maxChunks windows can use (bounded cost).
+    const p = await this.encodeSide(passage, chunking === undefined ? this.maxLength : chunking.maxChunks * window);
     const [nq, np] = pairTruncation(q.seen, p.seen, window, this.truncation);
+    const passageIds = chunking !== undefined && np < p.usable ? p.enc.getIds().slice(0, p.usable) : null;
     // The query encoding is shared by every pair of the call: truncate a copy.
     const qEnc = this.tokenizer.postProcess(q.enc, null, false);
     if (nq < qEnc.getLength()) qEnc.truncate(nq, 0, RIGHT);
     if (np < p.enc.getLength()) p.enc.truncate(np, 0, RIGHT);
-    return this.tokenizer.postProcess(qEnc, p.enc, true);
+    const first = this.tokenizer.postProcess(qEnc, p.enc, true);
+    const firstPair = { ids: first.getIds(), typeIds: first.getTypeIds() };
+    if (passageIds === null || chunking === undefined || np <= 0) return [firstPair];
+    // The pair template around the passage: its tokens are the one run of sequence id 1.
+    const seq = first.getSequenceIds();
+    const at = seq.indexOf(1);
+    const typeId = firstPair.typeIds[at];
+    let uniform = at >= 0 && seq.lastIndexOf(1) === at + np - 1;
+    for (let i = at; uniform && i < at + np; i++) uniform = seq[i] === 1 && firstPair.typeIds[i] === typeId;
+    if (!uniform) return [firstPair]; // a post-processor we cannot re-apply by splicing: truncate
+    const ranges = chunkRanges(passageIds.length, np, chunking.stride, chunking.maxChunks);
+    const out: PairPieces[] = [firstPair];
+    const before = firstPair.ids.slice(0, at);
+    const after = firstPair.ids.slice(at + np);
+    const typesBefore = firstPair.typeIds.slice(0, at);
+    const typesAfter = firstPair.typeIds.slice(at + np);
+    for (let c = 1; c < ranges.length; c++) {
+      const [from, to] = ranges[c];
+      const body = passageIds.slice(from, to);
+      out.push({
+        ids: [...before, ...body, ...after],
+        typeIds: [...typesBefore, ...new Array<number>(body.length).fill(typeId), ...typesAfter],
+      });
+    }
+    if (out.length > 1) {
+      this.stats.chunkedPassages++;
+      this.stats.chunkPairs += out.length;
+    }
+    return out;
   }
 
   /**
    * The text's encoding and seen length, from a cut prefix when the text is longer than the
    * truncation can see: then every kept token (≤ window < seen) is one of the whole text's.
+   * `need`: leading tokens that must be the whole text's (default the window; more for chunks).
    */
-  private async encodeSide(text: string): Promise<SideEncoding> {
-    let cut = Math.max(MIN_CUT_CHARS, this.maxLength * CHARS_PER_TOKEN_GUESS);
+  private async encodeSide(text: string, need = this.maxLength): Promise<SideEncoding> {
+    const target = Math.max(need, this.maxLength);
+    let cut = Math.max(MIN_CUT_CHARS, target * CHARS_PER_TOKEN_GUESS);
     let first = true;
     while (cut < text.length) {
       const enc = await this.tokenizer.encode(text.slice(0, cutAt(text, cut)), null, NO_SPECIALS);
@@ -312,11 +527,12 @@ export class PairTokenizer {
       else this.stats.regrownCuts++;
       first = false;
       const words = enc.getWordIds();
-      const seen = seenLength(words, this.maxLength, trustedTokens(words), false);
-      if (seen !== undefined) return { enc, seen };
+      const trusted = trustedTokens(words);
+      const seen = seenLength(words, this.maxLength, trusted, false);
+      if (seen !== undefined && trusted >= target) return { enc, seen, usable: trusted };
       cut *= CUT_GROWTH;
     }
     const enc = await this.tokenizer.encode(text, null, NO_SPECIALS);
-    return { enc, seen: seenLength(enc.getWordIds(), this.maxLength, 0, true) as number };
+    return { enc, seen: seenLength(enc.getWordIds(), this.maxLength, 0, true) as number, usable: enc.getLength() };
   }
 }

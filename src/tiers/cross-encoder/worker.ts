@@ -11,7 +11,7 @@ import * as ort from 'onnxruntime-node';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ModelFormatError } from '../../errors.js';
 import { ExecutionProviderUnavailableError, ModelContractError, serializeError } from './errors.js';
-import { discoverContract, signalCount, type ModelContract } from './model-contract.js';
+import { discoverContract, signalCount, type IntegerInputType, type ModelContract } from './model-contract.js';
 import type {
   DescribeResult,
   FromWorker,
@@ -75,9 +75,10 @@ async function init(config: WorkerConfig): Promise<WorkerState> {
     tokenizerPath: config.tokenizerPath,
     maxLength: config.maxLength,
     truncation: config.truncation,
+    chunking: config.chunking,
   });
   const session = await createSession(config);
-  const contract = discoverContract(session.inputMetadata, session.outputMetadata);
+  const contract = discoverContract(session.inputMetadata, session.outputMetadata, config.modelConfig);
   const state: WorkerState = { session, tokenizer, contract, signals: signalCount(contract) };
   // Probe: a model whose metadata fits may still fail to run or return unexpected shapes.
   // Two real pairs of different lengths (so padding is exercised), ids from this tokenizer.
@@ -114,8 +115,22 @@ async function init(config: WorkerConfig): Promise<WorkerState> {
   return state;
 }
 
-/** Writes int32 values into an int64 tensor buffer without per-element BigInt conversion. */
-function int64Tensor(batch: number, seq: number, fill: (view: Int32Array, stride: number) => void): ort.Tensor {
+/**
+ * An integer input tensor of the element type the graph declares. `fill` writes int32 values at
+ * `index × stride`: for int64 into the low words of the BigInt64Array buffer (no per-element
+ * BigInt conversion; every value written is ≥ 0, so the high words stay 0).
+ */
+function intTensor(
+  type: IntegerInputType,
+  batch: number,
+  seq: number,
+  fill: (view: Int32Array, stride: number) => void,
+): ort.Tensor {
+  if (type === 'int32') {
+    const data = new Int32Array(batch * seq);
+    fill(data, 1);
+    return new ort.Tensor('int32', data, [batch, seq]);
+  }
   const data = new BigInt64Array(batch * seq);
   if (LITTLE_ENDIAN) {
     fill(new Int32Array(data.buffer), 2);
@@ -154,7 +169,12 @@ async function infer(state: WorkerState, task: InferTask): Promise<InferResult> 
   for (let i = 1; i < batch; i++) offsets[i] = offsets[i - 1] + task.lengths[i - 1];
 
   const feeds: Record<string, ort.Tensor> = {};
-  feeds[contract.inputIds] = int64Tensor(batch, seq, (view, stride) => {
+  const types = contract.inputTypes;
+  const pad = contract.padTokenId;
+  feeds[contract.inputIds] = intTensor(types[contract.inputIds], batch, seq, (view, stride) => {
+    // Padding slots hold pad_token_id, as the exporter's tokenizer pads (RoBERTa-style graphs derive
+    // positions from ids ≠ pad).
+    if (pad !== 0) for (let k = 0; k < batch * seq; k++) view[k * stride] = pad;
     for (let b = 0; b < batch; b++) {
       const len = task.lengths[b];
       const src = offsets[b];
@@ -162,7 +182,7 @@ async function infer(state: WorkerState, task: InferTask): Promise<InferResult> 
       for (let t = 0; t < len; t++) view[dst + t * stride] = task.ids[src + t];
     }
   });
-  feeds[contract.attentionMask] = int64Tensor(batch, seq, (view, stride) => {
+  feeds[contract.attentionMask] = intTensor(types[contract.attentionMask], batch, seq, (view, stride) => {
     for (let b = 0; b < batch; b++) {
       const dst = b * seq * stride;
       for (let t = 0; t < task.lengths[b]; t++) view[dst + t * stride] = 1;
@@ -170,13 +190,25 @@ async function infer(state: WorkerState, task: InferTask): Promise<InferResult> 
   });
   if (contract.tokenTypeIds !== null) {
     const typeIds = task.typeIds;
-    feeds[contract.tokenTypeIds] = int64Tensor(batch, seq, (view, stride) => {
+    feeds[contract.tokenTypeIds] = intTensor(types[contract.tokenTypeIds], batch, seq, (view, stride) => {
       if (typeIds === null) return;
       for (let b = 0; b < batch; b++) {
         const len = task.lengths[b];
         const src = offsets[b];
         const dst = b * seq * stride;
         for (let t = 0; t < len; t++) view[dst + t * stride] = typeIds[src + t];
+      }
+    });
+  }
+
+  if (contract.positionIds !== null) {
+    // 0…S−1, or RoBERTa's padding_idx + 1 + i for tokens and padding_idx for pads.
+    const offset = contract.positionScheme === 'padding-offset';
+    feeds[contract.positionIds] = intTensor(types[contract.positionIds], batch, seq, (view, stride) => {
+      for (let b = 0; b < batch; b++) {
+        const len = task.lengths[b];
+        const dst = b * seq * stride;
+        for (let t = 0; t < seq; t++) view[dst + t * stride] = offset ? (t < len ? pad + 1 + t : pad) : t;
       }
     });
   }
@@ -191,6 +223,10 @@ async function infer(state: WorkerState, task: InferTask): Promise<InferResult> 
   } else if (head.kind === 'binary') {
     const data = outputData(out, head.name, batch, 2);
     for (let b = 0; b < batch; b++) logits[b] = data[2 * b + 1] - data[2 * b];
+  } else if (head.kind === 'labels') {
+    // Row-major [batch, labels], as the output is.
+    const data = outputData(out, head.name, batch, head.width);
+    for (let j = 0; j < batch * head.width; j++) logits[j] = data[j];
   } else {
     head.names.forEach((name, s) => {
       const data = outputData(out, name, batch, 1);
@@ -227,9 +263,16 @@ async function run(
   task: WorkerTask,
 ): Promise<{ result: TokenizeResult | InferResult; transfer: ArrayBuffer[] }> {
   if (task.kind === 'tokenize') {
-    const enc = await state.tokenizer.encodePairs(task.query, task.passages);
-    const result: TokenizeResult = { ids: enc.ids, typeIds: enc.typeIds, lengths: enc.lengths, offsets: enc.offsets };
+    const enc = await state.tokenizer.encodeInputs(task.query, task.passages, config.pairInput ?? 'query-passage');
+    const result: TokenizeResult = {
+      ids: enc.ids,
+      typeIds: enc.typeIds,
+      lengths: enc.lengths,
+      offsets: enc.offsets,
+      ...(enc.chunks === undefined ? {} : { chunks: enc.chunks }),
+    };
     const transfer = [enc.ids.buffer, enc.typeIds.buffer, enc.lengths.buffer, enc.offsets.buffer] as ArrayBuffer[];
+    if (enc.chunks !== undefined) transfer.push(enc.chunks.buffer as ArrayBuffer);
     return { result, transfer };
   }
   if (task.kind === 'infer') {

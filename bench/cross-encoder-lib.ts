@@ -4,10 +4,20 @@
  * (one onnxruntime session, all cores, length-sorted pairs back to back, tokenized in the loop or before it).
  */
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import * as ort from 'onnxruntime-node';
 import { Tokenizer } from 'tokenizers';
+import {
+  type ModelPresetName,
+  ONNX_VARIANT_FILES,
+  ONNX_VARIANTS,
+  type OnnxVariant,
+  type WriteCrossEncoderModelDirOptions,
+  writeCrossEncoderModelDir,
+} from '../src/tiers/cross-encoder/model-gen/index.js';
+import { packageRoot } from '../src/util/package-root.js';
 import { mulberry32 } from '../src/util/seeded-random.js';
 
 export type Request = { query: string; passages: string[] };
@@ -87,14 +97,28 @@ export async function closedLoop(
   return run(durationMs);
 }
 
-/** Writes int32 values into a little-endian int64 buffer (same trick as the tier's worker). */
-function int64Batch(rows: number[][], seq: number, value: (row: number[], t: number) => number): ort.Tensor {
+/**
+ * Writes int32 values into a little-endian int64 buffer (same trick as the tier's worker); padded
+ * positions get `pad` (RoBERTa-style graphs derive positions from ids ≠ pad_token_id).
+ */
+function int64Batch(rows: number[][], seq: number, value: (row: number[], t: number) => number, pad = 0): ort.Tensor {
   const data = new BigInt64Array(rows.length * seq);
   const view = new Int32Array(data.buffer);
   rows.forEach((row, b) => {
-    for (let t = 0; t < row.length; t++) view[2 * (b * seq + t)] = value(row, t);
+    for (let t = 0; t < seq; t++) view[2 * (b * seq + t)] = t < row.length ? value(row, t) : pad;
   });
   return new ort.Tensor('int64', data, [rows.length, seq]);
+}
+
+/** config.json `pad_token_id` of a model folder, 0 when absent. */
+export function readPadTokenId(dir: string): number {
+  try {
+    const value: unknown = (JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>)
+      .pad_token_id;
+    return typeof value === 'number' ? value : 0;
+  } catch {
+    return 0;
+  }
 }
 
 export interface MachineLimit {
@@ -119,7 +143,17 @@ export async function createMachineLimit(
   dir: string,
   requests: Request[],
   maxLength: number,
-  { spinning = true }: { spinning?: boolean } = {},
+  {
+    spinning = true,
+    modelFile = join('onnx', 'model.onnx'),
+    padId = readPadTokenId(dir),
+  }: {
+    spinning?: boolean;
+    /** ONNX file, relative to `dir` (or absolute): e.g. onnx/model_qint8_avx512_vnni.onnx. */
+    modelFile?: string;
+    /** Id written into padded positions (config.json pad_token_id, else 0); masked either way. */
+    padId?: number;
+  } = {},
 ): Promise<MachineLimit> {
   const tok = Tokenizer.fromFile(join(dir, 'tokenizer.json'));
   tok.setTruncation(maxLength);
@@ -129,7 +163,7 @@ export async function createMachineLimit(
   const tokenizeMs = performance.now() - t0;
   const items = encoded.map((e, i) => ({ pair: pairs[i], ids: e.getIds(), types: e.getTypeIds() }));
   items.sort((x, y) => x.ids.length - y.ids.length);
-  const session = await ort.InferenceSession.create(join(dir, 'onnx', 'model.onnx'), {
+  const session = await ort.InferenceSession.create(isAbsolute(modelFile) ? modelFile : join(dir, modelFile), {
     intraOpNumThreads: availableParallelism(),
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
@@ -186,6 +220,7 @@ export async function createMachineLimit(
           batch.map((x) => x.ids),
           seq,
           (row, t) => row[t],
+          padId,
         ),
         attention_mask: int64Batch(
           batch.map((x) => x.ids),
@@ -219,4 +254,126 @@ export async function createMachineLimit(
     tokenizePairsPerSec: (pairs.length / tokenizeMs) * 1000,
     release: () => session.release(),
   };
+}
+
+/** Spearman rank correlation (average ranks for ties). */
+export function spearman(x: readonly number[], y: readonly number[]): number {
+  const ranks = (v: readonly number[]) => {
+    const order = v.map((value, i) => ({ value, i })).sort((a, b) => a.value - b.value);
+    const r = new Array<number>(v.length);
+    for (let k = 0; k < order.length; ) {
+      let end = k;
+      while (end + 1 < order.length && order[end + 1].value === order[k].value) end++;
+      for (let m = k; m <= end; m++) r[order[m].i] = (k + end) / 2;
+      k = end + 1;
+    }
+    return r;
+  };
+  const rx = ranks(x);
+  const ry = ranks(y);
+  const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
+  const mx = mean(rx);
+  const my = mean(ry);
+  let num = 0;
+  let dx = 0;
+  let dy = 0;
+  for (let i = 0; i < rx.length; i++) {
+    num += (rx[i] - mx) * (ry[i] - my);
+    dx += (rx[i] - mx) ** 2;
+    dy += (ry[i] - my) ** 2;
+  }
+  return num / Math.sqrt(dx * dy);
+}
+
+const SHARED_TOKENIZERS = join(packageRoot(), '..', 'shared', 'tokenizers');
+
+/**
+ * The family models the benchmarks generate (SPEED/SHAPE models: seeded random weights). Real
+ * widths, vocabularies and heads of the checkpoint each preset mimics; layer counts reduced so a
+ * 2-core machine measures them in seconds (each costs about 2× MiniLM-L6's compute per token).
+ * XLM-R and DeBERTa have no tokenizer.json in shared/tokenizers: they get RoBERTa's BPE
+ * tokenizer.json (valid XLM-R ids; same <s>/</s> pair layout) and ModernBERT's (ids < 128100;
+ * [CLS] A [SEP] B [SEP] layout), so token counts are those of a BPE tokenizer, not of their own
+ * sentencepiece vocabularies.
+ */
+export const FAMILY_MODELS = {
+  bert: {
+    dirName: 'minilm-l6',
+    preset: 'minilm-l6',
+    options: {},
+    shape: 'BERT, MiniLM-L6 shape: 6 layers, hidden 384, 12 heads, FFN 1536, vocab 30522, token_type_ids, 1 logit',
+  },
+  bertbase: {
+    dirName: 'bench-bert-base-l4',
+    preset: 'minilm-l6',
+    options: { layers: 4, hidden: 768 },
+    shape: 'BERT-base width: 4 of 12 layers, hidden 768, 12 heads, FFN 3072, vocab 30522, token_type_ids, 1 logit',
+  },
+  roberta: {
+    dirName: 'bench-roberta-nli-l2',
+    preset: 'roberta-nli',
+    options: { layers: 2, tokenizerDir: join(SHARED_TOKENIZERS, 'roberta-large-mnli') },
+    shape:
+      'RoBERTa (roberta-large-mnli width): 2 of 24 layers, hidden 1024, 16 heads, FFN 4096, vocab 50265, no token types, NLI head [b,3]',
+  },
+  xlmr: {
+    dirName: 'bench-xlmr-reranker-l3',
+    preset: 'xlmr-reranker',
+    options: { layers: 3, tokenizerJsonPath: join(SHARED_TOKENIZERS, 'roberta-large-mnli', 'tokenizer.json') },
+    shape:
+      'XLM-RoBERTa (bge-reranker-base width): 3 of 12 layers, hidden 768, 12 heads, FFN 3072, vocab 250002, 1 logit; RoBERTa BPE tokenizer.json',
+  },
+  modernbert: {
+    dirName: 'bench-modernbert-reranker-l4',
+    preset: 'modernbert-reranker',
+    options: { layers: 4, tokenizerDir: join(SHARED_TOKENIZERS, 'modernbert-large') },
+    shape:
+      'ModernBERT (base reranker width): 4 of 22 layers, hidden 768, 12 heads, GeGLU FFN 1152, vocab 50368, global attention, 1 logit',
+  },
+  deberta: {
+    dirName: 'bench-deberta-injection-l3',
+    preset: 'deberta-injection',
+    options: { layers: 3, tokenizerJsonPath: join(SHARED_TOKENIZERS, 'modernbert-large', 'tokenizer.json') },
+    shape:
+      'DeBERTa-v2/v3 (deberta-v3-base width): 3 of 12 layers, hidden 768, 12 heads, FFN 3072, vocab 128100, relative attention (256 buckets), head [b,2]; ModernBERT BPE tokenizer.json',
+  },
+} as const satisfies Record<
+  string,
+  { dirName: string; preset: ModelPresetName; options: WriteCrossEncoderModelDirOptions; shape: string }
+>;
+
+export type FamilyModelName = keyof typeof FAMILY_MODELS;
+
+/**
+ * The folder of a FAMILY_MODELS entry under models/generated/, (re)generated (seed 42) when it is
+ * missing, has another layer count, or lacks one of `variants`. Variant files already there are kept.
+ */
+export async function ensureBenchModel(
+  name: string,
+  variants: readonly OnnxVariant[] = [],
+): Promise<{ dir: string; shape: string; parameters?: number }> {
+  if (!Object.hasOwn(FAMILY_MODELS, name)) throw new Error(`unknown bench model ${name}`);
+  const m = FAMILY_MODELS[name as FamilyModelName];
+  const dir = join(packageRoot(), 'models', 'generated', m.dirName);
+  const present = ONNX_VARIANTS.filter((v) => v !== 'fp32' && existsSync(join(dir, ONNX_VARIANT_FILES[v])));
+  const wanted = [...new Set([...present, ...variants])].filter((v) => v !== 'fp32');
+  const layers = 'layers' in m.options ? m.options.layers : undefined;
+  let current: number | undefined;
+  try {
+    current = (JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { num_hidden_layers?: number })
+      .num_hidden_layers;
+  } catch {
+    current = undefined;
+  }
+  const stale =
+    !existsSync(join(dir, ONNX_VARIANT_FILES.fp32)) ||
+    wanted.some((v) => !present.includes(v)) ||
+    (layers !== undefined && current !== layers);
+  if (!stale) return { dir, shape: m.shape };
+  const t0 = performance.now();
+  const info = await writeCrossEncoderModelDir(dir, m.preset, { ...m.options, seed: 42, variants: wanted });
+  console.log(
+    `generated ${dir} (${info.parameters} parameters, ${(info.onnxBytes / 1e6).toFixed(0)} MB fp32, ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+  );
+  return { dir, shape: m.shape, parameters: info.parameters };
 }

@@ -4,7 +4,8 @@
  * that dies fails only its batch and is replaced; input mistakes get typed errors.
  */
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
+import { availableParallelism, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DisposedError, InvalidArgumentError, ModelFormatError } from '../../src/errors.js';
@@ -15,6 +16,7 @@ import {
 } from '../../src/tiers/cross-encoder/cross-encoder.js';
 import { InferenceError, InputLimitError } from '../../src/tiers/cross-encoder/errors.js';
 import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { defaultPoolSize, modelDimensionsFromConfig } from '../../src/tiers/cross-encoder/pool-sizing.js';
 
 let root: string;
 let tiny: string;
@@ -92,6 +94,27 @@ describe('input checks', () => {
 });
 
 describe('worker pool life cycle', () => {
+  it('without workers / intraOpThreads the pool is sized by defaultPoolSize for this host and model', async () => {
+    const config = JSON.parse(await readFile(join(tiny, 'config.json'), 'utf8'));
+    const modelFile = join(tiny, 'onnx', 'model.onnx');
+    const expected = defaultPoolSize({
+      cores: availableParallelism(),
+      model: modelDimensionsFromConfig(config),
+      modelBytes: statSync(modelFile).size,
+      memoryBytes: totalmem() / 2,
+    });
+    const sized = await createCrossEncoder({ modelDir: tiny });
+    try {
+      expect({ workers: sized.info.workers, intraOpThreads: sized.info.intraOpThreads }).toEqual({
+        workers: expected.workers,
+        intraOpThreads: expected.intraOpThreads,
+      });
+      expect(sized.stats().workers.readyWorkers).toBe(expected.workers);
+    } finally {
+      await sized.close();
+    }
+  });
+
   it('close() lets a running batch finish (its request resolves) and rejects queued work', async () => {
     const slow = await createCrossEncoderWithFaults(
       { modelDir: tiny, workers: 1, maxBatchTokens: 64 },

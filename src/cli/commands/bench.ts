@@ -351,9 +351,6 @@ export function register(program: Command): void {
       if (opts.httpCompare) {
         const { loadHttpWorkload, runHttpPoints, startFloorServer } = await import('../../loadgen/http-bench.js');
         const { buildCorpusStats, saveCorpusStats } = await import('../../features/corpus-stats.js');
-        const { DEFAULT_WORKERS: CROSS_ENCODER_DEFAULT_WORKERS } = await import(
-          '../../tiers/cross-encoder/cross-encoder.js'
-        );
         const { join } = await import('node:path');
         const { tmpdir } = await import('node:os');
         const { workload } = loadHttpWorkload(httpOptions);
@@ -374,9 +371,8 @@ export function register(program: Command): void {
               'cross-encoder': {
                 type: 'cross-encoder',
                 dir: opts.crossEncoder,
-                workers:
-                  num('workers', opts.workers, positiveInt, 'a positive integer') ?? CROSS_ENCODER_DEFAULT_WORKERS,
                 ...optionalNumbers({
+                  workers: num('workers', opts.workers, positiveInt, 'a positive integer'),
                   maxBatchTokens: num('max-batch-tokens', opts.maxBatchTokens, positiveInt, 'a positive integer'),
                   maxQueueDelayMs: num('max-queue-delay-ms', opts.maxQueueDelayMs, (n) => n >= 0, 'a number ≥ 0'),
                   maxLength: num('max-length', opts.maxLength, positiveInt, 'a positive integer'),

@@ -7,6 +7,7 @@
 import { integerInRange } from '../../util/validate-options.js';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { DisposedError, InvalidArgumentError } from '../../errors.js';
 import { DynamicBatcher, type BatcherStats } from './batcher.js';
@@ -15,6 +16,7 @@ import { columnProbabilities, type HeadActivation, type ModelContract } from './
 import { readModelConfig } from './model-config.js';
 import { resolveModelFile, validateVariant } from './model-files.js';
 import { resolvePairInput, type PairInput } from './pair-input.js';
+import { defaultPoolSize, modelDimensionsFromConfig, type PoolSize } from './pool-sizing.js';
 import type { ExecutionProviderName, WorkerConfig, WorkerFaults } from './protocol.js';
 import {
   readModelLengthLimits,
@@ -24,12 +26,7 @@ import {
   type TruncationMode,
 } from './tokenize-pairs.js';
 import { tokenizerSourceFiles } from './vocab-tokenizer.js';
-import {
-  CrossEncoderWorkerPool,
-  DEFAULT_CLOSE_TIMEOUT_MS,
-  DEFAULT_WORKERS,
-  type WorkerPoolStats,
-} from './worker-pool.js';
+import { CrossEncoderWorkerPool, DEFAULT_CLOSE_TIMEOUT_MS, type WorkerPoolStats } from './worker-pool.js';
 
 export interface CrossEncoderOptions {
   /** HF-style folder: `onnx/model.onnx` (or `model.onnx`), `tokenizer.json`, optional `config.json`, `tokenizer_config.json`. */
@@ -38,7 +35,11 @@ export interface CrossEncoderOptions {
   readonly modelPath?: string;
   /** Explicit tokenizer.json, or a WordPiece vocab.txt (read with its folder's tokenizer_config.json); overrides the folder's. */
   readonly tokenizerPath?: string;
-  /** Worker threads, each with its own session. Default: see DEFAULT_WORKERS. */
+  /**
+   * Worker threads, each with its own session. Default from the host's cores and the model's size
+   * (`defaultPoolSize`, docs/cross-encoder-sizing.md): one single-threaded worker per core, one core
+   * kept for the event loop on hosts with ≥ 8 cores, at most 16.
+   */
   readonly workers?: number;
   /** onnxruntime intra-op threads per worker. Default 1. */
   readonly intraOpThreads?: number;
@@ -174,7 +175,23 @@ export interface CrossEncoder {
  * core with one intra-op thread each beat fewer workers with more threads (batch-level parallelism
  * has no intra-op synchronisation). Capped at 4 so a large host does not get dozens of sessions.
  */
-export { DEFAULT_WORKERS };
+
+/** The default pool for this host and model (explicit `workers` / `intraOpThreads` override it). */
+function sizePool(modelPath: string, configPath: string | null, executionProvider: ExecutionProviderName): PoolSize {
+  let config: unknown;
+  try {
+    config = configPath === null ? undefined : JSON.parse(readFileSync(configPath, 'utf8'));
+  } catch {
+    config = undefined; // readModelConfig reports a malformed config.json; sizing falls back to "small model"
+  }
+  return defaultPoolSize({
+    cores: availableParallelism(),
+    model: modelDimensionsFromConfig(config),
+    executionProvider,
+    modelBytes: statSync(modelPath).size,
+    memoryBytes: totalmem() / 2,
+  });
+}
 export const DEFAULT_INTRA_OP_THREADS = 1;
 export const DEFAULT_MAX_BATCH_TOKENS = 4096;
 export const DEFAULT_MAX_QUEUE_DELAY_MS = 2;
@@ -330,8 +347,9 @@ async function createPooledCrossEncoder(
   const pairInput = resolvePairInput(options.pairInput);
   const chunking = resolveLongPassages(options, pairInput);
   const modelConfig = readModelConfig(paths.configPath);
-  const workers = positiveInt('workers', options.workers, DEFAULT_WORKERS, MAX_THREADS);
-  const intraOpThreads = positiveInt('intraOpThreads', options.intraOpThreads, DEFAULT_INTRA_OP_THREADS, MAX_THREADS);
+  const sized = sizePool(paths.modelPath, paths.configPath, executionProvider);
+  const workers = positiveInt('workers', options.workers, sized.workers, MAX_THREADS);
+  const intraOpThreads = positiveInt('intraOpThreads', options.intraOpThreads, sized.intraOpThreads, MAX_THREADS);
   const maxBatchTokens = positiveInt('maxBatchTokens', options.maxBatchTokens, DEFAULT_MAX_BATCH_TOKENS);
   const maxPendingPairs = positiveInt('maxPendingPairs', options.maxPendingPairs, DEFAULT_MAX_PENDING_PAIRS);
   const maxPassages = positiveInt(

@@ -20,7 +20,6 @@
  *   a worker still inside a run then is left to finish it and exits right after (it keeps the
  *   process alive until then: letting the process exit under it would abort it the same way).
  */
-import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -406,6 +405,3 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
     void slot.exited.then(() => clearTimeout(grace));
   }
 }
-
-/** Default worker count: one per core, at most 4 (docs/cross-encoder.md). */
-export const DEFAULT_WORKERS = Math.max(1, Math.min(4, availableParallelism()));

@@ -130,12 +130,14 @@ export {
   type RoutedPairScore,
   type TierLoadStats,
   type RouterStats,
+  type RouterWarmUp,
   type Router,
 } from './router/index.js';
 
 // Trees tier: the fast path and XGBoost models
 export {
   loadFastPathScorer,
+  DEFAULT_SLICE_CHARS,
   SHIPPED_FASTPATH_MODEL_DIR,
   type FastPathScorer,
   type FastPathModelMeta,

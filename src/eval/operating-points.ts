@@ -131,7 +131,8 @@ export function oracleCutF1(lists: readonly GateList[]): number {
 /** What each operating point is fitted for (on the training collections, each collection counted once). */
 export const FIT_OBJECTIVES: Readonly<Record<OperatingPointName, string>> = Object.freeze({
   precise: 'highest mean precision with recall >= 0.35 on every collection',
-  balanced: 'highest worst-collection F1 / F1 of keeping all (ties: mean)',
+  balanced:
+    'highest worst-collection F1 / F1 of keeping all over the collections where a per-query cut can reach 1.3× (within 0.02: highest worst over all, then mean)',
   related: 'highest mean precision with recall >= 0.8 on every collection',
 });
 
@@ -155,18 +156,45 @@ function mean(values: readonly number[]): number {
   return values.reduce((a, b) => a + b, 0) / values.length;
 }
 
-function choose(candidates: readonly Candidate[], name: OperatingPointName): Candidate {
+/**
+ * The balanced point aims at this ratio of keeping all. A training collection whose best per-query
+ * cut (oracleCutF1, labels known) stays below it cannot reach it by any cut of the scorer's ranking,
+ * and letting it decide the worst case made the fit keep nearly everything on every collection; it
+ * only breaks near-ties (BALANCED_TIE_TOLERANCE) among the points that are best on the others.
+ */
+export const BALANCED_TARGET_RATIO = 1.3;
+/** Worst ratios within this of the best count as tied (then: worst over all collections, then mean). */
+export const BALANCED_TIE_TOLERANCE = 0.02;
+
+function ratioOf(m: OperatingPointMetrics): number {
+  return m.f1KeepAll === 0 ? 0 : m.f1 / m.f1KeepAll;
+}
+
+/** The balanced fit (see FIT_OBJECTIVES.balanced); `steering`: the collections whose worst ratio leads. */
+function chooseBalanced(candidates: readonly Candidate[], steering: readonly string[]): Candidate {
+  const lead = (c: Candidate) => Math.min(...steering.map((n) => ratioOf(c.metrics[n]!)));
+  const all = (c: Candidate) => Object.values(c.metrics).map(ratioOf);
+  const bestLead = Math.max(...candidates.map(lead));
+  let best: Candidate | undefined;
+  let bestScore: [number, number] = [Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY];
+  for (const c of candidates) {
+    if (lead(c) < bestLead - BALANCED_TIE_TOLERANCE) continue;
+    const s: [number, number] = [Math.min(...all(c)), mean(all(c))];
+    if (s[0] > bestScore[0] || (s[0] === bestScore[0] && s[1] > bestScore[1])) {
+      best = c;
+      bestScore = s;
+    }
+  }
+  return best ?? candidates[0]!;
+}
+
+function choose(candidates: readonly Candidate[], name: OperatingPointName, steering: readonly string[]): Candidate {
+  if (name === 'balanced') return chooseBalanced(candidates, steering);
   const ms = (c: Candidate) => Object.values(c.metrics);
-  const ratio = (m: OperatingPointMetrics) => (m.f1KeepAll === 0 ? 0 : m.f1 / m.f1KeepAll);
   const minRecall = (c: Candidate) => Math.min(...ms(c).map((m) => m.recall ?? 0));
   const meanPrecision = (c: Candidate) => mean(ms(c).map((m) => m.precision ?? 0));
-  let score: (c: Candidate) => [number, number];
-  if (name === 'balanced') {
-    score = (c) => [Math.min(...ms(c).map(ratio)), mean(ms(c).map(ratio))];
-  } else {
-    const floor = name === 'precise' ? 0.35 : 0.8;
-    score = (c) => (minRecall(c) >= floor ? [1, meanPrecision(c)] : [0, minRecall(c)]);
-  }
+  const floor = name === 'precise' ? 0.35 : 0.8;
+  const score = (c: Candidate): [number, number] => (minRecall(c) >= floor ? [1, meanPrecision(c)] : [0, minRecall(c)]);
   let best = candidates[0]!;
   let bestScore = score(best);
   for (const c of candidates.slice(1)) {
@@ -197,9 +225,14 @@ export function fitOperatingPoints(
       candidates.push({ point, metrics });
     }
   }
+  const reachable = names.filter((n) => {
+    const keepAll = keepAllF1(byCollection[n]!);
+    return keepAll > 0 && oracleCutF1(byCollection[n]!) >= BALANCED_TARGET_RATIO * keepAll;
+  });
+  const steering = reachable.length > 0 ? reachable : names;
   const out = {} as Record<OperatingPointName, OperatingPointFit>;
   for (const name of OPERATING_POINT_NAMES) {
-    const c = choose(candidates, name);
+    const c = choose(candidates, name, steering);
     out[name] = {
       point: c.point,
       objective: FIT_OBJECTIVES[name],

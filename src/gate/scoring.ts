@@ -69,6 +69,26 @@ function markRange(items: WorkingItem[], start: number, end: number, reason: Uns
   for (let i = start; i < end; i++) markUnscored(items[i], reason);
 }
 
+/**
+ * The gate's deadline timer fired with the scorer's answer still pending. After an event-loop
+ * stall several expired timers run in one turn, and Node runs them grouped by duration, not
+ * strictly by expiry: a router's own answer timer (set to answer before this deadline) may run
+ * just after ours. It answers from what it has within the same turn, so give it that turn
+ * (setImmediate runs after every expired timer) and take its answer rather than nothing; the
+ * call is late either way, but its pairs are scored.
+ */
+async function answerInSameTurn<T>(pending: Promise<T>): Promise<T | undefined> {
+  let answer: T | undefined;
+  pending.then(
+    (value) => {
+      answer = value;
+    },
+    () => undefined,
+  );
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  return answer;
+}
+
 /** Calls scorer.score, turning a synchronous throw into a rejection. */
 function callScorer(
   scorer: Scorer,
@@ -109,6 +129,7 @@ export async function scoreRange(
       else {
         pending.catch(() => undefined); // a rejection after the deadline must not go unhandled
         results = await raceLimits(pending, signal, deadline, ctx.now);
+        if (results === TIMED_OUT) results = (await answerInSameTurn(pending)) ?? TIMED_OUT;
       }
     } catch (error) {
       const reason = failureReason(error, 'scorer-error');
@@ -125,6 +146,7 @@ export async function scoreRange(
       return markRange(items, start, end, 'scorer-error');
     }
     for (let i = 0; i < count; i++) applyResult(items[start + i], results[i], false, ctx.defaultTier);
+    nullsPastDeadline(ctx, items, start, end);
     return;
   }
 
@@ -180,6 +202,7 @@ export async function scoreRange(
     else {
       pending.catch(() => undefined);
       resolution = await raceLimits(pending, signal, deadline, ctx.now);
+      if (resolution === TIMED_OUT) resolution = (await answerInSameTurn(pending)) ?? TIMED_OUT;
     }
   } catch (error) {
     const reason = failureReason(error, 'cache-error');
@@ -200,4 +223,15 @@ export async function scoreRange(
     // A null from the cache: use the reason our scoreMisses recorded (if this call scored it).
     if (item.reason === 'scorer-null' && missReasons?.has(i)) item.reason = missReasons.get(i);
   }
+  nullsPastDeadline(ctx, items, start, end);
+}
+
+/**
+ * A scorer that honours the deadline answers the pairs it had no time for with null (the fast
+ * path's slices): when the answer came at or after the deadline, those pairs ran out of time.
+ */
+function nullsPastDeadline(ctx: ScoringContext, items: WorkingItem[], start: number, end: number): void {
+  const deadline = ctx.options.deadline;
+  if (deadline === undefined || ctx.now() < deadline) return;
+  for (let i = start; i < end; i++) if (items[i].reason === 'scorer-null') items[i].reason = 'timeout';
 }

@@ -19,6 +19,15 @@ import type { Workload } from './workload.js';
 type Histogram = ReturnType<typeof hdr.build>;
 
 const LOOP_RESOLUTION_MS = 10;
+/** The generator sends due requests for at most this long before letting the event loop turn. */
+const SEND_SLICE_MS = 1;
+
+/**
+ * The deadline bound: a request is late when it is answered more than this many ms after its
+ * deadline (scheduled send time + budget), measured from the scheduled send, generator lag
+ * included. See docs/router.md (Hard deadline) for how the bound was chosen and measured.
+ */
+export const DEFAULT_LATE_BOUND_MS = 2;
 
 /** The part of a gate result the generator reads (an HTTP target builds it from the response). */
 export type TargetResult = Pick<GateResult, 'tier' | 'errors'> & {
@@ -41,6 +50,10 @@ export interface PhaseOptions {
   readonly warmupSec: number;
   /** Per-request budget; undefined = no deadline given to the gate. */
   readonly budgetMs: number | undefined;
+  /** A request answered more than this long after its deadline is late (default DEFAULT_LATE_BOUND_MS). */
+  readonly lateBoundMs?: number;
+  /** Width of a timeline bucket of scheduled time, seconds (default 1). */
+  readonly timelineBucketSec?: number;
   readonly seed: number;
   /** How long to wait for requests still in flight after the last send, ms (default 120000). */
   readonly drainTimeoutMs?: number;
@@ -66,17 +79,24 @@ export interface LatencySummary {
   readonly p90: number;
   readonly p99: number;
   readonly p999: number;
+  readonly p9999: number;
   readonly max: number;
   readonly mean: number;
 }
 
-/** Figures of the requests SCHEDULED in one second of the measured window. */
+/** Figures of the requests SCHEDULED in one bucket (a second by default) of the measured window. */
 export interface TimelineSecond {
+  /** Bucket index (seconds from the measured window's start with 1-second buckets). */
   readonly second: number;
   readonly requests: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
+  /** Requests answered later than deadline + lateBoundMs. */
+  readonly late: number;
+  /** Requests with at least one unscored pair / with every pair unscored. */
+  readonly withUnscored: number;
+  readonly allUnscored: number;
   /** Pairs by tier label. */
   readonly pairsByTier: Readonly<Record<string, number>>;
 }
@@ -91,7 +111,15 @@ export interface PhaseResult {
   readonly errors: number;
   readonly thrown: number;
   readonly withUnscoredPairs: number;
+  /** Requests (with at least one pair) that came back with every pair unscored. */
+  readonly allUnscored: number;
   readonly unfinished: number;
+  /** The bound (ms after the deadline) `lateBeyondBound` counts against; null without a budget. */
+  readonly lateBoundMs: number | null;
+  /** Requests answered (or still open at the end) later than deadline + lateBoundMs; 0 without a budget. */
+  readonly lateBeyondBound: number;
+  /** Requests answered after their deadline at all (latency > budget); 0 without a budget. */
+  readonly afterDeadline: number;
   readonly firstErrors: readonly string[];
   readonly pairs: number;
   /** Pairs by the tier label of their result (gate result tier counts; unscored pairs under 'unscored'). */
@@ -120,13 +148,14 @@ function newHistogram(): Histogram {
 }
 
 function summarize(h: Histogram): LatencySummary {
-  if (h.totalCount === 0) return { p50: 0, p90: 0, p99: 0, p999: 0, max: 0, mean: 0 };
+  if (h.totalCount === 0) return { p50: 0, p90: 0, p99: 0, p999: 0, p9999: 0, max: 0, mean: 0 };
   const ms = (us: number): number => Math.round(us) / 1000;
   return {
     p50: ms(h.getValueAtPercentile(50)),
     p90: ms(h.getValueAtPercentile(90)),
     p99: ms(h.getValueAtPercentile(99)),
     p999: ms(h.getValueAtPercentile(99.9)),
+    p9999: ms(h.getValueAtPercentile(99.99)),
     max: ms(h.maxValue),
     mean: ms(h.mean),
   };
@@ -158,18 +187,33 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
   let measuredCompleted = 0;
   let thrown = 0;
   let withUnscored = 0;
+  let allUnscored = 0;
+  let lateBeyondBound = 0;
+  let afterDeadline = 0;
+  const lateBoundMs = options.lateBoundMs ?? DEFAULT_LATE_BOUND_MS;
+  const lateAfterMs = budgetMs === undefined ? Number.POSITIVE_INFINITY : budgetMs + lateBoundMs;
+  const deadlineAfterMs = budgetMs === undefined ? Number.POSITIVE_INFINITY : budgetMs;
+  const bucketMs = (options.timelineBucketSec ?? 1) * 1000;
   let pairs = 0;
   let lastCompletion = measureStart;
   let generatorMs = 0;
   const firstErrors: string[] = [];
   const pairsByTier: Record<string, number> = {};
   const pendingMeasured = new Set<number>();
-  const seconds: Array<{ h: Histogram; requests: number; pairsByTier: Record<string, number> }> = [];
-  const secondOf = (scheduledAt: number): { h: Histogram; requests: number; pairsByTier: Record<string, number> } => {
-    const k = Math.max(0, Math.floor((scheduledAt - measureStart) / 1000));
+  interface Bucket {
+    h: Histogram;
+    requests: number;
+    late: number;
+    withUnscored: number;
+    allUnscored: number;
+    pairsByTier: Record<string, number>;
+  }
+  const seconds: Bucket[] = [];
+  const secondOf = (scheduledAt: number): Bucket => {
+    const k = Math.max(0, Math.floor((scheduledAt - measureStart) / bucketMs));
     let second = seconds[k];
     if (second === undefined) {
-      second = { h: newHistogram(), requests: 0, pairsByTier: {} };
+      second = { h: newHistogram(), requests: 0, late: 0, withUnscored: 0, allUnscored: 0, pairsByTier: {} };
       seconds[k] = second;
     }
     return second;
@@ -187,10 +231,16 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       pendingMeasured.delete(scheduledAt);
       measuredCompleted++;
       lastCompletion = now;
-      recordUs(latency, now - scheduledAt);
+      const latencyMs = now - scheduledAt;
+      recordUs(latency, latencyMs);
       const sec = secondOf(scheduledAt);
       sec.requests++;
-      recordUs(sec.h, now - scheduledAt);
+      recordUs(sec.h, latencyMs);
+      if (latencyMs > deadlineAfterMs) afterDeadline++;
+      if (latencyMs > lateAfterMs) {
+        lateBeyondBound++;
+        sec.late++;
+      }
       if (result === undefined) {
         thrown++;
         if (firstErrors.length < 5)
@@ -205,6 +255,11 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
         pairs += result.stats.retrieved;
         if (unscored > 0) {
           withUnscored++;
+          sec.withUnscored++;
+          if (unscored === result.stats.retrieved) {
+            allUnscored++;
+            sec.allUnscored++;
+          }
           pairsByTier.unscored = (pairsByTier.unscored ?? 0) + unscored;
           if (firstErrors.length < 5)
             firstErrors.push(
@@ -265,6 +320,9 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       const wake = performance.now();
       let gateMs = 0;
       while (nextAt <= wake && nextAt < end) {
+        // A burst of due requests (after a stall) is sent in slices, so deadline timers that came
+        // due meanwhile run between them instead of after the whole burst.
+        if (performance.now() - wake >= SEND_SLICE_MS) break;
         const s0 = performance.now();
         send(nextAt);
         gateMs += performance.now() - s0;
@@ -281,7 +339,8 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
         resolve();
         return;
       }
-      setTimeout(tick, Math.max(0, nextAt - performance.now()));
+      if (nextAt <= performance.now()) setImmediate(tick);
+      else setTimeout(tick, Math.max(0, nextAt - performance.now()));
     };
     setTimeout(tick, Math.max(0, nextAt - performance.now()));
   });
@@ -315,7 +374,13 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
   const now = performance.now();
   for (const scheduledAt of pendingMeasured) {
     recordUs(latency, now - scheduledAt);
-    recordUs(secondOf(scheduledAt).h, now - scheduledAt);
+    const sec = secondOf(scheduledAt);
+    recordUs(sec.h, now - scheduledAt);
+    if (now - scheduledAt > deadlineAfterMs) afterDeadline++;
+    if (now - scheduledAt > lateAfterMs) {
+      lateBeyondBound++;
+      sec.late++;
+    }
   }
   const windowMs = Math.max(durationSec * 1000, lastCompletion - measureStart);
   return {
@@ -326,7 +391,11 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     errors: thrown + withUnscored + unfinished,
     thrown,
     withUnscoredPairs: withUnscored,
+    allUnscored,
     unfinished,
+    lateBoundMs: budgetMs === undefined ? null : lateBoundMs,
+    lateBeyondBound,
+    afterDeadline,
     firstErrors,
     pairs,
     pairsByTier,
@@ -347,6 +416,9 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       p50Ms: sec === undefined ? 0 : sec.h.getValueAtPercentile(50) / 1000,
       p99Ms: sec === undefined ? 0 : sec.h.getValueAtPercentile(99) / 1000,
       maxMs: sec === undefined ? 0 : sec.h.maxValue / 1000,
+      late: sec?.late ?? 0,
+      withUnscored: sec?.withUnscored ?? 0,
+      allUnscored: sec?.allUnscored ?? 0,
       pairsByTier: sec?.pairsByTier ?? {},
     })),
   };

@@ -30,6 +30,14 @@ export interface BenchPoint {
   readonly latencyMs: LatencySummary;
   readonly errors: number;
   readonly requests: number;
+  /** The bound late requests are counted against (ms after the deadline); null without a budget. */
+  readonly lateBoundMs: number | null;
+  /** Requests answered later than deadline + lateBoundMs (from the scheduled send). */
+  readonly lateBeyondBound: number;
+  /** Requests answered after their deadline at all. */
+  readonly afterDeadline: number;
+  /** Requests that came back with every pair unscored. */
+  readonly allUnscored: number;
   readonly pairs: number;
   /** Fractions of pairs by the tier label of their result. */
   readonly tierShare: TierShare;
@@ -77,7 +85,20 @@ export function share(count: number | undefined, total: number): number {
 export function phaseLoadFields(
   phase: PhaseResult,
   offeredQps: number,
-): Pick<BenchPoint, 'offeredQps' | 'achievedQps' | 'latencyMs' | 'errors' | 'requests' | 'pairs' | 'tierShare'> {
+): Pick<
+  BenchPoint,
+  | 'offeredQps'
+  | 'achievedQps'
+  | 'latencyMs'
+  | 'errors'
+  | 'requests'
+  | 'lateBoundMs'
+  | 'lateBeyondBound'
+  | 'afterDeadline'
+  | 'allUnscored'
+  | 'pairs'
+  | 'tierShare'
+> {
   const total = phase.pairs;
   const byTier = phase.pairsByTier;
   return {
@@ -86,6 +107,10 @@ export function phaseLoadFields(
     latencyMs: phase.latencyMs,
     errors: phase.errors,
     requests: phase.requests,
+    lateBoundMs: phase.lateBoundMs,
+    lateBeyondBound: phase.lateBeyondBound,
+    afterDeadline: phase.afterDeadline,
+    allUnscored: phase.allUnscored,
     pairs: total,
     tierShare: {
       cache: share(byTier.cache, total),
@@ -110,7 +135,14 @@ export function phaseGeneratorFields(
 
 /** The start of a point's progress line: achieved rate and latency percentiles. */
 export function formatPointHead(label: string, point: BenchPoint): string {
-  return `${label}: achieved ${point.achievedQps.toFixed(1)} rps, p50 ${point.latencyMs.p50} p99 ${point.latencyMs.p99} p99.9 ${point.latencyMs.p999} max ${point.latencyMs.max} ms, `;
+  const late =
+    point.lateBoundMs === null
+      ? ''
+      : `late > budget + ${point.lateBoundMs} ms: ${point.lateBeyondBound} (after the deadline at all: ${point.afterDeadline}), `;
+  return (
+    `${label}: achieved ${point.achievedQps.toFixed(1)} rps, p50 ${point.latencyMs.p50} p99 ${point.latencyMs.p99} p99.9 ${point.latencyMs.p999} p99.99 ${point.latencyMs.p9999} max ${point.latencyMs.max} ms, ` +
+    `${late}all pairs unscored: ${point.allUnscored}, `
+  );
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
@@ -125,7 +157,10 @@ export function formatTable(points: readonly BenchPoint[]): string {
     'p90',
     'p99',
     'p99.9',
+    'p99.99',
     'max',
+    'late>bound',
+    'all-unscored',
     'errors',
     'pairs',
     'cache',
@@ -144,7 +179,10 @@ export function formatTable(points: readonly BenchPoint[]): string {
     ms(p.latencyMs.p90),
     ms(p.latencyMs.p99),
     ms(p.latencyMs.p999),
+    ms(p.latencyMs.p9999),
     ms(p.latencyMs.max),
+    p.lateBoundMs === null ? '-' : String(p.lateBeyondBound),
+    String(p.allUnscored),
     String(p.errors),
     String(p.pairs),
     pct(p.tierShare.cache),
@@ -160,7 +198,7 @@ export function formatTable(points: readonly BenchPoint[]): string {
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return (
     [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') +
-    '\n(latencies in ms from the scheduled send time; CE-model = pairs whose score came from the cross-encoder, fresh or cached)\n'
+    '\n(latencies in ms from the scheduled send time; late>bound = requests answered more than the bound after their deadline; all-unscored = requests with every pair unscored; CE-model = pairs whose score came from the cross-encoder, fresh or cached)\n'
   );
 }
 

@@ -7,14 +7,18 @@
  */
 import { AbortedError, DeadlineExceededError, InvalidArgumentError, OverloadedError } from '../errors.js';
 import { isUsablePairResult, pairResultProblem } from '../scoring/pair-result.js';
-import { ABORTED, raceLimits, TIMED_OUT } from '../scoring/race-limits.js';
-import type { Passage, ScorerPairResult, TierName } from '../types.js';
+import { ABORTED, TIMED_OUT } from '../scoring/race-limits.js';
+import { raceAnswer } from './answer-race.js';
+import type { Passage, ScoreOptions, ScorerPairResult, TierName } from '../types.js';
 import { type InlineScores, labelled } from './answers.js';
 import { CACHE_TIER, type TierState } from './config.js';
 import type { Submission } from './cost-model.js';
 import type { PairCacheState } from './plan.js';
 import type { Counters } from './stats.js';
 import type { DegradeReason, RoutedPairScore, RouterCache, RoutingMode } from './types.js';
+
+/** Inline scoring without a deadline (background work, fixed mode without one). */
+const NO_LIMITS: ScoreOptions = Object.freeze({});
 
 /** A pending piece of slow-tier work of one call. */
 export interface Job {
@@ -45,6 +49,16 @@ export interface ExecutorDeps {
   readonly inline: TierState | undefined;
   /** Remembers pairs answered below the best tier (background fill), when it is on. */
   readonly noteBelowBest: ((query: string, passages: readonly Passage[]) => void) | undefined;
+}
+
+/** The limits inline work of a call runs under: the caller's signal and the router's answer time. */
+export function answerLimits(signal: AbortSignal | undefined, answerBy: number | undefined): ScoreOptions {
+  if (signal === undefined && answerBy === undefined) return NO_LIMITS;
+  return answerBy === undefined
+    ? { signal }
+    : signal === undefined
+      ? { deadline: answerBy }
+      : { signal, deadline: answerBy };
 }
 
 /** Runs a call's plan against the tiers and the cache. */
@@ -94,7 +108,12 @@ export class TierExecutor {
    * Scores the `indices` without a fallback yet on the inline tier into `call.fallback` (through
    * the cache when the tier is cacheable); failures leave holes (those pairs may end unscored).
    */
-  async runInline(tier: TierState, call: CallState, allIndices: readonly number[]): Promise<void> {
+  async runInline(
+    tier: TierState,
+    call: CallState,
+    allIndices: readonly number[],
+    limits: ScoreOptions = NO_LIMITS,
+  ): Promise<void> {
     const { query, passages, fallback } = call;
     const indices = allIndices.filter((i) => fallback.results[i] === undefined);
     if (indices.length === 0) return;
@@ -102,7 +121,7 @@ export class TierExecutor {
     const score = async (ps: readonly Passage[]): Promise<ReadonlyArray<ScorerPairResult>> => {
       const sub = tier.model.begin(ps.length, performance.now());
       try {
-        const results = await tier.spec.scorer.score(query, ps, {});
+        const results = await tier.spec.scorer.score(query, ps, limits);
         if (!Array.isArray(results) || results.length !== ps.length)
           throw new InvalidArgumentError(`tier ${tier.name} returned a wrong result count`);
         tier.model.complete(sub, performance.now());
@@ -120,6 +139,7 @@ export class TierExecutor {
         const resolution = await cache.resolve(
           { scorerId: tier.spec.scorer.id, metadataKeys: tier.spec.scorer.metadataKeys, query, passages: subset },
           (miss) => score(miss.map((j) => subset[j])),
+          limits,
         );
         results = resolution.results;
         cached = resolution.cached;
@@ -142,8 +162,10 @@ export class TierExecutor {
   }
 
   /**
-   * Runs the slow-tier jobs; waits until they finish or until answerBy, whichever is first. Pairs
-   * without a slow-tier answer get the inline fallback (labelled, counted as degraded) or stay null.
+   * Runs the slow-tier jobs and, alongside them, the inline fallback of their pairs; waits until
+   * both are done or until answerBy, whichever is first. At answerBy nothing more is awaited: pairs
+   * without a slow-tier answer get the inline fallback computed so far (labelled, counted as
+   * degraded) or stay null, and late answers are dropped.
    */
   async runJobs(
     call: CallState,
@@ -161,17 +183,18 @@ export class TierExecutor {
     // Fixed routing has no fallback: pairs its tier does not answer stay null.
     const fallbackTier = mode === 'fixed' ? undefined : this.deps.inline;
     const pendingWork = jobs.map((job) => this.startJob(query, passages, job, controller.signal, answerBy));
-    // The fallback is computed while the slow tier works (it is microseconds on the main thread).
-    if (fallbackTier !== undefined)
-      await this.runInline(
-        fallbackTier,
-        call,
-        jobs.flatMap((j) => j.indices),
-      );
-    const fallBack = (indices: readonly number[], reason: DegradeReason): void => {
-      if (fallbackTier === undefined) return;
-      for (const i of indices) if (out[i] === null) out[i] = fallback.answer(i, fallbackTier.name, reason);
-    };
+    // The fallback is computed while the slow tier works, under the same answer time.
+    const fallbackDone =
+      fallbackTier === undefined
+        ? Promise.resolve()
+        : this.runInline(
+            fallbackTier,
+            call,
+            jobs.flatMap((j) => j.indices),
+            answerLimits(callerSignal, answerBy),
+          );
+    // Why each pair has no slow-tier answer; the fallback is applied once, when the call answers.
+    const degraded = new Map<number, DegradeReason>();
     let firstError: unknown;
     let answered = 0;
     const collected = new Promise<void>((resolve) => {
@@ -185,22 +208,21 @@ export class TierExecutor {
           (results) => {
             if (job.done) return;
             job.done = true;
-            const failed: number[] = [];
+            let failed = 0;
             for (let j = 0; j < job.indices.length; j++) {
               const i = job.indices[j];
               const r = results[j];
-              if (r === undefined) failed.push(i);
-              else {
+              if (r === undefined) {
+                failed++;
+                degraded.set(i, 'error');
+              } else {
                 out[i] = r.cached
                   ? labelled(r.result, CACHE_TIER, undefined, job.tier.name)
                   : labelled(r.result, job.tier.name, belowBest);
                 answered++;
               }
             }
-            if (failed.length > 0) {
-              c.errorPairs += failed.length;
-              fallBack(failed, 'error');
-            }
+            c.errorPairs += failed;
             settled();
           },
           (error: unknown) => {
@@ -221,14 +243,20 @@ export class TierExecutor {
                 c.deadlinePairs += pending.length;
                 c.cancelledPairs += pending.length;
               } else c.errorPairs += pending.length;
-              fallBack(pending, reason);
+              for (const i of pending) degraded.set(i, reason);
             }
             settled();
           },
         );
       });
     });
-    const outcome = await raceLimits(collected, callerSignal, answerBy, this.deps.clock);
+    // The fallback is waited for only when some pair needs it.
+    const outcome = await raceAnswer(
+      collected.then(() => (degraded.size > 0 ? fallbackDone : undefined)),
+      callerSignal,
+      answerBy,
+      this.deps.clock,
+    );
     if (outcome === TIMED_OUT) {
       // Answer time: stop waiting, cancel what has not started, answer from the fallback.
       for (const job of jobs) {
@@ -237,7 +265,7 @@ export class TierExecutor {
         const pending = job.indices.filter((i) => out[i] === null);
         c.deadlinePairs += pending.length;
         c.cancelledPairs += pending.length;
-        fallBack(pending, 'deadline');
+        for (const i of pending) degraded.set(i, 'deadline');
         if (job.tier === this.deps.best)
           this.deps.noteBelowBest?.(
             query,
@@ -249,6 +277,8 @@ export class TierExecutor {
     callerSignal?.removeEventListener('abort', onCallerAbort);
     if (outcome === ABORTED || callerSignal?.aborted)
       throw new AbortedError('the operation was aborted', { cause: callerSignal?.reason });
+    if (fallbackTier !== undefined)
+      for (const [i, reason] of degraded) if (out[i] === null) out[i] = fallback.answer(i, fallbackTier.name, reason);
     // Fixed routing with nothing to show: surface the tier's error to the caller (the gate records it).
     if (mode === 'fixed' && firstError !== undefined && answered === 0 && out.every((r) => r === null))
       throw firstError;

@@ -22,5 +22,6 @@ export type {
   RoutedPairScore,
   TierLoadStats,
   RouterStats,
+  RouterWarmUp,
   Router,
 } from './types.js';

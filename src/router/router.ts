@@ -11,13 +11,15 @@
  *      reads their relevance);
  *   3. slow-tier work is submitted with an AbortSignal and the call's deadline; the inline fast
  *      path provides a fallback score for every pair sent to a slow tier (execute.ts);
- *   4. at `deadline − returnMarginMs` the router stops waiting (the shared deadline race,
- *      scoring/race-limits.ts): pending slow-tier work is cancelled (the batcher drops pairs not
- *      yet started) and those pairs are answered from the fallback, labelled with the tier that
- *      produced them and counted as degraded (stats.ts);
+ *   4. at `deadline − returnMarginMs` the router stops waiting, whichever phase it is in (inline
+ *      scoring, fallback or slow-tier work: answer-race.ts): pending slow-tier work is cancelled
+ *      (the batcher drops pairs not yet started) and those pairs are answered from the fallback
+ *      computed so far, labelled with the tier that produced it and counted as degraded
+ *      (stats.ts); nothing still running is awaited, and its late results are dropped;
  *   5. idle-time refinement of what was answered below the best tier (background-fill.ts).
  */
-import { AbortedError, InvalidArgumentError } from '../errors.js';
+import { AbortedError, DeadlineExceededError, InvalidArgumentError } from '../errors.js';
+import { positiveNumber } from '../util/validate-options.js';
 import { isDetailedPairScore, type Passage, type Scorer, type ScorerPairResult, type TierName } from '../types.js';
 import { InlineScores } from './answers.js';
 import { BackgroundFill, BackgroundFillQueue } from './background-fill.js';
@@ -29,7 +31,9 @@ import {
   signalUnion,
   type TierState,
 } from './config.js';
-import { type CallState, type Job, TierExecutor } from './execute.js';
+import { ABORTED, TIMED_OUT } from '../scoring/race-limits.js';
+import { raceAnswer } from './answer-race.js';
+import { answerLimits, type CallState, type Job, TierExecutor } from './execute.js';
 import { openPairs, type PlanTier, planRouting } from './plan.js';
 import { readRelevance } from './select.js';
 import { type Counters, newCounters, recordAnswers, snapshotStats } from './stats.js';
@@ -39,6 +43,7 @@ import type {
   RouterConfig,
   RouterScoreOptions,
   RouterStats,
+  RouterWarmUp,
   RoutingOptions,
 } from './types.js';
 
@@ -50,6 +55,20 @@ export {
   DEFAULT_PROBE_INTERVAL_MS,
   DEFAULT_RETURN_MARGIN_MS,
 } from './config.js';
+
+const WARM_UP_QUERY = 'how does the boundary layer of a swept wing change at high speed';
+/** Eight passages of about 60 words: the shape of a real request, so the tiers allocate for it. */
+const WARM_UP_PASSAGES: readonly Passage[] = Object.freeze(
+  Array.from({ length: 8 }, (_, i) =>
+    Object.freeze({
+      id: `warm-up-${i}`,
+      text: `Passage ${i}: measurements of the boundary layer on a swept wing show transition moving toward the leading edge as the speed rises; crossflow instability dominates at high sweep angles, while attachment line contamination and surface roughness trigger turbulence earlier. The same wind tunnel runs report skin friction, heat transfer and pressure distributions for each configuration tested.`,
+    }),
+  ),
+);
+
+/** A tier's warm-up batch is given this long at most (by default). */
+const WARM_UP_TIMEOUT_MS = 30_000;
 
 /** A background batch never waits long: a stuck tier must not pin it (or its pairs) forever. */
 const BACKGROUND_DEADLINE_MS = 2000;
@@ -164,11 +183,18 @@ class RouterImpl implements Router {
     // 1. Cache, best tier first. Inline-tier hits become the fallback: the pair can still go up a tier.
     const cacheState = ex.probeCache(call, mode === 'fixed' ? [routing.fixed] : cfg.ranked);
 
+    // Inline work runs under the answer time too: past it, the call answers with what it has.
+    const limits = answerLimits(signal, answerBy);
+
     // 2. Plan. Cascade reads the inline tier's relevance of the open pairs, so it scores them first.
     let relevance: Float64Array | undefined;
     if (mode === 'cascade' && cfg.inline !== undefined) {
       const open = openPairs(cacheState);
-      if (open.length > 0) await ex.runInline(cfg.inline, call, open);
+      if (open.length > 0) {
+        const inline = cfg.inline;
+        const outcome = await raceAnswer(ex.runInline(inline, call, open, limits), signal, answerBy, cfg.clock);
+        if (outcome !== undefined) return this.answerNow(call, outcome, open, inline, answerBy, signal);
+      }
       relevance = relevanceOf(call.fallback, open, routing.signals, n);
     }
     const plan = planRouting({
@@ -195,7 +221,15 @@ class RouterImpl implements Router {
     }
     // Pairs answered inline: by the inline tier, or (fixed mode) by the fixed tier when it is inline.
     const inlineTier = cfg.inline ?? routing.fixed;
-    if (plan.inlineScore.length > 0) await ex.runInline(inlineTier, call, plan.inlineScore);
+    if (plan.inlineScore.length > 0) {
+      const outcome = await raceAnswer(
+        ex.runInline(inlineTier, call, plan.inlineScore, limits),
+        signal,
+        answerBy,
+        cfg.clock,
+      );
+      if (outcome !== undefined) return this.answerNow(call, outcome, plan.inlineScore, inlineTier, answerBy, signal);
+    }
     if (plan.inlineAnswer.length > 0) ex.answerInline(call, plan.inlineAnswer, inlineTier.name, plan.inlineDegraded);
     if (plan.submissions.length > 0) {
       const jobs: Job[] = plan.submissions.map((s) => ({
@@ -213,6 +247,28 @@ class RouterImpl implements Router {
     return out;
   }
 
+  /**
+   * The answer time (or the caller's abort) came while inline work was still running: nothing more
+   * is awaited. The `pending` pairs are answered from what the inline tier has so far (cached
+   * scores), labelled 'deadline', or stay null; the late work's results are dropped.
+   */
+  private answerNow(
+    call: CallState,
+    outcome: typeof TIMED_OUT | typeof ABORTED,
+    pending: readonly number[],
+    inline: TierState,
+    answerBy: number | undefined,
+    signal: AbortSignal | undefined,
+  ): ReadonlyArray<ScorerPairResult> {
+    if (outcome === ABORTED) throw new AbortedError('the operation was aborted', { cause: signal?.reason });
+    const { out, counters: c } = call;
+    const unanswered = pending.filter((i) => out[i] === null);
+    c.deadlinePairs += unanswered.length;
+    for (const i of unanswered) out[i] = call.fallback.answer(i, inline.name, 'deadline');
+    recordAnswers(c, out, answerBy, this.config.clock());
+    return out;
+  }
+
   stats(): RouterStats {
     return snapshotStats(this.counters, this.config.ranked);
   }
@@ -223,6 +279,40 @@ class RouterImpl implements Router {
 
   resetStats(): void {
     this.counters = newCounters();
+  }
+
+  async warmUp(options?: { readonly tiers?: readonly TierName[]; readonly timeoutMs?: number }): Promise<RouterWarmUp> {
+    const names = options?.tiers;
+    const timeoutMs = positiveNumber('warmUp: timeoutMs', options?.timeoutMs ?? WARM_UP_TIMEOUT_MS);
+    if (names !== undefined) {
+      if (!Array.isArray(names)) throw new InvalidArgumentError('warmUp: tiers must be a list of tier names');
+      for (const name of names)
+        if (!this.config.byName.has(name))
+          throw new InvalidArgumentError(`warmUp: unknown tier ${JSON.stringify(name)}`);
+    }
+    const tiers: Array<{ name: TierName; ms: number; error?: string }> = [];
+    for (const tier of this.config.ranked) {
+      if (names !== undefined && !names.includes(tier.name)) continue;
+      const t0 = performance.now();
+      try {
+        // A tier that does not answer must not hold the warm-up (and the server start) forever.
+        const deadline = Date.now() + timeoutMs;
+        let pending: Promise<unknown>;
+        try {
+          pending = Promise.resolve(tier.spec.scorer.score(WARM_UP_QUERY, WARM_UP_PASSAGES, { deadline }));
+        } catch (error) {
+          pending = Promise.reject(error);
+        }
+        pending.catch(() => undefined);
+        const outcome = await raceAnswer(pending, undefined, deadline, Date.now);
+        if (outcome === TIMED_OUT) throw new DeadlineExceededError(`no answer within ${timeoutMs} ms`);
+        tiers.push({ name: tier.name, ms: performance.now() - t0 });
+      } catch (error) {
+        const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        tiers.push({ name: tier.name, ms: performance.now() - t0, error: message });
+      }
+    }
+    return { tiers };
   }
 }
 

@@ -164,6 +164,11 @@ export interface RouterStats {
   readonly tiers: readonly TierLoadStats[];
 }
 
+/** What `router.warmUp()` did, per tier. */
+export interface RouterWarmUp {
+  readonly tiers: ReadonlyArray<{ readonly name: TierName; readonly ms: number; readonly error?: string }>;
+}
+
 export interface Router extends Scorer {
   readonly id: string;
   readonly routing: RoutingOptions;
@@ -186,6 +191,16 @@ export interface Router extends Scorer {
   /** Predicted completion (ms) of `pairs` pairs submitted now on the named tier. */
   predictMs(tier: TierName, pairs: number): number;
   stats(): RouterStats;
+  /**
+   * Runs one synthetic batch (8 passages of about 60 words) on each tier, straight to the tier's
+   * scorer: no cache, no counters, no cost-model sample. Call it once after creating the router and
+   * before serving, so the first real call does not pay the tiers' cold start (first inference
+   * allocations, lazy code paths) against its budget. Sends real work to every tier it names
+   * (an LLM-judge tier makes a real request): pass `tiers` to choose. Never throws: a tier's failure
+   * is reported, and a tier that does not answer within `timeoutMs` (default 30 s) is reported
+   * as such.
+   */
+  warmUp(options?: { readonly tiers?: readonly TierName[]; readonly timeoutMs?: number }): Promise<RouterWarmUp>;
   /** Zeroes the counters (not the cost models). */
   resetStats(): void;
   /** Stops background work (call before closing the cache or the tiers). Scoring still works. */

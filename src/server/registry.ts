@@ -122,6 +122,8 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
   const tiers = new Map<string, TierModel>();
   let cache: ScoreCache | undefined;
   const routers: Router[] = [];
+  // Built-in tiers warmed before the server reports ready (an LLM judge's calls cost money: not warmed).
+  const warmUps: Array<Promise<unknown>> = [];
   const names = Object.keys(config.models);
   const crossEncoderCount = Object.values(config.models).filter((m) => m.type === 'cross-encoder').length;
 
@@ -249,16 +251,19 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
     // Pairs are labelled with the built-in tier names ('trees', 'crossEncoder') so results, metrics
     // and bench tables read the same as in-process; a second cross-encoder keeps its model name.
     const labels = new Map<string, string>();
+    const warmTiers: string[] = [];
     for (const tierName of model.tiers) {
       const tier = tiers.get(tierName) as TierModel;
       if (tier.fastPath !== undefined) {
         fastPath = tier.fastPath;
         labels.set(tierName, 'trees');
+        warmTiers.push('trees');
         specs.push(treesTier(tier.fastPath));
       } else if (tier.encoder !== undefined) {
         const encoder = tier.encoder;
         const label = [...labels.values()].includes('crossEncoder') ? tierName : 'crossEncoder';
         labels.set(tierName, label);
+        warmTiers.push(label);
         encoders.push({ name: tierName, stats: () => encoder.stats() });
         maxInputTokens = Math.max(maxInputTokens ?? 0, encoder.info.maxLength);
         specs.push({
@@ -295,6 +300,7 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
       backgroundFill: model.backgroundFill === true && cache !== undefined,
     });
     routers.push(router);
+    warmUps.push(router.warmUp({ tiers: warmTiers }));
     const degraded = new WeakMap<Passage, DegradeLabel>();
     // The router holds the cache (per tier); the gate must not cache the router's mixed answers.
     serve(name, model, recordingScorer(router, degraded), undefined, {
@@ -378,6 +384,8 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
           buildRouter(name, m);
           log(`model ${name}: router ${served.get(name)?.description.routing} over ${m.tiers.join(', ')}`);
         }
+        // The first request must not pay the tiers' cold start (measured: 103–117 ms against 100).
+        await Promise.all(warmUps);
         if (state === 'loading') state = 'ready';
         else await closeAll();
       } catch (error) {

@@ -79,6 +79,36 @@ describe('kept-set metrics of operating points', () => {
       for (const shift of FIT_SHIFTS) expect(worst(beta, shift)).toBeLessThanOrEqual(chosen + 1e-12);
   });
 
+  it('balanced: a collection no cut can lift to 1.3× keeping all only breaks near-ties', () => {
+    const b = [list([0.6, 0.5, 0.4, 0.1], [1, 1, 0, 0])];
+    // Every candidate relevant: keeping all is the best cut (ratio 1), so 1.3× is out of reach.
+    const c = [list([0.7, 0.3, 0.2, 0.1], [1, 1, 1, 1]), list([0.5, 0.4, 0.3, 0.2], [1, 1, 1, 1])];
+    expect(oracleCutF1(c)).toBeLessThan(1.3 * keepAllF1(c));
+    expect(oracleCutF1(LISTS)).toBeGreaterThanOrEqual(1.3 * keepAllF1(LISTS));
+    expect(oracleCutF1(b)).toBeGreaterThanOrEqual(1.3 * keepAllF1(b));
+    const ratio = (ls: GateList[], beta: number, shift: number) => {
+      const m = operatingPointMetrics(ls, { beta, shift, floor: 0 });
+      return m.f1 / m.f1KeepAll;
+    };
+    const lead = (beta: number, shift: number) => Math.min(ratio(LISTS, beta, shift), ratio(b, beta, shift));
+    const worstAll = (beta: number, shift: number) => Math.min(lead(beta, shift), ratio(c, beta, shift));
+    const grid = FIT_BETAS.flatMap((beta) => FIT_SHIFTS.map((shift) => [beta, shift] as const));
+    const bestLead = Math.max(...grid.map(([beta, shift]) => lead(beta, shift)));
+    const { beta, shift } = fitOperatingPoints({ a: LISTS, b, c }).balanced.point;
+    expect(lead(beta, shift)).toBeGreaterThanOrEqual(bestLead - 0.02 - 1e-12);
+    for (const [gb, gs] of grid)
+      if (lead(gb, gs) >= bestLead - 0.02) expect(worstAll(gb, gs)).toBeLessThanOrEqual(worstAll(beta, shift) + 1e-12);
+    // The old rule (worst over every collection) would keep everything for c's sake.
+    const oldBest = Math.max(...grid.map(([gb, gs]) => worstAll(gb, gs)));
+    expect(lead(beta, shift)).toBeGreaterThan(
+      Math.min(...grid.filter(([gb, gs]) => worstAll(gb, gs) === oldBest).map(([gb, gs]) => lead(gb, gs))),
+    );
+    // Only unreachable collections: they steer (the best worst-collection ratio).
+    const only = fitOperatingPoints({ c }).balanced.point;
+    const bestC = Math.max(...grid.map(([gb, gs]) => ratio(c, gb, gs)));
+    expect(ratio(c, only.beta, only.shift)).toBeCloseTo(bestC, 12);
+  });
+
   it('report rows carry nDCG@10 of the kept list and the share of queries with nothing kept', () => {
     const judged = LISTS.map((l, q) => ({
       ...l,

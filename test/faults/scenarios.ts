@@ -26,7 +26,11 @@ import {
 import { InferenceError, InputLimitError, ModelContractError } from '../../src/tiers/cross-encoder/errors.js';
 import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
 import { createCrossEncoderScorer } from '../../src/tiers/cross-encoder/scorer.js';
-import type { Passage, ScorerPairResult } from '../../src/types.js';
+import { createGate } from '../../src/gate/gate.js';
+import { createRouter } from '../../src/router/router.js';
+import { crossEncoderTier, treesTier } from '../../src/router/tiers.js';
+import { loadFastPathScorer } from '../../src/tiers/trees/fast-path-scorer.js';
+import type { DetailedPairScore, Passage, Scorer, ScorerPairResult } from '../../src/types.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
 import { freePort, RedisServer, redisServerAvailable } from '../cache/redis-server.js';
 import { loadCollection } from '../cross-encoder/data.js';
@@ -39,6 +43,7 @@ export const SCENARIOS = [
   'ce-mutated-models',
   'fuzz-public-api',
   'redis-faults',
+  'deadline-huge-and-stuck',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -527,6 +532,106 @@ async function redisFaults(seed: number): Promise<Report> {
   return report;
 }
 
+/**
+ * The deadline under abnormal input and a stuck tier: the gate over the fast path and over the
+ * cascade router (fast path → a real pool, and fast path → a tier that never answers), with huge
+ * passages mixed into ordinary ones and tight budgets, many calls at once. Every call must
+ * resolve (no hang, no rejection), every pair is either unscored for `timeout` or carries exactly
+ * the score a clean fast path (or the pool) gives it: nothing cut short, nothing mixed up.
+ */
+async function deadlineHugeAndStuck(seed: number): Promise<Report> {
+  const { tiny } = await models();
+  const rand = mulberry32(seed);
+  const trees = await loadFastPathScorer();
+  const clean = await loadFastPathScorer();
+  const ce = await createCrossEncoder({ modelDir: tiny, workers: 2 });
+  const report: Report = {};
+  const stuck: Scorer = { id: 'stuck-ce', signals: ['relevant'], score: () => new Promise<never>(() => undefined) };
+  const routers = {
+    pool: createRouter({ tiers: [treesTier(trees), crossEncoderTier(ce)], routing: { mode: 'cascade' } }),
+    stuck: createRouter({
+      tiers: [treesTier(trees), { name: 'crossEncoder', scorer: stuck, quality: 2, estimateMs: () => 1 }],
+      routing: { mode: 'cascade' },
+    }),
+  };
+  const gates = {
+    fastPath: createGate({ scorer: trees }),
+    pool: createGate({ scorer: routers.pool }),
+    stuck: createGate({ scorer: routers.stuck }),
+  };
+  try {
+    const mb = 'the boundary layer on a swept wing becomes turbulent near the leading edge. '.repeat(14_000);
+    const calls = SHORT ? 6 : 20;
+    // Inputs are built first (flat strings, as JSON.parse makes them), so that nothing but the
+    // calls themselves runs on the event loop while they are in flight.
+    const inputs = requests(calls, 12, seed).map((base, c) => ({
+      query: base.query,
+      gate: (['fastPath', 'pool', 'stuck'] as const)[c % 3],
+      budget: [5, 20, 60][Math.floor(rand() * 3)],
+      passages: base.passages.map(
+        (text, i): Passage => ({
+          id: `c${c}p${i}`,
+          // A few huge passages (1 MB, distinct per call) among ordinary ones.
+          text: rand() < 0.4 ? (JSON.parse(JSON.stringify(`${mb} ${c} ${i}`)) as string) : text,
+        }),
+      ),
+    }));
+    const pending = inputs.map(({ query, gate, budget, passages }) => {
+      const t0 = performance.now();
+      return gates[gate]
+        .filter(query, passages, { budgetMs: budget })
+        .then((result) => ({ gate, passages, budget, ms: performance.now() - t0, result }));
+    });
+    const settled = await Promise.allSettled(pending);
+    expectTyped(settled, [], 'gate calls with huge passages and tight budgets');
+    let unscored = 0;
+    let scored = 0;
+    let worstOverMs = 0;
+    for (const s of settled) {
+      const { gate, passages, result, ms, budget } = (s as PromiseFulfilledResult<Awaited<(typeof pending)[number]>>)
+        .value;
+      worstOverMs = Math.max(worstOverMs, ms - budget);
+      check(ms < budget + 5000, `${gate}: a ${budget} ms call took ${Math.round(ms)} ms`);
+      // The fast path past the gate's deadline: `timeout`. Through the router, a pair it had no
+      // score for at its answer time (a little before the deadline) comes back null: `scorer-null`.
+      const allowed = gate === 'fastPath' ? ['timeout'] : ['timeout', 'scorer-null'];
+      const reasons = Object.keys(result.stats.unscoredByReason);
+      check(
+        reasons.every((r) => allowed.includes(r)),
+        `${gate}: unscored for ${reasons.join(', ')}`,
+      );
+      const items = [...result.included, ...result.conflicting, ...result.excluded];
+      check(items.length === passages.length, `${gate}: ${items.length} items for ${passages.length} passages`);
+      const query = result.query;
+      const truth = await clean.score(query, passages);
+      for (const item of items) {
+        check(item.passage === passages[item.rank], `${gate}: item of rank ${item.rank} is another passage`);
+        if (item.signals === null || item.signals === undefined) {
+          unscored++;
+          continue;
+        }
+        scored++;
+        const tier = (item as { tier?: string }).tier;
+        if (tier === 'trees' || tier === undefined || gate === 'fastPath') {
+          const want = (truth[item.rank] as DetailedPairScore).probabilities.relevant;
+          check(
+            item.signals.relevant === want,
+            `${gate}: pair ${item.rank} scored ${item.signals.relevant}, a clean fast path gives ${want}`,
+          );
+        }
+      }
+    }
+    Object.assign(report, { calls, scored, unscored, worstOverBudgetMs: Math.round(worstOverMs) });
+  } finally {
+    routers.pool.close();
+    routers.stuck.close();
+    await ce.close();
+    trees.model.dispose();
+    clean.model.dispose();
+  }
+  return report;
+}
+
 const RUNNERS: Record<ScenarioName, (seed: number) => Promise<Report>> = {
   'ce-load-failure': ceLoadFailure,
   'ce-close-under-load': ceCloseUnderLoad,
@@ -535,6 +640,7 @@ const RUNNERS: Record<ScenarioName, (seed: number) => Promise<Report>> = {
   'ce-mutated-models': ceMutatedModels,
   'fuzz-public-api': fuzzPublicApi,
   'redis-faults': redisFaults,
+  'deadline-huge-and-stuck': deadlineHugeAndStuck,
 };
 
 async function main(): Promise<void> {

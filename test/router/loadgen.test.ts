@@ -145,3 +145,78 @@ describe('open-loop generator', () => {
     expect(r.latencyMs.p90).toBeGreaterThan(r.latencyMs.p50);
   });
 });
+
+describe('open-loop generator: the deadline bound and unscored requests', () => {
+  it('counts requests answered beyond budget + bound, after the deadline, and with every pair unscored', async () => {
+    let calls = 0;
+    let delayed = 0;
+    let unscoredCalls = 0;
+    const result = (unscored: number): GateResult =>
+      ({
+        query: 'q',
+        queryClass: undefined,
+        included: [],
+        conflicting: [],
+        excluded: [],
+        stats: { retrieved: 1, unscored, unscoredByReason: unscored > 0 ? { timeout: 1 } : {} },
+        tier: { scorer: 'x', name: 'trees', counts: unscored > 0 ? {} : { trees: 1 } },
+        timings: { scoringMs: 0, totalMs: 0 },
+        errors: [],
+      }) as unknown as GateResult;
+    const gate = {
+      scorer: { id: 'x', score: async () => [] },
+      async filter() {
+        calls++;
+        const n = calls;
+        if (n % 7 === 0) {
+          unscoredCalls++;
+          return result(1);
+        }
+        if (n % 5 === 0) {
+          delayed++;
+          await new Promise((r) => setTimeout(r, 400)); // far beyond the 250 ms budget
+        }
+        return result(0);
+      },
+    } as unknown as Gate;
+    const r = await runOpenLoopPhase({
+      gate,
+      workload: fakeWorkload(),
+      qps: 100,
+      durationSec: 1,
+      warmupSec: 0,
+      budgetMs: 250,
+      lateBoundMs: 2,
+      timelineBucketSec: 0.5,
+      seed: 3,
+    });
+    expect(r.requests).toBe(calls);
+    expect(delayed).toBeGreaterThan(5);
+    expect(r.lateBoundMs).toBe(2);
+    expect(r.lateBeyondBound).toBe(delayed);
+    expect(r.afterDeadline).toBe(delayed);
+    expect(r.allUnscored).toBe(unscoredCalls);
+    expect(r.withUnscoredPairs).toBe(unscoredCalls);
+    // Buckets of half a second: their counts add up to the totals.
+    expect(r.timeline.length).toBeGreaterThanOrEqual(2);
+    expect(r.timeline.reduce((s, b) => s + b.late, 0)).toBe(delayed);
+    expect(r.timeline.reduce((s, b) => s + b.allUnscored, 0)).toBe(unscoredCalls);
+    expect(r.latencyMs.p9999).toBeGreaterThanOrEqual(r.latencyMs.p999);
+    expect(r.latencyMs.max).toBeGreaterThan(390);
+  });
+
+  it('without a budget nothing is late and the bound is null', async () => {
+    const r = await runOpenLoopPhase({
+      gate: instantGate(0),
+      workload: fakeWorkload(),
+      qps: 50,
+      durationSec: 0.3,
+      warmupSec: 0,
+      budgetMs: undefined,
+      seed: 1,
+    });
+    expect(r.lateBoundMs).toBeNull();
+    expect(r.lateBeyondBound).toBe(0);
+    expect(r.afterDeadline).toBe(0);
+  });
+});

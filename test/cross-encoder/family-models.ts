@@ -157,33 +157,7 @@ export function softmax(row: readonly number[]): number[] {
   return e.map((x) => x / sum);
 }
 
-function ranks(values: readonly number[]): number[] {
-  const order = values.map((v, i) => [v, i] as const).sort((a, b) => a[0] - b[0]);
-  const result = new Array<number>(values.length);
-  for (let i = 0; i < order.length; ) {
-    let j = i;
-    while (j + 1 < order.length && order[j + 1][0] === order[i][0]) j++;
-    for (let k = i; k <= j; k++) result[order[k][1]] = (i + j) / 2;
-    i = j + 1;
-  }
-  return result;
-}
-
-/** Spearman rank correlation (Pearson on average ranks). */
-export function spearman(a: readonly number[], b: readonly number[]): number {
-  const ra = ranks(a);
-  const rb = ranks(b);
-  const mean = (ra.length - 1) / 2;
-  let num = 0;
-  let da = 0;
-  let db = 0;
-  for (let i = 0; i < ra.length; i++) {
-    num += (ra[i] - mean) * (rb[i] - mean);
-    da += (ra[i] - mean) ** 2;
-    db += (rb[i] - mean) ** 2;
-  }
-  return num / Math.sqrt(da * db);
-}
+export { spearman } from '../models/helpers.js';
 
 /** Pairs grouped into requests by query (input order kept), so the tier batches across them. */
 export function requestsOf(

@@ -100,6 +100,8 @@ export const PADDING_OFFSET_MODEL_TYPES: readonly string[] = [
   'data2vec-text',
   'longformer',
   'mpnet',
+  'xmod',
+  'roberta-prelayernorm',
 ];
 
 const EXPECTED =

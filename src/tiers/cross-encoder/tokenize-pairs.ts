@@ -23,6 +23,9 @@ import { Tokenizer, type Encoding } from 'tokenizers';
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, ModelFormatError } from '../../errors.js';
 import { TokenizationError } from './errors.js';
+// fairseq's convention: positions start after the padding index, so max_position_embeddings counts
+// pad_token_id + 1 positions no token can use.
+import { PADDING_OFFSET_MODEL_TYPES } from './model-contract.js';
 import { packEncodings, type PairInput } from './pair-input.js';
 import { isVocabTxtPath, wordPieceTokenizerJson } from './vocab-tokenizer.js';
 
@@ -156,28 +159,12 @@ export function readModelLengthLimits(
   const positions = num(config?.max_position_embeddings);
   const modelType = typeof config?.model_type === 'string' ? config.model_type : '';
   // RoBERTa-style embeddings number positions from pad_token_id + 1: 514 positions hold 512 tokens.
-  const offset = POSITION_OFFSET_MODEL_TYPES.has(modelType) ? (num(config?.pad_token_id) ?? 1) + 1 : 0;
+  const offset = PADDING_OFFSET_MODEL_TYPES.includes(modelType) ? (num(config?.pad_token_id) ?? 1) + 1 : 0;
   return {
     maxPositionEmbeddings: positions === undefined ? undefined : positions - offset,
     tokenizerModelMaxLength: num(tokConfig?.model_max_length),
   };
 }
-
-/**
- * Model types whose position ids start after the padding index (fairseq's convention), so
- * `max_position_embeddings` counts pad_token_id + 1 positions no token can use.
- */
-const POSITION_OFFSET_MODEL_TYPES = new Set([
-  'roberta',
-  'xlm-roberta',
-  'xlm-roberta-xl',
-  'camembert',
-  'data2vec-text',
-  'longformer',
-  'mpnet',
-  'xmod',
-  'roberta-prelayernorm',
-]);
 
 /**
  * A tokenizer.json, or a slow-tokenizer `vocab.txt` (WordPiece built from it and the folder's

@@ -6,14 +6,14 @@
  */
 import { integerInRange } from '../../util/validate-options.js';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { DisposedError, InvalidArgumentError } from '../../errors.js';
 import { DynamicBatcher, type BatcherStats } from './batcher.js';
 import { InputLimitError, ModelContractError } from './errors.js';
 import { columnProbabilities, type HeadActivation, type ModelContract } from './model-contract.js';
-import { readModelConfig } from './model-config.js';
+import { modelConfigFields, readConfigJson } from './model-config.js';
 import { resolveModelFile, validateVariant } from './model-files.js';
 import { resolvePairInput, type PairInput } from './pair-input.js';
 import { defaultPoolSize, modelDimensionsFromConfig, type PoolSize } from './pool-sizing.js';
@@ -171,19 +171,10 @@ export interface CrossEncoder {
 }
 
 /**
- * Defaults chosen by measurement on the 2-core dev machine (docs/cross-encoder.md): one worker per
- * core with one intra-op thread each beat fewer workers with more threads (batch-level parallelism
- * has no intra-op synchronisation). Capped at 4 so a large host does not get dozens of sessions.
+ * The default pool for this host and model (explicit `workers` / `intraOpThreads` override it):
+ * the measured rule of docs/cross-encoder-sizing.md.
  */
-
-/** The default pool for this host and model (explicit `workers` / `intraOpThreads` override it). */
-function sizePool(modelPath: string, configPath: string | null, executionProvider: ExecutionProviderName): PoolSize {
-  let config: unknown;
-  try {
-    config = configPath === null ? undefined : JSON.parse(readFileSync(configPath, 'utf8'));
-  } catch {
-    config = undefined; // readModelConfig reports a malformed config.json; sizing falls back to "small model"
-  }
+function sizePool(modelPath: string, config: unknown, executionProvider: ExecutionProviderName): PoolSize {
   return defaultPoolSize({
     cores: availableParallelism(),
     model: modelDimensionsFromConfig(config),
@@ -192,7 +183,6 @@ function sizePool(modelPath: string, configPath: string | null, executionProvide
     memoryBytes: totalmem() / 2,
   });
 }
-export const DEFAULT_INTRA_OP_THREADS = 1;
 export const DEFAULT_MAX_BATCH_TOKENS = 4096;
 export const DEFAULT_MAX_QUEUE_DELAY_MS = 2;
 export const DEFAULT_MAX_PENDING_PAIRS = 4096;
@@ -201,16 +191,6 @@ export const DEFAULT_MAX_QUERY_CHARS = 20_000;
 export const DEFAULT_MAX_PASSAGE_CHARS = 200_000;
 export const DEFAULT_MAX_REQUEST_CHARS = 4_000_000;
 export { DEFAULT_CLOSE_TIMEOUT_MS };
-
-function readConfigNumber(path: string | null, key: string): number | undefined {
-  if (path === null) return undefined;
-  try {
-    const value: unknown = (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>)[key];
-    return typeof value === 'number' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function positiveInt(name: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   return value === undefined ? fallback : integerInRange(name, value, 1, max);
@@ -346,8 +326,10 @@ async function createPooledCrossEncoder(
   );
   const pairInput = resolvePairInput(options.pairInput);
   const chunking = resolveLongPassages(options, pairInput);
-  const modelConfig = readModelConfig(paths.configPath);
-  const sized = sizePool(paths.modelPath, paths.configPath, executionProvider);
+  // config.json read once: the loader's fields, the pool size and the vocabulary check below.
+  const configJson = readConfigJson(paths.configPath);
+  const modelConfig = modelConfigFields(configJson);
+  const sized = sizePool(paths.modelPath, configJson, executionProvider);
   const workers = positiveInt('workers', options.workers, sized.workers, MAX_THREADS);
   const intraOpThreads = positiveInt('intraOpThreads', options.intraOpThreads, sized.intraOpThreads, MAX_THREADS);
   const maxBatchTokens = positiveInt('maxBatchTokens', options.maxBatchTokens, DEFAULT_MAX_BATCH_TOKENS);
@@ -406,7 +388,8 @@ async function createPooledCrossEncoder(
   }
   const fileHash = hashed.value;
   const contract = described.contract;
-  const modelVocab = readConfigNumber(paths.configPath, 'vocab_size');
+  const vocabSize = (configJson as { vocab_size?: unknown } | undefined)?.vocab_size;
+  const modelVocab = typeof vocabSize === 'number' ? vocabSize : undefined;
   if (modelVocab !== undefined && described.maxTokenId >= modelVocab) {
     await pool.close();
     throw new ModelContractError(

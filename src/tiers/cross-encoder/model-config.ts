@@ -55,17 +55,17 @@ export function modelConfigFields(config: unknown): ModelConfigFields {
   };
 }
 
-/** Reads config.json (null path → no config). Invalid JSON is a ModelFormatError. */
-export function readModelConfig(path: string | null): ModelConfigFields {
-  if (path === null) return {};
+/** Parsed config.json (null path or unreadable file → undefined). Invalid JSON is a ModelFormatError. */
+export function readConfigJson(path: string | null): unknown {
+  if (path === null) return undefined;
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch {
-    return {};
+    return undefined;
   }
   try {
-    return modelConfigFields(JSON.parse(text));
+    return JSON.parse(text);
   } catch (cause) {
     throw new ModelFormatError(`${path} is not valid JSON`, { cause });
   }

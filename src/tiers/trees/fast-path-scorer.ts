@@ -286,10 +286,16 @@ export async function loadFastPathScorer(
     maxRequestChars: options.maxRequestChars ?? DEFAULT_MAX_REQUEST_CHARS,
   };
 
-  const scoreAll = async (query: string, passages: readonly Passage[]): Promise<ScorerPairResult[]> => {
+  /** One batch; the deadline and abort are checked again between extraction and the trees. */
+  const scoreAll = async (
+    query: string,
+    passages: readonly Passage[],
+    opts?: ScoreOptions,
+  ): Promise<ScorerPairResult[]> => {
     const rows = await featurizer.featurizeAsync(query, passages);
     const k = passages.length;
     if (k === 0) return [];
+    checkTime(opts);
     const margins = await model.predictAsync(rows, k, { output: 'margin' });
     return toResults(margins, k);
   };
@@ -344,12 +350,7 @@ export async function loadFastPathScorer(
       checkTime(opts);
       const slices = planSlices(passages, limits);
       if (slices !== undefined) return scoreSliced(query, passages, slices, opts);
-      const rows = await featurizer.featurizeAsync(query, passages);
-      const k = passages.length;
-      if (k === 0) return [];
-      checkTime(opts);
-      const margins = await model.predictAsync(rows, k, { output: 'margin' });
-      return toResults(margins, k);
+      return scoreAll(query, passages, opts);
     },
   };
 }

@@ -11,8 +11,11 @@
  *      fallback, and node:crypto md5/sha1/sha256, at 3 lengths;
  *   4. L2 round trip per 20-pair batch against a real redis-server on loopback (skipped with a
  *      message when the binary is missing): resolve() served from Redis, raw MGET, pipelined SET.
+ *   5. growth stalls: the longest single store while an L1 grows to 150k entries, the sharded
+ *      store (L1Store, used) next to one lru-cache (the previous layout), same keys and values.
  *
  * Run: npx tsx bench/cache.ts          (BENCH_TIME_MS=2000 for steadier figures)
+ *      npx tsx bench/cache.ts --scenario growth   (section 5 only)
  */
 import { createHash, hash as cryptoHash } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -21,6 +24,9 @@ import { Bench } from 'tinybench';
 import { encodeEntry } from '../src/cache/codec.js';
 import xxhashFactory from 'xxhash-wasm';
 import { contentHash, contentHashFallback, nativeContentHash } from '../src/cache/hash.js';
+import { estimateEntryBytes, type CacheEntry } from '../src/cache/entry.js';
+import { pairKey, scopeHash } from '../src/cache/keys.js';
+import { L1Store } from '../src/cache/l1-store.js';
 import { createGate, createScoreCache, type Passage, type Scorer } from '../src/index.js';
 import { freePort, RedisServer, redisServerAvailable } from '../test/cache/redis-server.js';
 
@@ -317,12 +323,90 @@ async function l2(): Promise<void> {
   }
 }
 
+/**
+ * The longest single store while the L1 grows: a Map rehashes all entries when it doubles, inside
+ * the set() that crossed the size. Each layout is filled in its own round, three rounds each,
+ * alternating, so machine noise hits both alike.
+ */
+function growth(): void {
+  const ENTRIES = 150_000;
+  const ROUNDS = 5;
+  const maxBytes = 256 * 1024 * 1024;
+  const scope = scopeHash('bench@1', 'growth query', 'k2|t');
+  const keys = Array.from({ length: ENTRIES }, (_, i) => pairKey(scope, { id: `d${i}`, text: `passage ${i}` }));
+  const entryOf = (i: number): CacheEntry => ({
+    result: Object.freeze({ probabilities: Object.freeze({ relevant: (i % 1000) / 1000 }) }),
+    scoredAt: 1,
+  });
+  const fill = (set: (key: string, entry: CacheEntry) => void): { maxMs: number; over1: number; totalMs: number } => {
+    let maxMs = 0;
+    let over1 = 0;
+    const start = performance.now();
+    for (let i = 0; i < ENTRIES; i++) {
+      const t = performance.now();
+      set(keys[i], entryOf(i));
+      const d = performance.now() - t;
+      if (d > maxMs) maxMs = d;
+      if (d > 1) over1++;
+    }
+    return { maxMs, over1, totalMs: performance.now() - start };
+  };
+  const rows: Array<{ layout: string; round: number; maxMs: number; over1: number; totalMs: number }> = [];
+  const sharded = (round: number) => {
+    const store = new L1Store<CacheEntry>({ maxBytes, sizeOf: (e, k) => estimateEntryBytes(k, e), onEvict: () => {} });
+    rows.push({ layout: `sharded (${store.shardCount} shards)`, round, ...fill((k, e) => store.set(k, e)) });
+  };
+  const single = (round: number) => {
+    const lru = new LRUCache<string, CacheEntry>({
+      maxSize: maxBytes,
+      sizeCalculation: (e, k) => estimateEntryBytes(k, e),
+    });
+    rows.push({ layout: 'one lru-cache (previous)', round, ...fill((k, e) => lru.set(k, e)) });
+  };
+  // Round 0 warms both up (JIT, heap growth) and is not counted; the order alternates per round.
+  for (let round = 0; round <= ROUNDS; round++) {
+    if (round % 2 === 0) {
+      sharded(round);
+      single(round);
+    } else {
+      single(round);
+      sharded(round);
+    }
+  }
+  const counted = rows.filter((r) => r.round > 0);
+  console.log(
+    `\nL1 growth to ${ENTRIES.toLocaleString()} entries (256 MB bound): longest single store (GC pauses included)`,
+  );
+  console.log('layout                      round  longest store ms  stores > 1 ms  fill ms');
+  for (const r of counted)
+    console.log(
+      `${r.layout.padEnd(28)}${String(r.round).padStart(5)}  ${r.maxMs.toFixed(2).padStart(16)}  ${String(r.over1).padStart(13)}  ${r.totalMs.toFixed(0).padStart(7)}`,
+    );
+  const medianOf = (layout: string, pick: (r: (typeof rows)[number]) => number) => {
+    const xs = counted
+      .filter((r) => r.layout.startsWith(layout))
+      .map(pick)
+      .sort((a, b) => a - b);
+    return xs[Math.floor(xs.length / 2)];
+  };
+  const a = medianOf('sharded', (r) => r.maxMs);
+  const b = medianOf('one', (r) => r.maxMs);
+  console.log(
+    `median over ${ROUNDS} rounds: longest store sharded ${a.toFixed(2)} ms vs one lru-cache ${b.toFixed(2)} ms (${(b / a).toFixed(2)}×); ` +
+      `stores > 1 ms ${medianOf('sharded', (r) => r.over1)} vs ${medianOf('one', (r) => r.over1)}`,
+  );
+}
+
 const { loadavg, cpus } = await import('node:os');
 console.log(
   `node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')}, BENCH_TIME_MS=${TIME_MS}`,
 );
-await gateAndLookups();
-await hashes();
-await l2();
+const scenario = process.argv.includes('--scenario') ? process.argv[process.argv.indexOf('--scenario') + 1] : 'all';
+if (scenario === 'all') {
+  await gateAndLookups();
+  await hashes();
+  await l2();
+}
+if (scenario === 'all' || scenario === 'growth') growth();

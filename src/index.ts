@@ -131,6 +131,7 @@ export {
   type TierLoadStats,
   type RouterStats,
   type RouterWarmUp,
+  type AnswerLagOptions,
   type Router,
 } from './router/index.js';
 

@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache';
 import { AbortedError, DisposedError, InvalidArgumentError } from '../errors.js';
 import type { Passage, ScoreOptions, ScorerPairResult } from '../types.js';
 import type { CacheRequest, CacheResolution, PairScoreCache, ScoreMisses } from './cache-port.js';
+import { L1Store } from './l1-store.js';
 import { estimateEntryBytes, hasAnySignal, toCacheableResult, type CacheableResult, type CacheEntry } from './entry.js';
 import { ScoreMissesContractError, SnapshotError } from './errors.js';
 import { KEY_SCHEMA_VERSION, pairKey, scopeHash } from './keys.js';
@@ -175,7 +176,7 @@ class ScoreCacheImpl implements ScoreCache {
   private readonly maxClockSkewMs: number;
   private readonly normalizer: CompiledNormalizer;
   private readonly scopeTag: string;
-  private readonly lru: LRUCache<string, CacheEntry>;
+  private readonly lru: L1Store<CacheEntry>;
   private readonly flights = new SingleFlight();
   /** Raw (scorer id, query) → scope hash, for the most recent SCOPE_MEMO_SIZE distinct pairs. */
   private readonly scopes = new LRUCache<string, string>({ max: SCOPE_MEMO_SIZE });
@@ -220,11 +221,11 @@ class ScoreCacheImpl implements ScoreCache {
     this.clock = options.clock ?? Date.now;
     this.normalizer = compileQueryNormalizer(options.normalizeQuery);
     this.scopeTag = `k${KEY_SCHEMA_VERSION}|${this.normalizer.tag}`;
-    this.lru = new LRUCache<string, CacheEntry>({
-      maxSize: this.maxBytes,
-      sizeCalculation: (entry, key) => estimateEntryBytes(key, entry),
-      dispose: (_entry, _key, reason) => {
-        if (reason === 'evict') this.counters.evictions++;
+    this.lru = new L1Store<CacheEntry>({
+      maxBytes: this.maxBytes,
+      sizeOf: (entry, key) => estimateEntryBytes(key, entry),
+      onEvict: () => {
+        this.counters.evictions++;
       },
     });
     this.l2 = options.redis === undefined ? undefined : new RedisL2(options.redis, ttlMs);
@@ -543,8 +544,7 @@ class ScoreCacheImpl implements ScoreCache {
       throw new InvalidArgumentError('snapshot path must be a non-empty string');
     const now = this.clock();
     const entries: SnapshotEntry[] = [];
-    // rentries() is typed loosely ((K | V)[]); rkeys() + peek() keep the types and the LRU order.
-    for (const key of this.lru.rkeys()) {
+    for (const key of this.lru.keysOldestFirst()) {
       const entry = this.lru.peek(key);
       if (entry !== undefined && !this.isExpired(entry, now)) entries.push({ key, entry });
     }
@@ -564,7 +564,8 @@ class ScoreCacheImpl implements ScoreCache {
   private load(snapshot: { createdAt: number; entries: SnapshotEntry[] }, path: string): WarmStartReport {
     const now = this.clock();
     const selected: SnapshotEntry[] = [];
-    let budget = this.maxBytes - this.lru.calculatedSize;
+    // Per shard: a shard over its share would evict what this load just inserted.
+    const budgets = this.lru.freeBytesPerShard();
     let skippedExpired = 0;
     let skippedOverBudget = 0;
     let skippedNewer = 0;
@@ -585,11 +586,12 @@ class ScoreCacheImpl implements ScoreCache {
         continue;
       }
       const size = estimateEntryBytes(item.key, item.entry);
-      if (size > budget) {
+      const shard = this.lru.shardIndexOf(item.key);
+      if (size > budgets[shard]) {
         skippedOverBudget++;
         continue;
       }
-      budget -= size;
+      budgets[shard] -= size;
       selected.push(item);
     }
     for (let i = selected.length - 1; i >= 0; i--) this.l1Set(selected[i].key, selected[i].entry);

@@ -259,6 +259,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           errorPairs: rs.errorPairs,
           cancelledPairs: rs.cancelledPairs,
           lateCalls: rs.lateCalls,
+          answerLagMs: rs.answerLagMs,
           backgroundPairs: rs.backgroundPairs,
           ...phaseGeneratorFields(phase),
           // The router probes L1 with lookup() (not counted by the cache): hits come from the router's counters.

@@ -9,6 +9,7 @@
  * all due requests sent in that wake-up, O(1) bookkeeping per request (HDR histogram record). Its
  * own cost is measured (self time per request, scheduling lag, event-loop delay) and reported.
  */
+import { sampleSteal } from './host-steal.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import hdr from 'hdr-histogram-js';
 import type { GateResult } from '../gate/types.js';
@@ -99,6 +100,8 @@ export interface TimelineSecond {
   readonly allUnscored: number;
   /** Pairs by tier label. */
   readonly pairsByTier: Readonly<Record<string, number>>;
+  /** Host steal in this second (ms summed over vCPUs, 10 ms granularity); absent where unavailable. */
+  readonly hostStealMs?: number;
 }
 
 export interface PhaseResult {
@@ -136,6 +139,8 @@ export interface PhaseResult {
   readonly wallSec: number;
   /** Per second of scheduled time: shows a queue growing (latency rising) or a cache warming. */
   readonly timeline: readonly TimelineSecond[];
+  /** Host steal over the measured window (host-steal.ts), ms summed over vCPUs; null where unavailable. */
+  readonly hostStealMs: { readonly total: number; readonly maxPerSecond: number } | null;
 }
 
 function newHistogram(): Histogram {
@@ -314,6 +319,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
   });
 
   loopDelay.enable();
+  const steal = sampleSteal(measureStart, bucketMs);
   await new Promise<void>((resolve) => {
     let lastTick = 0;
     const tick = (): void => {
@@ -367,6 +373,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     });
   }
   loopDelay.disable();
+  const stealPerBucket = steal.stop();
   const wallMs = performance.now() - wallStart;
   const cpu = process.cpuUsage(cpuStart);
   // Requests that never finished count as errors, with a latency lower bound (still open-loop honest).
@@ -420,6 +427,11 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       withUnscored: sec?.withUnscored ?? 0,
       allUnscored: sec?.allUnscored ?? 0,
       pairsByTier: sec?.pairsByTier ?? {},
+      ...(stealPerBucket === undefined ? {} : { hostStealMs: stealPerBucket[second] ?? 0 }),
     })),
+    hostStealMs:
+      stealPerBucket === undefined
+        ? null
+        : { total: stealPerBucket.reduce((a, b) => a + b, 0), maxPerSecond: Math.max(0, ...stealPerBucket) },
   };
 }

@@ -49,12 +49,16 @@ export interface BenchPoint {
   readonly errorPairs: number;
   readonly cancelledPairs: number;
   readonly lateCalls: number;
+  /** The router's answer-lag allowance at the end of the phase, ms (in-process runs only). */
+  readonly answerLagMs?: number;
   /** Pairs the router sent to the cross-encoder in the background (idle-time refinement). */
   readonly backgroundPairs: number;
   readonly scheduleLagMs: LatencySummary;
   readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
   readonly generatorUsPerRequest: number;
   readonly cpuCores: number;
+  /** Host steal over the measured window (Linux VMs), ms summed over vCPUs; null where unavailable. */
+  readonly hostStealMs: PhaseResult['hostStealMs'];
   readonly cache: {
     readonly hitRate: number;
     readonly entries: number;
@@ -124,8 +128,9 @@ export function phaseLoadFields(
 /** The fields of a point that describe the load generator itself while the phase ran. */
 export function phaseGeneratorFields(
   phase: PhaseResult,
-): Pick<BenchPoint, 'scheduleLagMs' | 'eventLoopDelayMs' | 'generatorUsPerRequest' | 'cpuCores'> {
+): Pick<BenchPoint, 'scheduleLagMs' | 'eventLoopDelayMs' | 'generatorUsPerRequest' | 'cpuCores' | 'hostStealMs'> {
   return {
+    hostStealMs: phase.hostStealMs,
     scheduleLagMs: phase.scheduleLagMs,
     eventLoopDelayMs: phase.eventLoopDelayMs,
     generatorUsPerRequest: phase.generatorUsPerRequest,
@@ -138,7 +143,9 @@ export function formatPointHead(label: string, point: BenchPoint): string {
   const late =
     point.lateBoundMs === null
       ? ''
-      : `late > budget + ${point.lateBoundMs} ms: ${point.lateBeyondBound} (after the deadline at all: ${point.afterDeadline}), `;
+      : `late > budget + ${point.lateBoundMs} ms: ${point.lateBeyondBound} (after the deadline at all: ${point.afterDeadline}${
+          point.answerLagMs === undefined ? '' : `; answer-lag allowance ${point.answerLagMs.toFixed(1)} ms`
+        }), `;
   return (
     `${label}: achieved ${point.achievedQps.toFixed(1)} rps, p50 ${point.latencyMs.p50} p99 ${point.latencyMs.p99} p99.9 ${point.latencyMs.p999} p99.99 ${point.latencyMs.p9999} max ${point.latencyMs.max} ms, ` +
     `${late}all pairs unscored: ${point.allUnscored}, `

@@ -3,6 +3,7 @@
  * sends is checked here once, with a typed error naming the field, so the rest of the router works
  * on resolved, trusted values.
  */
+import type { AnswerLagOptions } from './answer-lag.js';
 import { isScorer } from '../util/is-scorer.js';
 import {
   nonNegativeNumber,
@@ -66,6 +67,8 @@ export interface ResolvedConfig extends TierSet {
   readonly backgroundFill: BackgroundFillOptions | undefined;
   readonly defaultBudgetMs: number;
   readonly returnMarginMs: number;
+  /** Answer-lag allowance settings; undefined when it is off. */
+  readonly answerLag: AnswerLagOptions | undefined;
   readonly headroom: number;
   readonly probeIntervalMs: number;
   readonly clock: () => number;
@@ -150,6 +153,7 @@ export function resolveConfig(config: RouterConfig): ResolvedConfig {
   }
   if (config.defaultBudgetMs !== undefined) positiveNumber('defaultBudgetMs', config.defaultBudgetMs);
   if (config.returnMarginMs !== undefined) nonNegativeNumber('returnMarginMs', config.returnMarginMs);
+  const answerLag = resolveAnswerLag(config.answerLag);
   if (config.probeIntervalMs !== undefined) positiveLimit('probeIntervalMs', config.probeIntervalMs);
   if (config.headroom !== undefined) positiveFraction('headroom', config.headroom);
   if (config.clock !== undefined && typeof config.clock !== 'function')
@@ -175,11 +179,22 @@ export function resolveConfig(config: RouterConfig): ResolvedConfig {
     backgroundFill,
     defaultBudgetMs: config.defaultBudgetMs ?? DEFAULT_BUDGET_MS,
     returnMarginMs: config.returnMarginMs ?? DEFAULT_RETURN_MARGIN_MS,
+    answerLag,
     headroom: config.headroom ?? DEFAULT_HEADROOM,
     probeIntervalMs: config.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS,
     clock: config.clock ?? Date.now,
     signals: signalUnion(ranked),
   };
+}
+
+function resolveAnswerLag(value: RouterConfig['answerLag']): AnswerLagOptions | undefined {
+  if (value === undefined || value === true) return {};
+  if (value === false) return undefined;
+  if (typeof value !== 'object' || value === null)
+    throw new InvalidArgumentError('answerLag must be a boolean or { maxMs?, halfLifeMs? }');
+  if (value.maxMs !== undefined) nonNegativeNumber('answerLag.maxMs', value.maxMs);
+  if (value.halfLifeMs !== undefined) positiveNumber('answerLag.halfLifeMs', value.halfLifeMs);
+  return { ...value };
 }
 
 /**

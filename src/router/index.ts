@@ -11,6 +11,7 @@ export {
 export { crossEncoderTier, treesTier } from './tiers.js';
 export { orderByThresholdDistance, largestFitting } from './select.js';
 export type { BackgroundFillOptions } from './background-fill.js';
+export type { AnswerLagOptions } from './answer-lag.js';
 export type {
   RoutingMode,
   RoutingOptions,

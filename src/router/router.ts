@@ -32,6 +32,7 @@ import {
   type TierState,
 } from './config.js';
 import { ABORTED, TIMED_OUT } from '../scoring/race-limits.js';
+import { AnswerLag } from './answer-lag.js';
 import { raceAnswer } from './answer-race.js';
 import { answerLimits, type CallState, type Job, TierExecutor } from './execute.js';
 import { openPairs, type PlanTier, planRouting } from './plan.js';
@@ -81,12 +82,14 @@ class RouterImpl implements Router {
   private readonly executor: TierExecutor;
   private readonly refill: BackgroundFill | undefined;
   private counters: Counters = newCounters();
+  private readonly lag: AnswerLag | undefined;
 
   constructor(config: ResolvedConfig) {
     this.config = config;
     this.id = config.id;
     this.routing = config.routing;
     this.signals = config.signals;
+    this.lag = config.answerLag === undefined ? undefined : new AnswerLag(config.answerLag);
     const best = config.ranked[0];
     this.refill =
       config.backgroundFill === undefined || config.cache === undefined
@@ -176,7 +179,7 @@ class RouterImpl implements Router {
     if (deadline !== undefined && (typeof deadline !== 'number' || Number.isNaN(deadline)))
       throw new InvalidArgumentError('deadline must be a number (ms on the Date.now() clock)');
     if (deadline === undefined && mode !== 'fixed') deadline = start + cfg.defaultBudgetMs;
-    const answerBy = deadline === undefined ? undefined : deadline - cfg.returnMarginMs;
+    const answerBy = deadline === undefined ? undefined : deadline - cfg.returnMarginMs - this.lagAt(start, deadline);
     const call: CallState = { query, passages, out, fallback: new InlineScores(n), counters: c };
     const ex = this.executor;
 
@@ -243,8 +246,20 @@ class RouterImpl implements Router {
     this.refill?.pump();
 
     // 4. Bookkeeping.
-    recordAnswers(c, out, answerBy, cfg.clock());
+    this.answered(out, answerBy);
     return out;
+  }
+
+  /** The answer-lag allowance for a call started at `start`: at most a quarter of its budget. */
+  private lagAt(start: number, deadline: number): number {
+    if (this.lag === undefined) return 0;
+    return Math.min(this.lag.current(start), Math.max(0, (deadline - start) / 4));
+  }
+
+  private answered(out: ReadonlyArray<RoutedPairScore | null>, answerBy: number | undefined): void {
+    const end = this.config.clock();
+    recordAnswers(this.counters, out, answerBy, end);
+    if (answerBy !== undefined) this.lag?.observe(answerBy, end);
   }
 
   /**
@@ -265,12 +280,12 @@ class RouterImpl implements Router {
     const unanswered = pending.filter((i) => out[i] === null);
     c.deadlinePairs += unanswered.length;
     for (const i of unanswered) out[i] = call.fallback.answer(i, inline.name, 'deadline');
-    recordAnswers(c, out, answerBy, this.config.clock());
+    this.answered(out, answerBy);
     return out;
   }
 
   stats(): RouterStats {
-    return snapshotStats(this.counters, this.config.ranked);
+    return snapshotStats(this.counters, this.config.ranked, this.lag?.current(this.config.clock()) ?? 0);
   }
 
   close(): void {

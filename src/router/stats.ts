@@ -79,9 +79,10 @@ function tierStats(t: TierState): TierLoadStats {
 }
 
 /** A copy of the counters with every tier's cost model state (nothing shared with live state). */
-export function snapshotStats(c: Counters, ranked: readonly TierState[]): RouterStats {
+export function snapshotStats(c: Counters, ranked: readonly TierState[], answerLagMs: number): RouterStats {
   return {
     ...c,
+    answerLagMs,
     byTier: { ...c.byTier },
     cacheHitsBySource: { ...c.cacheHitsBySource },
     tiers: ranked.map(tierStats),

@@ -2,6 +2,7 @@
  * Public types of the tier router: how tiers are registered, how a call is routed, and what the
  * router reports. See docs/router.md.
  */
+import type { AnswerLagOptions } from './answer-lag.js';
 import type { PairScoreCache, CacheRequest } from '../cache/cache-port.js';
 import type { DetailedPairScore, Scorer, ScoreOptions, TierName } from '../types.js';
 import type { BackgroundFillOptions } from './background-fill.js';
@@ -74,6 +75,12 @@ export interface RouterConfig {
   readonly defaultBudgetMs?: number;
   /** The router answers this long before the caller's deadline, so the answer reaches the caller in time. Default 2 ms. */
   readonly returnMarginMs?: number;
+  /**
+   * Answer-lag allowance (answer-lag.ts): the router also answers as early as its own answers
+   * have recently come out late (event-loop stalls: GC, descheduling), so the caller still gets
+   * the answer by the deadline. Default on (max 20 ms, half-life 5 min); false: the fixed margin only.
+   */
+  readonly answerLag?: boolean | AnswerLagOptions;
   /** Share of the remaining time a prediction may fill for work to be sent to a slow tier. Default 0.8. */
   readonly headroom?: number;
   /**
@@ -156,8 +163,10 @@ export interface RouterStats {
   readonly cancelledPairs: number;
   /** Pairs the router could not answer at all (null results). */
   readonly unscoredPairs: number;
-  /** Calls that answered later than deadline − returnMarginMs + 1 ms (event-loop lag). */
+  /** Calls that answered later than their answer time + 1 ms (event-loop lag). */
   readonly lateCalls: number;
+  /** The answer-lag allowance now, ms: how much earlier than deadline − returnMarginMs calls answer. */
+  readonly answerLagMs: number;
   /** Pairs sent to the best tier in the background (idle-time refinement) and the submissions. */
   readonly backgroundPairs: number;
   readonly backgroundSubmissions: number;

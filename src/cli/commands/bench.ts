@@ -454,6 +454,16 @@ export function register(program: Command): void {
       process.stdout.write(
         `generator: schedule lag p99 ${Math.min(...lag).toFixed(2)}–${Math.max(...lag).toFixed(2)} ms, self time ${Math.min(...gen).toFixed(1)}–${Math.max(...gen).toFixed(1)} µs/request\n`,
       );
+      for (const r of report.results) {
+        if (r.hostStealMs === null) continue;
+        const lateSeconds = r.timeline.filter((s) => s.late > 0);
+        process.stdout.write(
+          `host steal (${r.routing} @ ${r.offeredQps} rps): ${r.hostStealMs.total.toFixed(0)} ms over the window, at most ${r.hostStealMs.maxPerSecond.toFixed(0)} ms in one second` +
+            (lateSeconds.length === 0
+              ? '\n'
+              : `; seconds with late answers: ${lateSeconds.map((s) => `${s.second} (${s.late} late, steal ${s.hostStealMs ?? 0} ms)`).join(', ')}\n`),
+        );
+      }
       if (opts.json !== undefined) {
         await writeFile(opts.json, `${JSON.stringify(report, null, 2)}\n`);
         process.stdout.write(`JSON written to ${opts.json}\n`);

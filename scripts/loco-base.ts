@@ -89,7 +89,14 @@ interface ScoredQuery {
   readonly g: number[];
   /** number of judged relevant documents of the query (nDCG's ideal) */
   readonly judged: number[];
+  /** BM25 first-stage score per candidate (BM25 order) */
+  readonly s: number[];
+  /** lexical features per candidate (BM25 order), keyed by name: bm25_all, query_idf_sum, idf_coverage */
+  readonly f: Record<string, number[]>;
 }
+
+/** Features written per pair for score-fusion experiments. */
+const EXTRA_FEATURES = ['bm25_all', 'query_idf_sum', 'idf_coverage'] as const;
 
 async function datasetOf(collection: Collection, queryIds: readonly string[]): Promise<RankingDataset> {
   return buildRankingDataset(
@@ -119,6 +126,15 @@ async function scoreQueries(
     m: Array.from(margins.subarray(g.offset, g.offset + g.list.candidates.length), (v) => Number(v.toFixed(6))),
     g: g.list.candidates.map((c) => c.grade),
     judged: [...g.list.judgments.values()].filter((v) => v > 0),
+    s: g.list.candidates.map((c) => Number(c.bm25.toFixed(6))),
+    f: Object.fromEntries(
+      EXTRA_FEATURES.map((name) => {
+        const col = ds.featureNames.indexOf(name);
+        if (col < 0) throw new Error(`feature ${name} missing`);
+        const nf = ds.featureNames.length;
+        return [name, g.list.candidates.map((_, i) => Number(ds.features[(g.offset + i) * nf + col]!.toFixed(6)))];
+      }),
+    ),
   }));
 }
 

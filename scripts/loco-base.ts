@@ -13,6 +13,7 @@
  * Usage: npx tsx scripts/loco-base.ts [--data ../shared/data] [--out /tmp/rg-loco/quick] [--grid quick]
  *        [--only cisi,med] [--shipped models/fastpath-lexical]
  */
+import type { ScoredQuery } from './loco-fold-data.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -79,20 +80,6 @@ async function featurizerFor(collection: { readonly name?: string; docs: readonl
   };
   featurizers.set(name, f);
   return f;
-}
-
-interface ScoredQuery {
-  readonly q: string;
-  /** margins of the BM25 top-k in BM25 order */
-  readonly m: number[];
-  /** grades in BM25 order */
-  readonly g: number[];
-  /** number of judged relevant documents of the query (nDCG's ideal) */
-  readonly judged: number[];
-  /** BM25 first-stage score per candidate (BM25 order) */
-  readonly s: number[];
-  /** lexical features per candidate (BM25 order), keyed by name: bm25_all, query_idf_sum, idf_coverage */
-  readonly f: Record<string, number[]>;
 }
 
 /** Features written per pair for score-fusion experiments. */

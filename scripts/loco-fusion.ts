@@ -21,70 +21,52 @@
  *
  * Usage: npx tsx scripts/loco-fusion.ts --folds /tmp/rg16-loco/loco [--json out.json]
  */
+import { type FoldFile, queryNdcgAt10, type ScoredQuery } from './loco-fold-data.js';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fitPlatt, plattProbability, type PlattParameters } from '../src/calibration/platt.js';
 import { type GateList, fitOperatingPoints, operatingPointMetrics } from '../src/eval/operating-points.js';
-import { ndcgAt } from '../src/eval/metrics.js';
 import { OPERATING_POINT_NAMES } from '../src/gate/policies/operating-points.js';
-
-interface ScoredQuery {
-  readonly q: string;
-  readonly m: number[];
-  readonly g: number[];
-  readonly judged: number[];
-  readonly s: number[];
-  readonly f: Record<string, number[]>;
-}
-type Scores = Record<string, Record<string, ScoredQuery[]>>;
-interface FoldFile {
-  readonly heldOut: string;
-  readonly trainedOn: string[];
-  readonly calibration: PlattParameters | null;
-  readonly scores: Scores;
-}
 
 const { values } = parseArgs({ options: { folds: { type: 'string' }, json: { type: 'string' } } });
 const GATE_K = 20;
 const IDENTITY: PlattParameters = { type: 'platt', a: 1, b: 0 };
 const LAMBDAS = [0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 4, 5, 7.5, 10, 15, 20, 30, 50, 100, 1000];
 
-/** nDCG@10 of an order (a score per candidate, ties by BM25 rank), the ideal counting judged docs outside the list (as loco-gate.ts). */
-function ndcgOf(q: ScoredQuery, score: readonly number[]): number {
-  const ids = q.m.map((_, i) => String(i));
-  const judgments = new Map<string, number>();
-  q.g.forEach((g, i) => {
-    if (g > 0) judgments.set(String(i), g);
-  });
-  const missing = [...q.judged];
-  for (const g of judgments.values()) missing.splice(missing.indexOf(g), 1);
-  for (const [i, g] of missing.entries()) judgments.set(`missing-${i}`, g);
-  const order = ids.map((_, i) => i).sort((x, y) => score[y]! - score[x]! || x - y);
-  return ndcgAt(order.map(String), judgments, 10) ?? 0;
+const ndcgOf = queryNdcgAt10;
+
+/** A fold query with the per-pair first-stage scores and features the fusion reads. */
+type FusionQuery = ScoredQuery & { readonly s: number[]; readonly f: Record<string, number[]> };
+
+function withFusionFields(queries: readonly ScoredQuery[], where: string): FusionQuery[] {
+  for (const q of queries)
+    if (q.s === undefined || q.f === undefined)
+      throw new Error(`${where}: query ${q.q} has no per-pair scores/features (re-run scripts/loco-base.ts)`);
+  return queries as FusionQuery[];
 }
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-type Scorer = (q: ScoredQuery) => number[];
+type Scorer = (q: FusionQuery) => number[];
 const bm25Scorer: Scorer = (q) => q.m.map((_, i) => -i);
 const modelScorer: Scorer = (q) => q.m;
 
-function gBm25norm(q: ScoredQuery): number[] {
+function gBm25norm(q: FusionQuery): number[] {
   return q.f.bm25_all!.map((b, i) => {
     const d = 2.2 * q.f.query_idf_sum![i]!;
     return d > 0 ? b / d : 0;
   });
 }
-const gIdfcov = (q: ScoredQuery): number[] => q.f.idf_coverage!.map((v) => (Number.isFinite(v) ? v : 0));
-function gFsnorm(q: ScoredQuery): number[] {
+const gIdfcov = (q: FusionQuery): number[] => q.f.idf_coverage!.map((v) => (Number.isFinite(v) ? v : 0));
+function gFsnorm(q: FusionQuery): number[] {
   return q.s.map((b, i) => {
     const d = 2.2 * q.f.query_idf_sum![i]!;
     return d > 0 ? b / d : 0;
   });
 }
 const blend =
-  (parts: readonly [number, (q: ScoredQuery) => number[]][]): Scorer =>
+  (parts: readonly [number, (q: FusionQuery) => number[]][]): Scorer =>
   (q) => {
     const gs = parts.map(([l, g]) => [l, g(q)] as const);
     return q.m.map((m, i) => m + gs.reduce((acc, [l, g]) => acc + l * g[i]!, 0));
@@ -100,7 +82,7 @@ const rrfScorer: Scorer = (q) => {
 };
 
 /** Mean nDCG@10 per collection; relative gain vs BM25. */
-function ndcgBy(sets: Record<string, ScoredQuery[]>, scorer: Scorer) {
+function ndcgBy(sets: Record<string, FusionQuery[]>, scorer: Scorer) {
   const out: Record<string, { bm25: number; score: number; rel: number }> = {};
   for (const [n, qs] of Object.entries(sets)) {
     const bm = mean(qs.map((q) => ndcgOf(q, bm25Scorer(q))));
@@ -111,8 +93,8 @@ function ndcgBy(sets: Record<string, ScoredQuery[]>, scorer: Scorer) {
 }
 
 function gateOf(
-  train: Record<string, ScoredQuery[]>,
-  held: ScoredQuery[],
+  train: Record<string, FusionQuery[]>,
+  held: FusionQuery[],
   scorer: Scorer,
   calibration: PlattParameters | 'refit',
 ) {
@@ -130,7 +112,7 @@ function gateOf(
       }
     cal = fitPlatt(raws, labels).params;
   } else cal = calibration;
-  const lists = (qs: ScoredQuery[]): GateList[] =>
+  const lists = (qs: FusionQuery[]): GateList[] =>
     qs.map((q) => {
       const s = scorer(q);
       return {
@@ -190,10 +172,10 @@ const files = readdirSync(dir)
 const results: Record<string, unknown>[] = [];
 for (const file of files) {
   const fold = JSON.parse(readFileSync(join(dir, file), 'utf8')) as FoldFile;
-  const train: Record<string, ScoredQuery[]> = {};
-  for (const n of fold.trainedOn) train[n] = [...fold.scores[n]!.validation!, ...fold.scores[n]!.test!];
-  const heldQs = fold.scores[fold.heldOut]!.all!;
-  if (heldQs[0]?.f === undefined) throw new Error(`${file}: no per-pair features (re-run the extended loco-base.ts)`);
+  const train: Record<string, FusionQuery[]> = {};
+  for (const n of fold.trainedOn)
+    train[n] = withFusionFields([...fold.scores[n]!.validation!, ...fold.scores[n]!.test!], `${file} ${n}`);
+  const heldQs = withFusionFields(fold.scores[fold.heldOut]!.all!, `${file} ${fold.heldOut}`);
   const heldSet = { [fold.heldOut]: heldQs };
   const heldNdcg = (s: Scorer) => ndcgBy(heldSet, s)[fold.heldOut]!;
   const cal = fold.calibration ?? IDENTITY;

@@ -13,6 +13,7 @@
  * Usage: npx tsx scripts/loco-gate.ts --folds /tmp/rg-loco/quick [--json out.json]
  *        npx tsx scripts/loco-gate.ts --shipped /tmp/rg-loco/shipped.json
  */
+import { type FoldFile, type FoldScores, queryNdcgAt10, type ScoredQuery } from './loco-fold-data.js';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,24 +28,7 @@ import {
   oracleCutF1,
   thresholdMetrics,
 } from '../src/eval/operating-points.js';
-import { ndcgAt } from '../src/eval/metrics.js';
 import { OPERATING_POINT_NAMES, type OperatingPointName } from '../src/gate/policies/operating-points.js';
-
-interface ScoredQuery {
-  readonly q: string;
-  readonly m: number[];
-  readonly g: number[];
-  readonly judged: number[];
-}
-type Scores = Record<string, Record<string, ScoredQuery[]>>;
-interface FoldFile {
-  readonly heldOut: string;
-  readonly trainedOn: string[];
-  readonly calibration: PlattParameters | null;
-  readonly recommendedThreshold: number;
-  readonly chosen: unknown;
-  readonly scores: Scores;
-}
 
 const { values } = parseArgs({
   options: {
@@ -68,18 +52,11 @@ function ndcg(queries: readonly ScoredQuery[]): { bm25: number; reranked: number
   let a = 0;
   let b = 0;
   for (const q of queries) {
-    const ids = q.m.map((_, i) => String(i));
-    const judgments = new Map<string, number>();
-    q.g.forEach((g, i) => {
-      if (g > 0) judgments.set(String(i), g);
-    });
-    // Relevant documents outside the top k still count in the ideal DCG: the judged grades not in the list.
-    const missing = [...q.judged];
-    for (const g of judgments.values()) missing.splice(missing.indexOf(g), 1);
-    for (const [i, g] of missing.entries()) judgments.set(`missing-${i}`, g);
-    const order = ids.map((_, i) => i).sort((x, y) => q.m[y]! - q.m[x]! || x - y);
-    a += ndcgAt(ids, judgments, 10) ?? 0;
-    b += ndcgAt(order.map(String), judgments, 10) ?? 0;
+    a += queryNdcgAt10(
+      q,
+      q.m.map((_, i) => -i),
+    );
+    b += queryNdcgAt10(q, q.m);
   }
   return { bm25: a / queries.length, reranked: b / queries.length };
 }
@@ -98,7 +75,7 @@ const HEADER =
 if (values.shipped !== undefined) {
   const file = JSON.parse(readFileSync(values.shipped, 'utf8')) as {
     calibration: PlattParameters | null;
-    scores: Scores;
+    scores: FoldScores;
   };
   const cal = file.calibration ?? IDENTITY;
   const train: Record<string, GateList[]> = {};

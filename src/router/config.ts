@@ -192,6 +192,9 @@ function resolveAnswerLag(value: RouterConfig['answerLag']): AnswerLagOptions | 
   if (value === false) return undefined;
   if (typeof value !== 'object' || value === null)
     throw new InvalidArgumentError('answerLag must be a boolean or { maxMs?, halfLifeMs? }');
+  for (const key of Object.keys(value))
+    if (key !== 'maxMs' && key !== 'halfLifeMs')
+      throw new InvalidArgumentError(`answerLag: unknown option ${JSON.stringify(key)} (maxMs, halfLifeMs)`);
   if (value.maxMs !== undefined) nonNegativeNumber('answerLag.maxMs', value.maxMs);
   if (value.halfLifeMs !== undefined) positiveNumber('answerLag.halfLifeMs', value.halfLifeMs);
   return { ...value };

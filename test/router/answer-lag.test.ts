@@ -58,6 +58,7 @@ describe('answer-lag estimate', () => {
     expect(bad('yes')).toThrow(InvalidArgumentError);
     expect(bad({ maxMs: -1 })).toThrow(InvalidArgumentError);
     expect(bad({ halfLifeMs: 0 })).toThrow(InvalidArgumentError);
+    expect(bad({ maxMS: 5 })).toThrow(/unknown option "maxMS"/);
     expect(bad(false)).not.toThrow();
   });
 });

@@ -189,6 +189,9 @@ try {
         t === undefined ? 0 : (t.pairsByTier.crossEncoder ?? 0) / Math.max(1, t.requests * workload.meanPassages),
       rssMb: mean(samples[m]?.rss ?? []) / 1048576,
       heapMb: mean(samples[m]?.heap ?? []) / 1048576,
+      // The router's answer-lag allowance at the end of the minute, and the host's steal in it.
+      lagMs: st?.answerLagMs ?? 0,
+      stealMs: t?.hostStealMs ?? Number.NaN,
     });
     if (st !== undefined) lastStats = st;
   }
@@ -208,6 +211,8 @@ try {
     'CE%',
     'RSS MB',
     'heap MB',
+    'lag ms',
+    'steal ms',
   ];
   const table = [
     header.join('\t'),
@@ -228,6 +233,8 @@ try {
         (r.ceShare * 100).toFixed(1),
         r.rssMb.toFixed(1),
         r.heapMb.toFixed(1),
+        r.lagMs.toFixed(1),
+        Number.isNaN(r.stealMs) ? '-' : r.stealMs.toFixed(0),
       ].join('\t'),
     ),
   ].join('\n');
@@ -240,7 +247,7 @@ try {
   const from = rows[Math.min(1, rows.length - 1)]?.rssMb ?? 0;
   const to = rows[rows.length - 1]?.rssMb ?? 0;
   const growth = from > 0 ? to / from - 1 : 0;
-  const peak = Math.max(...rows.slice(1).map((r) => r.rssMb));
+  const peak = Math.max(...rows.slice(Math.min(1, rows.length - 1)).map((r) => r.rssMb)); // from minute 2, as the growth
   const checks = [
     {
       name: `0 requests answered later than budget + ${lateBoundMs} ms`,

@@ -15,22 +15,11 @@ import { type RaceOutcome, raceLimits } from '../scoring/race-limits.js';
 const INLINE_TURNS = 16;
 
 /** Settles with `work`, or with TIMED_OUT / ABORTED when `answerBy` or the signal comes first. */
-export async function raceAnswer<T>(
+export function raceAnswer<T>(
   work: Promise<T>,
   signal: AbortSignal | undefined,
   answerBy: number | undefined,
   clock: () => number,
 ): Promise<RaceOutcome<T>> {
-  let done = false;
-  work.then(
-    () => {
-      done = true;
-    },
-    () => {
-      done = true;
-    },
-  );
-  for (let turn = 0; turn < INLINE_TURNS && !done; turn++) await undefined;
-  // Settled or not, the shared race decides (it takes a settled promise without a timer).
-  return raceLimits(work, signal, answerBy, clock);
+  return raceLimits(work, signal, answerBy, clock, INLINE_TURNS);
 }

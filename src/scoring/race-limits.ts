@@ -41,16 +41,18 @@ class Settlement<T> {
  * Settles with the promise (rejecting with its error), or with TIMED_OUT / ABORTED when the
  * deadline (`now()` clock, ms) or signal comes first. An answer that is already there (cache hits,
  * in-process tiers) is taken after a few microtask turns without arming a timer or a listener,
- * which would cost more than the gate itself; only an abort overrides such an answer.
+ * which would cost more than the gate itself; only an abort overrides such an answer. `turns`:
+ * how many microtask turns that answer gets (default FAST_PATH_TURNS).
  */
 export async function raceLimits<T>(
   promise: Promise<T>,
   signal: AbortSignal | undefined,
   deadline: number | undefined,
   now: () => number,
+  turns: number = FAST_PATH_TURNS,
 ): Promise<RaceOutcome<T>> {
   const early = new Settlement(promise);
-  for (let turn = 0; turn < FAST_PATH_TURNS && !early.done; turn++) await undefined;
+  for (let turn = 0; turn < turns && !early.done; turn++) await undefined;
   if (early.done) {
     // The answer is here: only an abort (the caller asked to stop) overrides it.
     if (signal?.aborted) return ABORTED;

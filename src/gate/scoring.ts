@@ -89,6 +89,17 @@ async function answerInSameTurn<T>(pending: Promise<T>): Promise<T | undefined> 
   return answer;
 }
 
+/** The shared deadline race, then, when it timed out, the answer given in the same turn (above). */
+async function raceDeadline<T>(
+  pending: Promise<T>,
+  signal: AbortSignal | undefined,
+  deadline: number | undefined,
+  now: () => number,
+): Promise<RaceOutcome<T>> {
+  const outcome = await raceLimits(pending, signal, deadline, now);
+  return outcome === TIMED_OUT ? ((await answerInSameTurn(pending)) ?? TIMED_OUT) : outcome;
+}
+
 /** Calls scorer.score, turning a synchronous throw into a rejection. */
 function callScorer(
   scorer: Scorer,
@@ -128,8 +139,7 @@ export async function scoreRange(
       if (signal === undefined && deadline === undefined) results = await pending;
       else {
         pending.catch(() => undefined); // a rejection after the deadline must not go unhandled
-        results = await raceLimits(pending, signal, deadline, ctx.now);
-        if (results === TIMED_OUT) results = (await answerInSameTurn(pending)) ?? TIMED_OUT;
+        results = await raceDeadline(pending, signal, deadline, ctx.now);
       }
     } catch (error) {
       const reason = failureReason(error, 'scorer-error');
@@ -201,8 +211,7 @@ export async function scoreRange(
     if (signal === undefined && deadline === undefined) resolution = await pending;
     else {
       pending.catch(() => undefined);
-      resolution = await raceLimits(pending, signal, deadline, ctx.now);
-      if (resolution === TIMED_OUT) resolution = (await answerInSameTurn(pending)) ?? TIMED_OUT;
+      resolution = await raceDeadline(pending, signal, deadline, ctx.now);
     }
   } catch (error) {
     const reason = failureReason(error, 'cache-error');

@@ -15,7 +15,7 @@
  *   npx tsx bench/soak.ts [--minutes 10] [--factor 2] [--capacity-sec 10] [--budget-ms 100]
  *     [--collection ../shared/data/scifact] [--k 20] [--cross-encoder models/generated/tinybert-l2]
  *     [--trees models/fastpath-lexical] [--worker-nice 10] [--return-margin-ms 5] [--workers N]
- *     [--late-bound-ms 2] [--warmup-sec 5] [--cache] [--seed 1] [--json out.json]
+ *     [--late-bound-ms 2] [--warmup-sec 5] [--cache] [--no-loop-watch] [--seed 1] [--json out.json]
  * See docs/bench.md (Soak) and docs/router.md (Hard deadline).
  */
 import { writeFile } from 'node:fs/promises';
@@ -105,6 +105,7 @@ try {
     cache,
     defaultBudgetMs: budgetMs,
     returnMarginMs,
+    answerLag: { watchEventLoop: !flag('no-loop-watch') },
   });
   const warm = await router.warmUp();
   log(

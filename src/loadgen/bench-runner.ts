@@ -67,6 +67,8 @@ export interface BenchOptions extends BenchProgress {
   readonly threshold?: number;
   readonly headroom?: number;
   readonly returnMarginMs?: number;
+  /** Router answer-lag allowance also learns from event-loop stalls (answerLag.watchEventLoop; default true). */
+  readonly watchEventLoop?: boolean;
   readonly maxQueuedPairs?: number;
   /** Capacity probe seconds (0 = skip unless a QPS is relative to capacity). */
   readonly capacitySec: number;
@@ -215,6 +217,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           defaultBudgetMs: options.budgetMs,
           headroom: options.headroom,
           returnMarginMs: options.returnMarginMs,
+          answerLag: { watchEventLoop: options.watchEventLoop !== false },
           backgroundFill: options.backgroundFill === true,
         });
         // Cold start is paid here, not by the first measured request (docs/router.md, Hard deadline).
@@ -321,6 +324,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         cache: options.cache ? { maxMb: options.cacheMb, trees: options.cacheTrees ?? true } : false,
         headroom: options.headroom,
         returnMarginMs: options.returnMarginMs,
+        watchEventLoop: options.watchEventLoop !== false,
         maxQueuedPairs: options.maxQueuedPairs,
         fixedDeadline: options.fixedDeadline,
         backgroundFill: options.backgroundFill === true,

@@ -11,35 +11,62 @@
  * long as its workload, so the memory is long (half-life 5 min). The
  * router answers at `deadline − (returnMarginMs + estimate)`; the estimate is capped (maxMs, and a
  * quarter of the call's budget) so a pathological stall cannot leave calls no time to work.
+ *
+ * With `watchEventLoop` the allowance also learns from the loop itself (loop-stall-watch.ts): a
+ * stall is then known before it lands on a call's answer time, not after it made that call late.
  */
+import { type LoopStallSink, watchLoopStalls } from './loop-stall-watch.js';
+
 export interface AnswerLagOptions {
   /** Largest lag the margin absorbs. Default 20 ms. */
   readonly maxMs?: number;
   /** The estimate halves after this long without a later answer. Default 5 min. */
   readonly halfLifeMs?: number;
+  /**
+   * Also learn from stalls of the event loop itself, sampled by a shared timer 50 times a second
+   * (loop-stall-watch.ts), not only from the answers that came out late. Default false.
+   */
+  readonly watchEventLoop?: boolean;
 }
 
 export const DEFAULT_ANSWER_LAG_MAX_MS = 20;
 export const DEFAULT_ANSWER_LAG_HALF_LIFE_MS = 300_000;
 
-export class AnswerLag {
+export class AnswerLag implements LoopStallSink {
   private peakMs = 0;
   private peakAt = 0;
   private readonly maxMs: number;
   private readonly halfLifeMs: number;
+  private readonly clock: () => number;
+  private readonly unwatch: (() => void) | undefined;
 
-  constructor(options: AnswerLagOptions = {}) {
+  /** `clock`: the router's clock (ms), the time base of `observe` and `current`. */
+  constructor(options: AnswerLagOptions = {}, clock: () => number = Date.now) {
     this.maxMs = options.maxMs ?? DEFAULT_ANSWER_LAG_MAX_MS;
     this.halfLifeMs = options.halfLifeMs ?? DEFAULT_ANSWER_LAG_HALF_LIFE_MS;
+    this.clock = clock;
+    this.unwatch = options.watchEventLoop === true ? watchLoopStalls(this) : undefined;
   }
 
   /** A call that had to answer by `answerBy` answered at `end`. */
   observe(answerBy: number, end: number): void {
-    const late = end - answerBy;
+    this.record(end - answerBy, end);
+  }
+
+  onLoopStall(lateMs: number): void {
+    this.record(lateMs, this.clock());
+  }
+
+  /** Stops learning from the event loop (the router closed). */
+  close(): void {
+    this.unwatch?.();
+  }
+
+  private record(late: number, at: number): void {
     if (!(late > 0)) return;
-    if (late > this.current(end)) {
+    if (late > this.current(at)) {
       this.peakMs = Math.min(late, this.maxMs);
-      this.peakAt = end;
+      this.peakAt = at;
     }
   }
 

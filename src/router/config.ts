@@ -191,12 +191,16 @@ function resolveAnswerLag(value: RouterConfig['answerLag']): AnswerLagOptions | 
   if (value === undefined || value === true) return {};
   if (value === false) return undefined;
   if (typeof value !== 'object' || value === null)
-    throw new InvalidArgumentError('answerLag must be a boolean or { maxMs?, halfLifeMs? }');
+    throw new InvalidArgumentError('answerLag must be a boolean or { maxMs?, halfLifeMs?, watchEventLoop? }');
   for (const key of Object.keys(value))
-    if (key !== 'maxMs' && key !== 'halfLifeMs')
-      throw new InvalidArgumentError(`answerLag: unknown option ${JSON.stringify(key)} (maxMs, halfLifeMs)`);
+    if (key !== 'maxMs' && key !== 'halfLifeMs' && key !== 'watchEventLoop')
+      throw new InvalidArgumentError(
+        `answerLag: unknown option ${JSON.stringify(key)} (maxMs, halfLifeMs, watchEventLoop)`,
+      );
   if (value.maxMs !== undefined) nonNegativeNumber('answerLag.maxMs', value.maxMs);
   if (value.halfLifeMs !== undefined) positiveNumber('answerLag.halfLifeMs', value.halfLifeMs);
+  if (value.watchEventLoop !== undefined && typeof value.watchEventLoop !== 'boolean')
+    throw new InvalidArgumentError('answerLag.watchEventLoop must be a boolean');
   return { ...value };
 }
 

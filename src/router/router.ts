@@ -89,7 +89,7 @@ class RouterImpl implements Router {
     this.id = config.id;
     this.routing = config.routing;
     this.signals = config.signals;
-    this.lag = config.answerLag === undefined ? undefined : new AnswerLag(config.answerLag);
+    this.lag = config.answerLag === undefined ? undefined : new AnswerLag(config.answerLag, config.clock);
     const best = config.ranked[0];
     this.refill =
       config.backgroundFill === undefined || config.cache === undefined
@@ -290,6 +290,7 @@ class RouterImpl implements Router {
 
   close(): void {
     this.refill?.close();
+    this.lag?.close();
   }
 
   resetStats(): void {

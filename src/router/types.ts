@@ -79,6 +79,8 @@ export interface RouterConfig {
    * Answer-lag allowance (answer-lag.ts): the router also answers as early as its own answers
    * have recently come out late (event-loop stalls: GC, descheduling), so the caller still gets
    * the answer by the deadline. Default on (max 20 ms, half-life 5 min); false: the fixed margin only.
+   * `{ watchEventLoop: true }` also learns from the event loop's own stalls (sampled 50 times a second),
+   * so the allowance is in place before a stall lands on an answer; `relevance-gate serve` turns it on.
    */
   readonly answerLag?: boolean | AnswerLagOptions;
   /** Share of the remaining time a prediction may fill for work to be sent to a slow tier. Default 0.8. */

@@ -297,6 +297,8 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
       defaultBudgetMs: model.budgetMs ?? config.budgetMs,
       ...(model.headroom === undefined ? {} : { headroom: model.headroom }),
       ...(model.returnMarginMs === undefined ? {} : { returnMarginMs: model.returnMarginMs }),
+      // A server is the hard-deadline surface: learn the host's stalls before they make a call late.
+      answerLag: { watchEventLoop: true },
       backgroundFill: model.backgroundFill === true && cache !== undefined,
     });
     routers.push(router);

@@ -59,6 +59,8 @@ describe('answer-lag estimate', () => {
     expect(bad({ maxMs: -1 })).toThrow(InvalidArgumentError);
     expect(bad({ halfLifeMs: 0 })).toThrow(InvalidArgumentError);
     expect(bad({ maxMS: 5 })).toThrow(/unknown option "maxMS"/);
+    expect(bad({ watchEventLoop: 'yes' })).toThrow(/watchEventLoop must be a boolean/);
+    expect(bad({ watchEventLoop: true })).not.toThrow();
     expect(bad(false)).not.toThrow();
   });
 });

@@ -37,6 +37,7 @@ interface BenchCliOptions {
   maxQueuedPairs?: string;
   capacity: string;
   fixedDeadline: boolean;
+  loopWatch: boolean;
   seed: string;
   workerNice?: string;
   progress: boolean;
@@ -181,6 +182,10 @@ export function register(program: Command): void {
     .option('--return-margin-ms <ms>', 'router answers this long before the deadline')
     .option('--max-queued-pairs <n>', 'router bound on pairs outstanding on the cross-encoder')
     .option(
+      '--no-loop-watch',
+      "router: learn the answer-lag allowance from late answers only, not from the event loop's own stalls",
+    )
+    .option(
       '--capacity <sec>',
       'measure the cross-encoder capacity first for this long (auto 8 s when a QPS is relative)',
       '0',
@@ -322,6 +327,7 @@ export function register(program: Command): void {
         maxQueuedPairs: num('max-queued-pairs', opts.maxQueuedPairs, positiveInt, 'a positive integer'),
         capacitySec: num('capacity', opts.capacity, (n) => n >= 0, 'a number of seconds ≥ 0') as number,
         fixedDeadline: opts.fixedDeadline,
+        watchEventLoop: opts.loopWatch,
         workerNice: num(
           'worker-nice',
           opts.workerNice,

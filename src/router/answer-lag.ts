@@ -1,3 +1,5 @@
+import { type LoopStallSink, watchLoopStalls } from './loop-stall-watch.js';
+
 /**
  * How late the router's own answers come out, learnt from the calls that ran up to their answer
  * time. A call waiting on a slow tier answers when a timer fires at `deadline − margin`; if the
@@ -15,8 +17,6 @@
  * With `watchEventLoop` the allowance also learns from the loop itself (loop-stall-watch.ts): a
  * stall is then known before it lands on a call's answer time, not after it made that call late.
  */
-import { type LoopStallSink, watchLoopStalls } from './loop-stall-watch.js';
-
 export interface AnswerLagOptions {
   /** Largest lag the margin absorbs. Default 20 ms. */
   readonly maxMs?: number;

@@ -3,6 +3,7 @@
  * `finalizeDecisions` applies the set-level policy (minKept fallback, maxKept) and assembles the
  * result. Neither calls a scorer, which is what lets `reroute` change policy without rescoring.
  */
+import { RANKING } from '../signals.js';
 import type { Passage, SignalProbabilities } from '../types.js';
 import { plattProbability } from '../calibration/platt.js';
 import type { CompiledPolicy } from './policy.js';
@@ -195,6 +196,51 @@ export function sortByRelevance(items: WorkingItem[]): void {
   }
 }
 
+/** The item's ordering score (signal `ranking`), or undefined when it has none (or an invalid one). */
+function rankingOf(item: WorkingItem): number | undefined {
+  const v = item.signals?.[RANKING];
+  return typeof v === 'number' && v >= 0 && v <= 1 ? v : undefined;
+}
+
+function orderKey(item: WorkingItem): number {
+  return item.relevance === null || item.rule === 'fail-open' ? Number.NEGATIVE_INFINITY : (rankingOf(item) as number);
+}
+
+function byRankingDesc(a: WorkingItem, b: WorkingItem): number {
+  const ka = orderKey(a);
+  const kb = orderKey(b);
+  return ka > kb ? -1 : ka < kb ? 1 : a.rank - b.rank;
+}
+
+/**
+ * Orders a returned group (already relevance-sorted): by the `ranking` signal when every item with
+ * a relevance has one (a scorer whose best order is not its relevance order, e.g. the fast path's
+ * BM25 blend), ties by input rank, fail-open items last; otherwise it stays in relevance order
+ * (a router that degraded some pairs to a tier without `ranking` must not mix two scales). Keep/drop
+ * has been decided before: this changes the order only.
+ */
+export function orderForReturn(items: WorkingItem[]): void {
+  const n = items.length;
+  if (n < 2) return;
+  for (let i = 0; i < n; i++) {
+    const item = items[i];
+    if (item.relevance !== null && item.rule !== 'fail-open' && rankingOf(item) === undefined) return;
+  }
+  if (n > 32) {
+    items.sort(byRankingDesc);
+    return;
+  }
+  for (let i = 1; i < n; i++) {
+    const item = items[i];
+    let j = i - 1;
+    while (j >= 0 && byRankingDesc(items[j], item) > 0) {
+      items[j + 1] = items[j];
+      j--;
+    }
+    items[j + 1] = item;
+  }
+}
+
 const EMPTY_ERRORS: readonly string[] = Object.freeze([]);
 
 export interface FinalizeInput<P extends Passage> {
@@ -208,7 +254,7 @@ export interface FinalizeInput<P extends Passage> {
   readonly errors: string[] | undefined;
 }
 
-/** Applies minKept/fallback and maxKept, orders the groups, and computes stats. */
+/** Applies minKept/fallback and maxKept (by relevance), orders the groups (orderForReturn), and computes stats. */
 export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): GateResult<P> {
   const { items, state } = input;
   const policy = state.policy;
@@ -259,6 +305,9 @@ export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): G
     for (let i = 0; i < items.length; i++) if (items[i].route === 'excluded') excluded.push(items[i]);
   }
   if (conflicting.length > 1) sortByRelevance(conflicting);
+  // maxKept and the fallback chose by relevance; the returned order follows the ranking signal.
+  orderForReturn(included);
+  orderForReturn(conflicting);
 
   let sum = 0;
   let withRelevance = 0;

@@ -3,9 +3,9 @@
  * `finalizeDecisions` applies the set-level policy (minKept fallback, maxKept) and assembles the
  * result. Neither calls a scorer, which is what lets `reroute` change policy without rescoring.
  */
-import { RANKING } from '../signals.js';
 import type { Passage, SignalProbabilities } from '../types.js';
 import { plattProbability } from '../calibration/platt.js';
+import { orderValue, ordersByRanking } from './order.js';
 import type { CompiledPolicy } from './policy.js';
 import { evaluateRules, NO_RULE_MATCHED, RULE_MISSING_SIGNAL } from './policies/rules.js';
 import type { GateItem, GateResult, GateStats, GateTier, GateTimings, Route, UnscoredReason } from './types.js';
@@ -196,36 +196,15 @@ export function sortByRelevance(items: WorkingItem[]): void {
   }
 }
 
-/** The item's ordering score (signal `ranking`), or undefined when it has none (or an invalid one). */
-function rankingOf(item: WorkingItem): number | undefined {
-  const v = item.signals?.[RANKING];
-  return typeof v === 'number' && v >= 0 && v <= 1 ? v : undefined;
-}
-
-function orderKey(item: WorkingItem): number {
-  return item.relevance === null || item.rule === 'fail-open' ? Number.NEGATIVE_INFINITY : (rankingOf(item) as number);
-}
-
 function byRankingDesc(a: WorkingItem, b: WorkingItem): number {
-  const ka = orderKey(a);
-  const kb = orderKey(b);
+  const ka = orderValue(a, true) ?? Number.NEGATIVE_INFINITY;
+  const kb = orderValue(b, true) ?? Number.NEGATIVE_INFINITY;
   return ka > kb ? -1 : ka < kb ? 1 : a.rank - b.rank;
 }
 
-/**
- * Orders a returned group (already relevance-sorted): by the `ranking` signal when every item with
- * a relevance has one (a scorer whose best order is not its relevance order, e.g. the fast path's
- * BM25 blend), ties by input rank, fail-open items last; otherwise it stays in relevance order
- * (a router that degraded some pairs to a tier without `ranking` must not mix two scales). Keep/drop
- * has been decided before: this changes the order only.
- */
-export function orderForReturn(items: WorkingItem[]): void {
+/** Ranking desc, ties by input rank, fail-open last; insertion sort for the usual small k. */
+function sortByRanking(items: WorkingItem[]): void {
   const n = items.length;
-  if (n < 2) return;
-  for (let i = 0; i < n; i++) {
-    const item = items[i];
-    if (item.relevance !== null && item.rule !== 'fail-open' && rankingOf(item) === undefined) return;
-  }
   if (n > 32) {
     items.sort(byRankingDesc);
     return;
@@ -239,6 +218,19 @@ export function orderForReturn(items: WorkingItem[]): void {
     }
     items[j + 1] = item;
   }
+}
+
+/**
+ * Orders the returned groups (already relevance-sorted): by the `ranking` signal when every item of
+ * both groups with a relevance has one (a scorer whose best order is not its relevance order, e.g.
+ * the fast path's BM25 blend), ties by input rank, fail-open items last; otherwise both stay in
+ * relevance order (src/gate/order.ts: a router that degraded some pairs to a tier without `ranking`
+ * must not mix two scales). Keep/drop has been decided before: this changes the order only.
+ */
+export function orderForReturn(included: WorkingItem[], conflicting: WorkingItem[]): void {
+  if (!ordersByRanking([included, conflicting])) return;
+  sortByRanking(included);
+  sortByRanking(conflicting);
 }
 
 const EMPTY_ERRORS: readonly string[] = Object.freeze([]);
@@ -306,8 +298,7 @@ export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): G
   }
   if (conflicting.length > 1) sortByRelevance(conflicting);
   // maxKept and the fallback chose by relevance; the returned order follows the ranking signal.
-  orderForReturn(included);
-  orderForReturn(conflicting);
+  orderForReturn(included, conflicting);
 
   let sum = 0;
   let withRelevance = 0;

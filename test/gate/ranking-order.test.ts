@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createGate, createScoreCache, RANKING, rerouteResult } from '../../src/index.js';
-import type { ScorerPairResult } from '../../src/index.js';
+import type { Passage, ScorerPairResult } from '../../src/index.js';
+import { rerankingModel } from '../../src/adapters/ai-sdk/index.js';
+import { admittedItems } from '../../src/context/order.js';
 import { ids, passages, tableScorer } from './helpers.js';
 
 /** relevant and ranking per passage p<i>; ranking undefined = the pair has no ranking signal. */
@@ -138,5 +140,46 @@ describe('the returned order follows the ranking signal; keep/drop stays on rele
     ] as const;
     const r = await createGate({ scorer, policy: { rules } }).filter('q', passages(2));
     expect(ids(r.conflicting)).toEqual(['p1', 'p0']);
+  });
+});
+
+describe('the returned order reaches the context builder and the AI SDK adapter', () => {
+  const scorer = () =>
+    tableScorer({
+      p0: { relevant: 0.9, ranking: 0.2, contradicts_premise: 0 },
+      p1: { relevant: 0.8, ranking: 0.8, contradicts_premise: 0.9 },
+      p2: { relevant: 0.7, ranking: 0.5, contradicts_premise: 0 },
+    });
+  const rules = [
+    { name: 'conflict', when: { signal: 'contradicts_premise', op: '>', value: 0.5 }, route: 'conflicting' },
+    { name: 'keep', when: { signal: 'relevant', op: '>=', value: 0.5 }, route: 'included' },
+  ] as const;
+
+  it('admittedItems merges included and conflicting by ranking when every item has it', async () => {
+    const r = await createGate({ scorer: scorer(), policy: { rules } }).filter('q', passages(3));
+    expect(ids(r.included)).toEqual(['p2', 'p0']);
+    expect(ids(r.conflicting)).toEqual(['p1']);
+    expect(ids(admittedItems(r, true))).toEqual(['p1', 'p2', 'p0']);
+    expect(ids(admittedItems(r, false))).toEqual(['p2', 'p0']);
+  });
+
+  it('AI SDK rerank: ranking order, scored with the ranking signal (descending), relevance in the metadata', async () => {
+    // the adapter's passages carry the document text; answer by it
+    const table = scorer();
+    const textScorer = {
+      id: 'by-text',
+      score: (q: string, ps: readonly Passage[]) =>
+        table.score(
+          q,
+          ps.map((p) => ({ ...p, id: p.text })),
+        ),
+    };
+    const model = rerankingModel(createGate({ scorer: textScorer, policy: { rules } }));
+    const out = await model.doRerank({ documents: { type: 'text', values: ['p0', 'p1', 'p2'] }, query: 'q' });
+    expect(out.ranking).toEqual([
+      { index: 1, relevanceScore: 0.8 },
+      { index: 2, relevanceScore: 0.5 },
+      { index: 0, relevanceScore: 0.2 },
+    ]);
   });
 });

@@ -205,6 +205,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const gatePools: LabelledScore[][] = [];
   const judgedLists: JudgedGateList[] = [];
   let orderedByRanking = 0;
+  let emptyLists = 0;
   for (let q = 0; q < lists.length; q++) {
     const list = lists[q]!;
     const { scores, order } = await scoreCandidateListWithOrder(
@@ -218,6 +219,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     // The order the gate returns: by the ranking signal when the scorer gives it, else by the decision signal.
     const reranked = rerankOrder(list, order ?? scores);
     if (order !== null) orderedByRanking++;
+    else if (list.candidates.length === 0) emptyLists++; // nothing to order: counts for neither
     perQuery.push({
       queryId: list.queryId,
       ndcg10FirstStage: ndcgAt(firstOrder, list.judgments, 10),
@@ -264,7 +266,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       firstStage: meanOf(perQuery.map((p) => p.ndcg10FirstStage)),
       reranked: meanOf(perQuery.map((p) => p.ndcg10Reranked)),
     },
-    orderedBy: orderedByRanking === 0 ? signal : orderedByRanking === lists.length ? RANKING : 'mixed',
+    orderedBy: orderedByRanking === 0 ? signal : orderedByRanking + emptyLists === lists.length ? RANKING : 'mixed',
     map: { firstStage: meanOf(apFirst), reranked: meanOf(apReranked) },
     thresholds,
     targetPrecision,

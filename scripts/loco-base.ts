@@ -6,7 +6,8 @@
  *     the collection), and
  *   - the training collections' validation + test queries (what operating points may be fitted on
  *     without touching the held-out collection),
- * with their qrels grades, to OUT/fold-<collection>.json. `--shipped DIR` instead scores every
+ * with their qrels grades, and the fold model's ranking-blend λ (the training pipeline's choice), to
+ * OUT/fold-<collection>.json. `--shipped DIR` instead scores every
  * collection's validation + test + all queries with an existing model directory (OUT/shipped.json).
  * Features are computed once per collection per process (memoised) so the folds reuse them.
  *
@@ -23,6 +24,7 @@ import { splitQueries } from '../src/eval/splits.js';
 import { buildCorpusStats } from '../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../src/features/featurizer.js';
 import type { PlattParameters } from '../src/calibration/platt.js';
+import type { RankingBlend } from '../src/tiers/trees/ranking-blend.js';
 import { type PairFeaturizer, type RankingDataset, buildRankingDataset } from '../src/training/dataset.js';
 import { GRIDS, type GridName, discoverCollections } from '../src/training/fastpath-pipeline.js';
 import { trainFastPath } from '../src/training/train-fastpath.js';
@@ -132,7 +134,10 @@ function splitsOf(collection: Collection) {
 if (values.shipped !== undefined) {
   const dir = resolve(values.shipped);
   const modelBytes = new Uint8Array(readFileSync(join(dir, 'model.json')));
-  const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as { calibration?: PlattParameters };
+  const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as {
+    calibration?: PlattParameters;
+    rankingBlend?: RankingBlend;
+  };
   const out: Record<string, Record<string, ScoredQuery[]>> = {};
   for (const name of names) {
     const c = collectionOf(name);
@@ -144,7 +149,10 @@ if (values.shipped !== undefined) {
     };
     log(`loco-base: shipped: scored ${name}`);
   }
-  writeFileSync(join(outDir, 'shipped.json'), JSON.stringify({ calibration: meta.calibration ?? null, scores: out }));
+  writeFileSync(
+    join(outDir, 'shipped.json'),
+    JSON.stringify({ calibration: meta.calibration ?? null, rankingBlend: meta.rankingBlend ?? null, scores: out }),
+  );
   log(`loco-base: wrote ${join(outDir, 'shipped.json')}`);
 } else {
   const grid = GRIDS[values.grid as GridName];
@@ -188,6 +196,9 @@ if (values.shipped !== undefined) {
         chosen: { point: result.chosen.point, trees: result.chosen.trees },
         calibration: result.calibration,
         recommendedThreshold: result.threshold.threshold,
+        // The pipeline's ranking-blend λ (chosen on the training collections' validation queries only).
+        rankingBlend: result.rankingBlend?.blend ?? null,
+        rankingBlendSelection: result.rankingBlend ?? null,
         scores,
       }),
     );

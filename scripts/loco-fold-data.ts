@@ -3,6 +3,7 @@
  * scripts/loco-gate.ts / loco-fusion.ts read, and the nDCG@10 of one query under a given order.
  */
 import type { PlattParameters } from '../src/calibration/platt.js';
+import type { RankingBlend } from '../src/tiers/trees/ranking-blend.js';
 import { ndcgAt } from '../src/eval/metrics.js';
 
 export interface ScoredQuery {
@@ -27,6 +28,8 @@ export interface FoldFile {
   readonly trainedOn: string[];
   readonly calibration: PlattParameters | null;
   readonly recommendedThreshold: number;
+  /** The fold model's ranking blend as the training pipeline chose it; absent in folds written before it was added. */
+  readonly rankingBlend?: RankingBlend | null;
   readonly chosen: unknown;
   readonly scores: FoldScores;
 }

@@ -6,7 +6,8 @@
  *      (BM25 top 20 scored by the fold's model; nothing of H is used);
  *   2. apply it to H's judged queries (BM25 top 20) and report precision / recall / F1 of the kept
  *      set against keeping all 20, the share of queries with a relevant passage in the top 20 that
- *      get nothing kept, and nDCG@10 (BM25 top 100 vs reranked).
+ *      get nothing kept, and nDCG@10 (BM25 top 100 vs reranked in the order the gate returns: the
+ *      fold model's `ranking` signal with the λ the training pipeline chose for it, and the margin order).
  * With --shipped FILE (loco-base.ts --shipped output) it fits the shipped model's operating points
  * the same way on every collection's validation + test queries and prints them.
  *
@@ -29,6 +30,12 @@ import {
   thresholdMetrics,
 } from '../src/eval/operating-points.js';
 import { OPERATING_POINT_NAMES, type OperatingPointName } from '../src/gate/policies/operating-points.js';
+import {
+  lexicalEvidence,
+  type RankingBlend,
+  rankingLogit,
+  rankingProbability,
+} from '../src/tiers/trees/ranking-blend.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,17 +55,36 @@ function gateLists(queries: readonly ScoredQuery[], calibration: PlattParameters
   }));
 }
 
-function ndcg(queries: readonly ScoredQuery[]): { bm25: number; reranked: number } {
+/** The ranking signal of each candidate with the fold's λ, as the shipped scorer computes it. */
+function rankingOf(q: ScoredQuery, blend: RankingBlend): number[] {
+  if (q.f === undefined) throw new Error(`query ${q.q} has no per-pair features (re-run scripts/loco-base.ts)`);
+  const bm25 = q.f.bm25_all!;
+  const idf = q.f.query_idf_sum!;
+  return q.m.map((m, i) => rankingProbability(rankingLogit(m, lexicalEvidence(bm25[i]!, idf[i]!), blend.lambda)));
+}
+
+/**
+ * nDCG@10 of BM25, of the margin (relevance) order, and of the order the gate returns (the ranking
+ * signal when the fold model declares a blend; ties by BM25 rank, as the gate breaks them by input rank).
+ */
+function ndcg(
+  queries: readonly ScoredQuery[],
+  blend: RankingBlend | null,
+): { bm25: number; byRelevance: number; reranked: number } {
   let a = 0;
   let b = 0;
+  let c = 0;
   for (const q of queries) {
     a += queryNdcgAt10(
       q,
       q.m.map((_, i) => -i),
     );
-    b += queryNdcgAt10(q, q.m);
+    const m = queryNdcgAt10(q, q.m);
+    b += m;
+    c += blend === null ? m : queryNdcgAt10(q, rankingOf(q, blend));
   }
-  return { bm25: a / queries.length, reranked: b / queries.length };
+  const n = queries.length;
+  return { bm25: a / n, byRelevance: b / n, reranked: c / n };
 }
 
 function fmt(v: number | null, digits = 3): string {
@@ -125,10 +151,13 @@ if (values.shipped !== undefined) {
     const abs = thresholdMetrics(held, fold.recommendedThreshold);
     result.threshold = { threshold: fold.recommendedThreshold, metrics: abs };
     tables.threshold.push(row(`${fold.heldOut} (t = ${fmt(fold.recommendedThreshold)})`, abs));
-    const n = ndcg(heldQueries);
+    const blend = fold.rankingBlend ?? null;
+    const n = ndcg(heldQueries, blend);
     result.ndcg10 = n;
+    result.rankingBlend = blend;
+    const rel = (v: number) => `${v - n.bm25 >= 0 ? '+' : ''}${fmt((100 * (v - n.bm25)) / n.bm25, 2)} %`;
     ndcgRows.push(
-      `| ${fold.heldOut} | ${held.length} | ${fmt(n.bm25, 4)} | ${fmt(n.reranked, 4)} | ${n.reranked - n.bm25 >= 0 ? '+' : ''}${fmt(n.reranked - n.bm25, 4)} | ${n.reranked - n.bm25 >= 0 ? '+' : ''}${fmt((100 * (n.reranked - n.bm25)) / n.bm25, 1)} % |`,
+      `| ${fold.heldOut} | ${held.length} | ${fmt(n.bm25, 4)} | ${fmt(n.byRelevance, 4)} (${rel(n.byRelevance)}) | ${blend === null ? 'none' : blend.lambda} | ${fmt(n.reranked, 4)} | ${n.reranked - n.bm25 >= 0 ? '+' : ''}${fmt(n.reranked - n.bm25, 4)} | ${rel(n.reranked)} |`,
     );
     const oracle = oracleCutF1(held);
     result.oracleCutF1 = oracle;
@@ -158,14 +187,29 @@ if (values.shipped !== undefined) {
   w('Commands: `npx tsx scripts/loco-base.ts --grid loco --out /tmp/rg-loco/loco` then');
   w('`npx tsx scripts/loco-gate.ts --folds /tmp/rg-loco/loco`.\n');
   w('#### nDCG@10 on the held-out collection (BM25 top 100 reranked by the fold model)\n');
-  w('| held-out | queries | BM25 | reranked | Δ | relative |\n|---|---|---|---|---|---|');
-  for (const r of ndcgRows) w(r);
-  const gains = out.map((r) => {
-    const n = r.ndcg10 as { bm25: number; reranked: number };
-    return (n.reranked - n.bm25) / n.bm25;
-  });
   w(
-    `\nMean relative nDCG@10 gain over the held-out collections: ${gains.length === 0 ? 'n/a' : `${(100 * gains.reduce((a, b) => a + b, 0)) / gains.length >= 0 ? '+' : ''}${((100 * gains.reduce((a, b) => a + b, 0)) / gains.length).toFixed(2)} %`} (reranked above BM25 on ${gains.filter((g) => g > 0).length} of ${gains.length}).`,
+    "Reranked = the order the gate returns: the fold model's `ranking` signal, its λ chosen by the training pipeline on the training",
+  );
+  w(
+    "collections' validation queries only (src/training/ranking-blend-selection.ts). By relevance = the margin's order (before the blend).\n",
+  );
+  w(
+    '| held-out | queries | BM25 | by relevance (margin) | λ | reranked (ranking signal) | Δ | relative |\n|---|---|---|---|---|---|---|---|',
+  );
+  for (const r of ndcgRows) w(r);
+  const relGains = (key: 'reranked' | 'byRelevance') =>
+    out.map((r) => {
+      const n = r.ndcg10 as { bm25: number; reranked: number; byRelevance: number };
+      return (n[key] - n.bm25) / n.bm25;
+    });
+  const meanPct = (g: number[]) => {
+    const m = (100 * g.reduce((a, b) => a + b, 0)) / Math.max(1, g.length);
+    return g.length === 0 ? 'n/a' : `${m >= 0 ? '+' : ''}${m.toFixed(2)} %`;
+  };
+  const gains = relGains('reranked');
+  const marginGains = relGains('byRelevance');
+  w(
+    `\nMean relative nDCG@10 gain over the held-out collections: ${meanPct(gains)} in the order the gate returns (above BM25 on ${gains.filter((g) => g > 0).length} of ${gains.length}); by relevance (margin) ${meanPct(marginGains)} (above BM25 on ${marginGains.filter((g) => g > 0).length} of ${marginGains.length}).`,
   );
   for (const op of [...OPERATING_POINT_NAMES, 'threshold'] as const) {
     w(

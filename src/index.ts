@@ -30,7 +30,7 @@ export type {
   TierName,
 } from './types.js';
 export { isDetailedPairScore } from './types.js';
-export { RELEVANT, EVIDENCE, CONTRADICTS_PREMISE, INJECTION, STANDARD_SIGNALS } from './signals.js';
+export { RELEVANT, RANKING, EVIDENCE, CONTRADICTS_PREMISE, INJECTION, STANDARD_SIGNALS } from './signals.js';
 
 // Gate
 export {
@@ -145,6 +145,12 @@ export {
   type LoadFastPathScorerOptions,
 } from './tiers/trees/fast-path-scorer.js';
 export { loadTreeModel, type LoadTreeModelOptions, type TreeModelFormat } from './tiers/trees/load-tree-model.js';
+export {
+  lexicalEvidence,
+  rankingLogit,
+  rankingProbability,
+  type RankingBlend,
+} from './tiers/trees/ranking-blend.js';
 export {
   createTreeModel,
   type TreeModel,

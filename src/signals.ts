@@ -6,6 +6,15 @@
 
 /** P(the passage is relevant to the query). Every relevance scorer emits it. */
 export const RELEVANT = 'relevant';
+/**
+ * An ORDERING score in [0, 1]: higher = earlier in the returned list. Not a probability of
+ * relevance and never a keep/drop input: scorers that rank better with a second per-pair score
+ * than with `relevant` (the fast path's BM25 blend, src/tiers/trees/ranking-blend.ts) emit it, and
+ * the gate orders what it returns by it while keeping or dropping on `relevant`. A [0, 1] value
+ * (stored like every signal, validated by the cache) and a pure function of the pair, so a stored
+ * result is re-ordered without rescoring.
+ */
+export const RANKING = 'ranking';
 /** P(the passage states usable evidence for answering the query). */
 export const EVIDENCE = 'evidence';
 /** P(the passage contradicts a premise of the query). */

@@ -1,6 +1,6 @@
 /**
  * buildContext: turns a gate result into the prompt the LLM sees. Accepted and conflicting
- * passages go to separate blocks; passages are packed in relevance order into a token budget,
+ * passages go to separate blocks; passages are packed in the gate's returned order into a token budget,
  * each entry counted as rendered, and one that does not fit is dropped whole (or, with
  * `truncate`, cut at a word boundary). The packing is written once as a generator that asks
  * for token counts, so a synchronous and an asynchronous tokenizer share the same code.

@@ -126,9 +126,9 @@ export interface GatedContext<P extends Passage = Passage> {
   readonly system: string;
   /** The evidence blocks and the question. */
   readonly user: string;
-  /** Packed accepted passages, in relevance order. */
+  /** Packed accepted passages, in the gate's returned order (src/gate/order.ts). */
   readonly accepted: ReadonlyArray<ContextPassage<P>>;
-  /** Packed conflicting passages, in relevance order. */
+  /** Packed conflicting passages, in the gate's returned order (src/gate/order.ts). */
   readonly conflicting: ReadonlyArray<ContextPassage<P>>;
   /** Passages the gate let through that are not in the prompt, and why. */
   readonly dropped: ReadonlyArray<DroppedPassage<P>>;

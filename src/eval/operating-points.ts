@@ -259,6 +259,11 @@ export function fitOperatingPoints(
 export interface JudgedGateList extends GateList {
   readonly docIds: readonly string[];
   readonly judgments: ReadonlyMap<string, number>;
+  /**
+   * The order the gate returns the kept set in: the scorer's `ranking` signal per candidate when
+   * it emits one (the keep/drop still reads `relevances`); absent: relevance order.
+   */
+  readonly order?: readonly number[];
 }
 
 /** What `relevance-gate eval` reports for one operating point. */
@@ -269,7 +274,7 @@ export interface OperatingPointRow extends OperatingPointMetrics {
   readonly f1Ratio: number;
   /** nothingKept / queriesWithRelevant (null when no query has a relevant candidate). */
   readonly nothingKeptShare: number | null;
-  /** Mean nDCG@10 of the KEPT list (relevance order; dropped passages count as not returned). */
+  /** Mean nDCG@10 of the KEPT list in the order the gate returns it (`order`, else relevance; dropped passages count as not returned). */
   readonly ndcg10Kept: number | null;
 }
 
@@ -283,10 +288,11 @@ export function operatingPointRows(
     const m = operatingPointMetrics(lists, point);
     const ndcgs: Array<number | null> = lists.map((list) => {
       const t = operatingPointThreshold(point, list.relevances);
+      const order = list.order ?? list.relevances;
       const kept = list.docIds
-        .map((id, i) => ({ id, r: list.relevances[i]!, i }))
+        .map((id, i) => ({ id, r: list.relevances[i]!, o: order[i]!, i }))
         .filter((x) => x.r >= t)
-        .sort((a, b) => b.r - a.r || a.i - b.i)
+        .sort((a, b) => b.o - a.o || a.i - b.i)
         .map((x) => x.id);
       return ndcgAt(kept, list.judgments, 10);
     });

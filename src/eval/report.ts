@@ -68,7 +68,7 @@ export function summarizeReport(report: EvalReport): string {
   return [
     `collection ${report.collection.name}: ${report.queries} queries, BM25 top ${report.k} reranked, gate on top ${report.gateK}` +
       (report.retrievalRank ? ' (BM25 rank passed as retrieval_rank)' : ' (text only)'),
-    `nDCG@10  first stage ${pct(report.ndcg10.firstStage)}  reranked ${pct(report.ndcg10.reranked)}`,
+    `nDCG@10  first stage ${pct(report.ndcg10.firstStage)}  reranked ${pct(report.ndcg10.reranked)} (ordered by ${report.orderedBy})`,
     `MAP@${report.k}  first stage ${pct(report.map.firstStage)}  reranked ${pct(report.map.reranked)}`,
     t
       ? `threshold for precision >= ${report.targetPrecision} on these queries: ${t.threshold.toFixed(4)} (precision ${pct(t.precision)}, recall ${pct(t.recall)})`

@@ -4,7 +4,7 @@
  * first-stage top `gateK`, the threshold reaching a target precision, and the gate at a given threshold.
  * Library function behind `relevance-gate eval` and the training script's test report.
  */
-import { RELEVANT } from '../signals.js';
+import { RANKING, RELEVANT } from '../signals.js';
 import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
 import type { Passage, Scorer, ScorerPairResult } from '../types.js';
 import { isDetailedPairScore } from '../types.js';
@@ -83,6 +83,12 @@ export interface EvalReport {
     readonly b: number;
   };
   readonly ndcg10: { readonly firstStage: number | null; readonly reranked: number | null };
+  /**
+   * What `reranked` (nDCG, MAP, the operating points' kept lists) is ordered by, as the gate orders:
+   * `ranking` when the scorer gave that signal for every pair, else the decision signal; `mixed`
+   * when only some queries had it.
+   */
+  readonly orderedBy: string;
   /** MAP over the top-k lists (relevant docs outside the top k count as missed). */
   readonly map: { readonly firstStage: number | null; readonly reranked: number | null };
   /** Precision/recall/F1 of keeping first-stage top-gateK candidates with score >= threshold, pooled over queries. */
@@ -122,6 +128,25 @@ export async function scoreCandidateList(
   signal = RELEVANT,
   retrievalRank = true,
 ): Promise<Float64Array> {
+  return (await scoreCandidateListWithOrder(collection, scorer, list, signal, retrievalRank)).scores;
+}
+
+/** A list's scores (the decision signal) and the order the gate would return it in. */
+export interface ScoredCandidates {
+  /** The decision signal per candidate (first-stage order). */
+  readonly scores: Float64Array;
+  /** The `ranking` signal per candidate when the scorer gave it for every one (the gate then orders by it); else null. */
+  readonly order: Float64Array | null;
+}
+
+/** scoreCandidateList, plus the `ranking` signal the gate orders by when every pair has it. */
+export async function scoreCandidateListWithOrder(
+  collection: Collection,
+  scorer: Scorer,
+  list: CandidateList,
+  signal = RELEVANT,
+  retrievalRank = true,
+): Promise<ScoredCandidates> {
   const passages: Passage[] = list.candidates.map((c) => {
     const p = toPassage(collection.docById.get(c.docId)!);
     return retrievalRank ? { ...p, features: { retrieval_rank: c.rank } } : p;
@@ -133,6 +158,7 @@ export async function scoreCandidateList(
     );
   }
   const scores = new Float64Array(passages.length);
+  let order: Float64Array | null = new Float64Array(passages.length);
   for (let i = 0; i < passages.length; i++) {
     const p = signalOf(results[i], signal);
     if (p === null) {
@@ -141,8 +167,13 @@ export async function scoreCandidateList(
       );
     }
     scores[i] = p;
+    if (order !== null) {
+      const o = signalOf(results[i], RANKING);
+      if (o === null || o < 0 || o > 1) order = null;
+      else order[i] = o;
+    }
   }
-  return scores;
+  return { scores, order: passages.length === 0 ? null : order };
 }
 
 /** Candidate order after reranking: by score descending, ties by first-stage rank. */
@@ -173,11 +204,22 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const apReranked: Array<number | null> = [];
   const gatePools: LabelledScore[][] = [];
   const judgedLists: JudgedGateList[] = [];
+  let orderedByRanking = 0;
+  let emptyLists = 0;
   for (let q = 0; q < lists.length; q++) {
     const list = lists[q]!;
-    const scores = await scoreCandidateList(collection, scorer, list, signal, options.retrievalRank ?? true);
+    const { scores, order } = await scoreCandidateListWithOrder(
+      collection,
+      scorer,
+      list,
+      signal,
+      options.retrievalRank ?? true,
+    );
     const firstOrder = list.candidates.map((c) => c.docId);
-    const reranked = rerankOrder(list, scores);
+    // The order the gate returns: by the ranking signal when the scorer gives it, else by the decision signal.
+    const reranked = rerankOrder(list, order ?? scores);
+    if (order !== null) orderedByRanking++;
+    else if (list.candidates.length === 0) emptyLists++; // nothing to order: counts for neither
     perQuery.push({
       queryId: list.queryId,
       ndcg10FirstStage: ndcgAt(firstOrder, list.judgments, 10),
@@ -192,6 +234,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       relevant: top.map((c) => c.grade > 0),
       docIds: top.map((c) => c.docId),
       judgments: list.judgments,
+      ...(order === null ? {} : { order: top.map((_, i) => order[i]!) }),
     });
     options.onProgress?.(q + 1, lists.length);
   }
@@ -223,6 +266,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       firstStage: meanOf(perQuery.map((p) => p.ndcg10FirstStage)),
       reranked: meanOf(perQuery.map((p) => p.ndcg10Reranked)),
     },
+    orderedBy: orderedByRanking === 0 ? signal : orderedByRanking + emptyLists === lists.length ? RANKING : 'mixed',
     map: { firstStage: meanOf(apFirst), reranked: meanOf(apReranked) },
     thresholds,
     targetPrecision,

@@ -5,6 +5,7 @@
  */
 import type { Passage, SignalProbabilities } from '../types.js';
 import { plattProbability } from '../calibration/platt.js';
+import { orderValue, ordersByRanking } from './order.js';
 import type { CompiledPolicy } from './policy.js';
 import { evaluateRules, NO_RULE_MATCHED, RULE_MISSING_SIGNAL } from './policies/rules.js';
 import type { GateItem, GateResult, GateStats, GateTier, GateTimings, Route, UnscoredReason } from './types.js';
@@ -195,6 +196,43 @@ export function sortByRelevance(items: WorkingItem[]): void {
   }
 }
 
+function byRankingDesc(a: WorkingItem, b: WorkingItem): number {
+  const ka = orderValue(a, true) ?? Number.NEGATIVE_INFINITY;
+  const kb = orderValue(b, true) ?? Number.NEGATIVE_INFINITY;
+  return ka > kb ? -1 : ka < kb ? 1 : a.rank - b.rank;
+}
+
+/** Ranking desc, ties by input rank, fail-open last; insertion sort for the usual small k. */
+function sortByRanking(items: WorkingItem[]): void {
+  const n = items.length;
+  if (n > 32) {
+    items.sort(byRankingDesc);
+    return;
+  }
+  for (let i = 1; i < n; i++) {
+    const item = items[i];
+    let j = i - 1;
+    while (j >= 0 && byRankingDesc(items[j], item) > 0) {
+      items[j + 1] = items[j];
+      j--;
+    }
+    items[j + 1] = item;
+  }
+}
+
+/**
+ * Orders the returned groups (already relevance-sorted): by the `ranking` signal when every item of
+ * both groups with a relevance has one (a scorer whose best order is not its relevance order, e.g.
+ * the fast path's BM25 blend), ties by input rank, fail-open items last; otherwise both stay in
+ * relevance order (src/gate/order.ts: a router that degraded some pairs to a tier without `ranking`
+ * must not mix two scales). Keep/drop has been decided before: this changes the order only.
+ */
+export function orderForReturn(included: WorkingItem[], conflicting: WorkingItem[]): void {
+  if (!ordersByRanking([included, conflicting])) return;
+  sortByRanking(included);
+  sortByRanking(conflicting);
+}
+
 const EMPTY_ERRORS: readonly string[] = Object.freeze([]);
 
 export interface FinalizeInput<P extends Passage> {
@@ -208,7 +246,7 @@ export interface FinalizeInput<P extends Passage> {
   readonly errors: string[] | undefined;
 }
 
-/** Applies minKept/fallback and maxKept, orders the groups, and computes stats. */
+/** Applies minKept/fallback and maxKept (by relevance), orders the groups (orderForReturn), and computes stats. */
 export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): GateResult<P> {
   const { items, state } = input;
   const policy = state.policy;
@@ -259,6 +297,8 @@ export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): G
     for (let i = 0; i < items.length; i++) if (items[i].route === 'excluded') excluded.push(items[i]);
   }
   if (conflicting.length > 1) sortByRelevance(conflicting);
+  // maxKept and the fallback chose by relevance; the returned order follows the ranking signal.
+  orderForReturn(included, conflicting);
 
   let sum = 0;
   let withRelevance = 0;

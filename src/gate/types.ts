@@ -249,9 +249,13 @@ export interface GateTimings {
 export interface GateResult<P extends Passage = Passage> {
   readonly query: string;
   readonly queryClass: string | undefined;
-  /** Ordered by relevance desc (ties: input rank); fail-open items last. */
+  /**
+   * Ordered by the `ranking` signal desc when every item has one (the fast path with a ranking
+   * blend), else by relevance desc; ties: input rank; fail-open items last. Which items are here
+   * (threshold, operating point, maxKept, fallback) is decided on relevance either way.
+   */
   readonly included: ReadonlyArray<GateItem<P>>;
-  /** Ordered by relevance desc (ties: input rank). */
+  /** Ordered as `included` (by `ranking` when every item has it, else relevance; ties: input rank). */
   readonly conflicting: ReadonlyArray<GateItem<P>>;
   /** In input rank order. */
   readonly excluded: ReadonlyArray<GateItem<P>>;

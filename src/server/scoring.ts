@@ -15,6 +15,7 @@ import {
   type GateResult,
   type Passage,
 } from '../index.js';
+import { RANKING } from '../signals.js';
 import type { ServerConfig } from './config.js';
 import type { LagTracker } from './lag.js';
 import { ApiError } from './errors.js';
@@ -219,24 +220,39 @@ export function toApiError(error: unknown): ApiError {
 
 export interface RankedScore {
   readonly index: number;
-  /** The relevance probability the gate decided with (calibrated when configured). */
+  /**
+   * What the documents are ordered by: the `ranking` signal when the scorer gave it for every
+   * document (the fast path with a ranking blend), else the relevance probability the gate
+   * decided with (calibrated when configured).
+   */
   readonly score: number;
-  /** The tier's raw value (logit / margin) of the relevance signal. */
+  /** The tier's raw value (logit / margin) of that signal. */
   readonly raw: number;
+}
+
+function rankingOf(item: GateItem): number | undefined {
+  const v = item.signals?.[RANKING];
+  return typeof v === 'number' && v >= 0 && v <= 1 ? v : undefined;
+}
+
+function logitOf(p: number): number {
+  const c = Math.min(1 - 1e-15, Math.max(1e-15, p));
+  return Math.log(c / (1 - c));
 }
 
 function rawOf(item: GateItem, relevance: number): number {
   const raw = item.raw;
   if (raw !== undefined) for (const name of RELEVANCE_SIGNALS) if (typeof raw[name] === 'number') return raw[name];
   // A scorer that reports probabilities only: its logit.
-  const p = Math.min(1 - 1e-15, Math.max(1e-15, relevance));
-  return Math.log(p / (1 - p));
+  return logitOf(relevance);
 }
 
 /**
- * Every document's score, best first (ties: input order). A rerank answer needs every document
- * scored: pairs the deadline cut off make it an overload answer (retry later), pairs the scorer
- * failed a backend error — never a made-up score.
+ * Every document's score, best first (ties: input order). The order (and the score reported) is
+ * the gate's returned order: the `ranking` signal when every document has one, else relevance
+ * (docs/server.md "Scores and order"). A rerank answer needs every document scored: pairs the
+ * deadline cut off make it an overload answer (retry later), pairs the scorer failed a backend
+ * error — never a made-up score.
  */
 export function rankAll(outcome: ScoreOutcome): RankedScore[] {
   const { result, model } = outcome;
@@ -252,6 +268,13 @@ export function rankAll(outcome: ScoreOutcome): RankedScore[] {
       continue;
     }
     out[item.rank] = { index: item.rank, score: relevance, raw: rawOf(item, relevance) };
+  }
+  if (failed === 0 && timedOut === 0 && items.length > 0 && items.every((item) => rankingOf(item) !== undefined)) {
+    for (const item of items) {
+      const ranking = rankingOf(item) as number;
+      const raw = item.raw?.[RANKING];
+      out[item.rank] = { index: item.rank, score: ranking, raw: typeof raw === 'number' ? raw : logitOf(ranking) };
+    }
   }
   if (failed > 0)
     throw new ApiError('backend', `scoring failed for ${failed} of ${items.length} documents (model ${model.name})`);

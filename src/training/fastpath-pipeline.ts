@@ -274,6 +274,7 @@ export async function runFastPathPipeline(options: FastPathPipelineOptions): Pro
     targetPrecision: options.targetPrecision,
     trainedOn: names,
     ...(training.calibration ? { calibration: training.calibration } : {}),
+    ...(training.rankingBlend ? { rankingBlend: training.rankingBlend.blend } : {}),
     provenance: {
       hyperparameters: {
         ...(lambdaMart
@@ -358,6 +359,15 @@ export async function runFastPathPipeline(options: FastPathPipelineOptions): Pro
         trees: training.chosen.trees,
       },
       threshold: training.threshold,
+      ...(training.rankingBlend
+        ? {
+            rankingBlend: {
+              lambda: training.rankingBlend.blend.lambda,
+              rule: training.rankingBlend.rule,
+              grid: training.rankingBlend.grid,
+            },
+          }
+        : {}),
       trainRows: training.trainRows,
       validationRows: training.validationRows,
       test: tests.map((t) => ({

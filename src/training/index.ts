@@ -10,6 +10,14 @@ export {
   type FastPathPipelineOptions,
   type FastPathPipelineResult,
 } from './fastpath-pipeline.js';
+export {
+  chooseRankingBlend,
+  rankingScores,
+  RANKING_BLEND_LAMBDAS,
+  RANKING_BLEND_RULE,
+  type RankingBlendCandidate,
+  type RankingBlendSelection,
+} from './ranking-blend-selection.js';
 export { trainLambdaMart, type LambdaMartParams, type LambdaMartResult } from './lambdamart.js';
 export {
   trainXGBoost,

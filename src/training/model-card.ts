@@ -199,6 +199,7 @@ export function renderModelCard(input: ModelCardInput): string {
           `(\`meta.json\` calibration: relevance = 1 / (1 + exp(-(${input.training.calibration.a.toFixed(6)} × margin + ${input.training.calibration.b.toFixed(6)}))).`,
         ]
       : []),
+    ...rankingBlendLines(input.training, options.names),
     '',
     '## Recommended threshold',
     '',
@@ -216,7 +217,8 @@ export function renderModelCard(input: ModelCardInput): string {
     '## Results on the TEST queries',
     '',
     `Produced by running \`relevance-gate eval --queries test\` on the written model in a fresh process per collection`,
-    `(per-collection corpus statistics built from its docs.jsonl). Reranking: BM25 top ${options.k}. "with rank" = passages`,
+    `(per-collection corpus statistics built from its docs.jsonl). Reranking: BM25 top ${options.k}, in the order the gate returns`,
+    `(${input.training.rankingBlend ? 'the `ranking` signal, see "Ranking blend"' : 'relevance'}). "with rank" = passages`,
     'carry their BM25 rank as retrieval_rank (the eval default); "text only" = `--no-retrieval-rank`.',
     '',
     '| collection | test q | nDCG@10 BM25 | reranked (with rank) | Δ | reranked (text only) | Δ |',
@@ -284,4 +286,30 @@ export function renderModelCard(input: ModelCardInput): string {
     '',
   );
   return lines.join('\n');
+}
+
+/** The ranking blend's λ and the validation table it was chosen from (nothing when the model has none). */
+function rankingBlendLines(training: TrainFastPathResult, names: readonly string[]): string[] {
+  const rb = training.rankingBlend;
+  if (rb === null) return [];
+  const pct = (v: number | undefined): string =>
+    v === undefined ? 'n/a' : `${v >= 0 ? '+' : ''}${(100 * v).toFixed(2)} %`;
+  return [
+    '',
+    '## Ranking blend (the order of what the gate returns)',
+    '',
+    `The scorer emits a second signal, \`ranking\` = σ((margin + λ · e) / (1 + λ)) with e = bm25_all / (2.2 · query_idf_sum)`,
+    `(the extractor's title+body BM25 over its per-query bound), **λ = ${rb.blend.lambda}** (\`meta.json\` rankingBlend). The gate keeps or`,
+    'drops on `relevant` (threshold, operating points) and orders what it returns by `ranking`. λ is chosen after the trees,',
+    `on the validation queries (BM25 top 100, retrieval_rank given): ${rb.rule}. Relative nDCG@10 gain over BM25 on validation:`,
+    '',
+    `| λ | ${names.join(' | ')} | worst | mean |`,
+    `|---|${names.map(() => '---|').join('')}---|---|`,
+    ...rb.grid.map(
+      (c) =>
+        `| ${c.lambda === rb.blend.lambda ? `**${c.lambda}**` : c.lambda} | ${names.map((n) => pct(c.relativeGain[n])).join(' | ')} | ${pct(c.worstGain)} | ${pct(c.meanGain)} |`,
+    ),
+    '',
+    'λ = 0 orders by the margin alone (the order of `relevant`).',
+  ];
 }

@@ -14,6 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { PlattParameters } from '../calibration/platt.js';
 import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, TOKENIZER_VERSION } from '../features/schema.js';
 import { readTreeModelIR } from '../tiers/trees/load-tree-model.js';
+import type { RankingBlend } from '../tiers/trees/ranking-blend.js';
 import { writeXGBoostJson } from '../tiers/trees/xgboost-json-writer.js';
 import type { SplitsFile } from '../eval/query-set.js';
 import { SPLITS_FILE } from '../eval/query-set.js';
@@ -31,6 +32,8 @@ export interface FastPathMetaInput {
   readonly trainedOn: readonly string[];
   /** relevance = σ(a·margin + b) (src/calibration/platt.ts). */
   readonly calibration?: PlattParameters;
+  /** The ordering signal's blend weight (src/tiers/trees/ranking-blend.ts); absent: no `ranking` signal. */
+  readonly rankingBlend?: RankingBlend;
   /** Everything else worth keeping (hyperparameters, seed, library versions). Must be deterministic. */
   readonly provenance: Readonly<Record<string, unknown>>;
 }
@@ -55,6 +58,7 @@ export function buildMeta(input: FastPathMetaInput): Record<string, unknown> {
     statsFile: STATS_FILE,
     trainedOn: input.trainedOn,
     ...(input.calibration ? { calibration: input.calibration } : {}),
+    ...(input.rankingBlend ? { rankingBlend: { lambda: input.rankingBlend.lambda } } : {}),
     ...input.provenance,
   };
 }

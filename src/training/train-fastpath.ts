@@ -5,7 +5,8 @@
  *   3. lexical features from the native extractor with each collection's own corpus statistics;
  *   4. train each grid point on TRAIN, pick the best macro validation nDCG@10;
  *   5. recommended threshold: highest recall at precision >= target on the VALIDATION queries'
- *      first-stage top gateK, pooled over collections.
+ *      first-stage top gateK, pooled over collections;
+ *   6. the ranking blend's λ on the VALIDATION queries (the trees and probabilities stay as chosen).
  * Test queries are never looked at here; the script evaluates them afterwards with the shipped files.
  * Everything is deterministic: sorted ids, seeded splits, fixed training seed, single-threaded XGBoost.
  */
@@ -26,6 +27,7 @@ import { integerInRange, probability } from '../util/validate-options.js';
 import type { CandidateList } from '../eval/candidates.js';
 import { type QuerySplit, fnv1a, splitQueries } from '../eval/splits.js';
 import { type DatasetSource, type PairFeaturizer, type RankingDataset, buildRankingDataset } from './dataset.js';
+import { type RankingBlendSelection, chooseRankingBlend } from './ranking-blend-selection.js';
 import {
   type GridPoint,
   type TrainingBackend,
@@ -92,6 +94,11 @@ export interface TrainFastPathResult {
   readonly calibration: PlattParameters | null;
   readonly chosen: ValidationResult;
   readonly grid: readonly ValidationResult[];
+  /**
+   * The ranking blend's λ, chosen on validation after the trees (src/training/ranking-blend-selection.ts);
+   * null when the features lack bm25_all / query_idf_sum (the model then declares none).
+   */
+  readonly rankingBlend: RankingBlendSelection | null;
   readonly featureNames: readonly string[];
   readonly splits: SplitsFile;
   /** Threshold chosen on validation (pooled over collections), with its validation precision/recall. */
@@ -274,6 +281,13 @@ export async function trainFastPath(
       `(precision ${threshold.precision?.toFixed(3)}, recall ${threshold.recall?.toFixed(3)})`,
   );
 
+  const rankingBlend = chooseRankingBlend(validation, margins) ?? null;
+  if (rankingBlend !== null) {
+    log(
+      `train-fastpath: ranking blend lambda ${rankingBlend.blend.lambda} (${rankingBlend.rule}): validation nDCG@10 relative gain worst ${rankingBlend.chosen.worstGain.toFixed(4)}, mean ${rankingBlend.chosen.meanGain.toFixed(4)}`,
+    );
+  }
+
   const firstStageNdcg = ndcgByCollection(validation, null);
   const rerankedNdcg = ndcgByCollection(validation, validationScores);
   const collections: CollectionSummary[] = loaded.map((l) => {
@@ -324,6 +338,7 @@ export async function trainFastPath(
     calibration,
     chosen: best,
     grid: results,
+    rankingBlend,
     featureNames: train.featureNames,
     splits,
     threshold,

@@ -67,8 +67,11 @@ describe('RelevanceGateCompressor in a ContextualCompressionRetriever (real Lang
         expect(d.pageContent).toBe(original.pageContent);
         expect(d.metadata.bm25).toBe(original.metadata.bm25);
       }
+      // The gate's returned order: by the shipped model's ranking signal (relevanceScore stays the relevance).
       for (let i = 1; i < gated.length; i++)
-        expect(gated[i - 1].metadata.relevanceScore).toBeGreaterThanOrEqual(gated[i].metadata.relevanceScore);
+        expect(gated[i - 1].metadata.relevanceGate.signals.ranking).toBeGreaterThanOrEqual(
+          gated[i].metadata.relevanceGate.signals.ranking,
+        );
       if (expected.excluded.length > 0 && expected.included.length > 0) sawExclusion = true;
     }
     // The gate decided something on real data: some documents kept, some dropped.

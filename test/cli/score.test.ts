@@ -10,7 +10,7 @@ const cli = ['--import', 'tsx', 'src/cli/main.ts'];
 
 interface ScoreJson {
   threshold: number;
-  included: Array<{ id: string; relevance: number }>;
+  included: Array<{ id: string; relevance: number; signals: Record<string, number> }>;
   excluded: Array<{ id: string; relevance: number | null }>;
   stats: { retrieved: number; returned: number; scored: number };
 }
@@ -26,9 +26,10 @@ describe('relevance-gate score', () => {
     expect(out.included.length).toBeLessThan(20);
     for (const item of out.included) expect(item.relevance).toBeGreaterThanOrEqual(out.threshold);
     for (const item of out.excluded) expect(item.relevance ?? 0).toBeLessThan(out.threshold);
-    // Included passages come ordered by relevance, highest first.
-    const rel = out.included.map((i) => i.relevance);
-    expect([...rel].sort((a, b) => b - a)).toEqual(rel);
+    // Included passages come in the gate's returned order: by the shipped model's ranking signal.
+    const ranking = out.included.map((i) => i.signals.ranking!);
+    for (const r of ranking) expect(r).toBeGreaterThanOrEqual(0);
+    expect([...ranking].sort((a, b) => b - a)).toEqual(ranking);
   });
 
   it('prints a readable table by default and honours --threshold', async () => {

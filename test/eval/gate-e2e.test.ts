@@ -14,9 +14,11 @@ import { loadCollection, type Collection } from '../../src/eval/collection.js';
 import { createBm25FirstStage } from '../../src/eval/first-stage.js';
 import { buildCandidateLists, toPassage } from '../../src/eval/candidates.js';
 import { runEval } from '../../src/eval/run-eval.js';
+import { ndcgAt } from '../../src/eval/metrics.js';
 import { runEvalCommand } from '../../src/eval/eval-command.js';
 import { readSplitsFile, resolveQuerySet } from '../../src/eval/query-set.js';
 import { InvalidArgumentError } from '../../src/errors.js';
+import { RANKING } from '../../src/signals.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const MODEL = join(ROOT, 'models', 'fastpath-lexical');
@@ -62,11 +64,14 @@ describe('gate end to end with the shipped fast-path model on MED', () => {
       expect(result.stats.threshold).toBe(threshold);
       for (const item of result.included) expect(item.relevance!).toBeGreaterThanOrEqual(threshold);
       for (const item of result.excluded) expect(item.relevance!).toBeLessThan(threshold);
+      // Returned in the order of the ranking signal when the model emits one, else of relevance.
+      const orderKey = (item: (typeof result.included)[number]): number =>
+        scorer.signals.includes(RANKING) ? item.signals![RANKING]! : item.relevance!;
       for (let i = 1; i < result.included.length; i++) {
-        expect(result.included[i]!.relevance!).toBeLessThanOrEqual(result.included[i - 1]!.relevance!);
+        expect(orderKey(result.included[i]!)).toBeLessThanOrEqual(orderKey(result.included[i - 1]!));
       }
       if (result.included.length > 0) {
-        expect(result.stats.maxRelevance).toBe(result.included[0]!.relevance);
+        expect(result.stats.maxRelevance).toBe(Math.max(...result.included.map((it) => it.relevance!)));
       }
       kept += result.included.length;
       dropped += result.excluded.length;
@@ -117,6 +122,31 @@ describe('gate end to end with the shipped fast-path model on MED', () => {
     expect(precise!.keptPerQuery).toBeLessThanOrEqual(balanced!.keptPerQuery);
     expect(balanced!.keptPerQuery).toBeLessThanOrEqual(related!.keptPerQuery);
     expect(related!.recall!).toBeGreaterThanOrEqual(precise!.recall!);
+  }, 60_000);
+
+  it("eval's reranked nDCG@10 is that of the order the gate returns (top 100, everything kept)", async () => {
+    const ids = resolveQuerySet(collection, 'default', readSplitsFile(join(MODEL, 'splits.json'))).queryIds;
+    const lists = buildCandidateLists(collection, createBm25FirstStage(collection), ids, 100);
+    const report = await runEval({ collection, scorer, queryIds: ids, k: 100, gateK: 20 });
+    expect(report.orderedBy).toBe(scorer.signals.includes(RANKING) ? RANKING : 'relevant');
+    const gate = createGate({ scorer, policy: { threshold: 0 } });
+    let sum = 0;
+    for (const [q, list] of lists.entries()) {
+      const passages = list.candidates.map((c) => ({
+        ...toPassage(collection.docById.get(c.docId)!),
+        features: { retrieval_rank: c.rank },
+      }));
+      const result = await gate.filter(list.queryText, passages);
+      expect(result.included).toHaveLength(list.candidates.length);
+      const ndcg = ndcgAt(
+        result.included.map((i) => i.id),
+        list.judgments,
+        10,
+      )!;
+      expect(ndcg).toBeCloseTo(report.perQuery[q]!.ndcg10Reranked!, 12);
+      sum += ndcg;
+    }
+    expect(report.ndcg10.reranked).toBeCloseTo(sum / lists.length, 12);
   }, 60_000);
 
   it('relevance-gate eval writes the JSON report and the SVG plot', async () => {

@@ -131,9 +131,9 @@ describe('pairs degraded to a tier without a signal (run time)', () => {
 });
 
 describe('the shipped fast-path model with the default policy', () => {
-  it('declares only `relevant` and excludes nothing for a missing signal', async () => {
+  it('declares `relevant` and `ranking` only and excludes nothing for a missing signal', async () => {
     const scorer = await loadFastPathScorer();
-    expect(scorer.signals).toEqual(['relevant']);
+    expect(scorer.signals).toEqual(['relevant', 'ranking']);
     const r = await createGate({ scorer }).filter(request.query, request.passages);
     const items = [...r.included, ...r.conflicting, ...r.excluded];
     expect(items).toHaveLength(request.passages.length);
@@ -143,7 +143,7 @@ describe('the shipped fast-path model with the default policy', () => {
     expect(r.included.length).toBeGreaterThan(0);
     // The default rules need signals this model does not have: refused up front, not 20 silent exclusions.
     expect(() => createGate({ scorer, policy: { rules: DEFAULT_ROUTING_RULES } })).toThrow(
-      /rule "injection" reads signal "injection", which scorer "fastpath\/.+" does not produce \(its signals: "relevant"\)/,
+      /rule "injection" reads signal "injection", which scorer "fastpath\/.+" does not produce \(its signals: "relevant", "ranking"\)/,
     );
   });
 });

@@ -55,7 +55,7 @@ const all = (r: GateJson): GateItemJson[] => [...r.included, ...r.conflicting, .
 
 describe('POST /v1/gate', () => {
   it('returns every passage decision with the library relevance', async () => {
-    const expected = await libraryScores(sample.query, sample.documents);
+    const expected = await libraryScores(sample.query, sample.documents, 'relevance');
     const res = await postJson(`${url}/v1/gate`, { query: sample.query, passages: sample.documents });
     expect(res.status).toBe(200);
     const body = res.body as GateJson;

@@ -6,7 +6,7 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { createGate, loadFastPathScorer, type Passage, type Scorer } from '../../src/index.js';
+import { createGate, loadFastPathScorer, type Passage, RANKING, type Scorer } from '../../src/index.js';
 import { startServer, type RelevanceGateServer, type ServerConfigInput } from '../../src/server/index.js';
 import { packageRoot } from '../../src/util/package-root.js';
 
@@ -90,16 +90,26 @@ export function scifactRequests(count: number, docsPerQuery = 8): QueryWithDocs[
   return out;
 }
 
-/** The library's relevance for each document (index order), through createGate like the server. */
-export async function libraryScores(query: string, documents: readonly string[]): Promise<number[]> {
+/**
+ * The library's score for each document (index order), through createGate like the server:
+ * `'rerank'` = what the rerank protocols report (the `ranking` signal when every document has it,
+ * else the relevance), `'relevance'` = the relevance the gate decided with.
+ */
+export async function libraryScores(
+  query: string,
+  documents: readonly string[],
+  which: 'rerank' | 'relevance' = 'rerank',
+): Promise<number[]> {
   const scorer = await loadFastPathScorer(FASTPATH_DIR);
   try {
     const gate = createGate({ scorer, policy: { relevanceSignal: ['relevant'] } });
     const passages: Passage[] = documents.map((text, i) => ({ id: String(i), text }));
     const result = await gate.filter(query, passages);
+    const items = [...result.included, ...result.conflicting, ...result.excluded];
+    const byRanking = which === 'rerank' && items.every((item) => typeof item.signals?.[RANKING] === 'number');
     const scores = new Array<number>(documents.length);
-    for (const item of [...result.included, ...result.conflicting, ...result.excluded])
-      scores[item.rank] = item.relevance as number;
+    for (const item of items)
+      scores[item.rank] = byRanking ? (item.signals?.[RANKING] as number) : (item.relevance as number);
     return scores;
   } finally {
     scorer.model.dispose();

@@ -76,14 +76,17 @@ describe('POST /rerank', () => {
     const body = raw.body as Array<{ index: number; score: number; text: string }>;
     const meta = JSON.parse(readFileSync(join(FASTPATH_DIR, 'meta.json'), 'utf8')) as {
       calibration: { a: number; b: number };
+      rankingBlend?: { lambda: number };
     };
     const { a, b } = meta.calibration;
     expect(body.map((r) => r.index)).toEqual(probs.map((r) => r.index));
     for (const r of body) {
       expect(r.text).toBe(sample.documents[r.index]);
       const p = probs.find((x) => x.index === r.index)?.score as number;
-      // The shipped model's probability is its Platt calibration of the raw margin.
-      expect(1 / (1 + Math.exp(-(a * r.score + b)))).toBeCloseTo(p, 12);
+      // With a ranking blend the score is the ranking signal σ(z) and raw its z; without, the
+      // probability is the Platt calibration of the raw margin.
+      if (meta.rankingBlend !== undefined) expect(1 / (1 + Math.exp(-r.score))).toBeCloseTo(p, 12);
+      else expect(1 / (1 + Math.exp(-(a * r.score + b)))).toBeCloseTo(p, 12);
     }
   });
 

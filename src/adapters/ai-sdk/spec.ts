@@ -27,7 +27,7 @@ export type RerankingWarning =
   | { type: 'other'; message: string };
 
 export interface RerankingResult {
-  /** By descending relevance; `index` is the position in the call's documents. */
+  /** Best first (descending relevanceScore); `index` is the position in the call's documents. */
   ranking: Array<{ index: number; relevanceScore: number }>;
   providerMetadata?: ProviderRecord;
   warnings?: RerankingWarning[];

@@ -1,6 +1,6 @@
 /**
  * RelevanceGateCompressor: a LangChain document compressor that runs a relevance gate over the
- * retrieved documents and returns what the gate let through, in relevance order, each a new
+ * retrieved documents and returns what the gate let through, in the gate's returned order, each a new
  * Document whose metadata says what the gate decided. The caller's documents are never mutated.
  */
 import type { Callbacks } from '@langchain/core/callbacks/manager';

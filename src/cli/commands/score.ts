@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { isNonNegative, isPositive, optionalNumberOption } from '../number-option.js';
 import { InvalidArgumentError } from '../../errors.js';
+import { RANKING } from '../../signals.js';
 import type { Passage } from '../../types.js';
 
 interface ScoreCommandOptions {
@@ -108,12 +109,18 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   // The embedded example carries qrels judgments in metadata.judged; show them so the demo can be checked.
   const all = [...result.included, ...result.conflicting, ...result.excluded];
   const showJudged = all.some((item) => typeof item.passage.metadata?.judged === 'number');
-  lines.push(`route      relevance  ${showJudged ? 'judged  ' : ''}id          passage`);
+  // Included rows come in the gate's returned order: by `ranking` when the model emits it (shown then).
+  const showRanking = all.some((item) => typeof item.signals?.[RANKING] === 'number');
+  lines.push(
+    `route      relevance  ${showRanking ? 'ranking  ' : ''}${showJudged ? 'judged  ' : ''}id          passage`,
+  );
   for (const item of all) {
     const rel = item.relevance !== null && Number.isFinite(item.relevance) ? item.relevance.toFixed(3) : '   -  ';
+    const ranking = item.signals?.[RANKING];
+    const rank = showRanking ? `${(typeof ranking === 'number' ? ranking.toFixed(3) : '-').padStart(7)}  ` : '';
     const judged = showJudged ? `${String(item.passage.metadata?.judged ?? '-').padStart(6)}  ` : '';
     lines.push(
-      `${item.route.padEnd(10)} ${rel.padStart(9)}  ${judged}${item.id.padEnd(10).slice(0, 10)}  ${snippet(item.passage, 64)}`,
+      `${item.route.padEnd(10)} ${rel.padStart(9)}  ${rank}${judged}${item.id.padEnd(10).slice(0, 10)}  ${snippet(item.passage, 64)}`,
     );
   }
   const s = result.stats;

@@ -32,19 +32,26 @@ export interface OperatingPoint {
 
 export type OperatingPoints = Readonly<Record<OperatingPointName, OperatingPoint>>;
 
+/** The shipped fast-path model's points (scripts/loco-gate.ts --shipped). */
+const SHIPPED_LEXICAL_V1_POINTS: OperatingPoints = Object.freeze({
+  precise: Object.freeze({ beta: 2, shift: -1.75, floor: 0 }),
+  balanced: Object.freeze({ beta: 3, shift: -0.75, floor: 0 }),
+  related: Object.freeze({ beta: 4, shift: -1, floor: 0 }),
+});
+
 /**
  * Operating points of known models, keyed by model id (the scorer id before `@`: the model files,
  * whatever corpus statistics they run with). Fitted by `npx tsx scripts/loco-gate.ts` on the
  * validation + test queries of the training collections (docs/eval.md, "Operating points").
  */
 export const MODEL_OPERATING_POINTS: Readonly<Record<string, OperatingPoints>> = Object.freeze({
-  // models/fastpath-lexical (LambdaMART, 348 trees; meta.json calibration a = 0.5048, b = -1.1895),
-  // fitted on the validation + test queries of its five training collections (BM25 top 20).
-  'fastpath/lexical-v1/311fc4b5a56e7b15deef': Object.freeze({
-    precise: Object.freeze({ beta: 2, shift: -1.75, floor: 0 }),
-    balanced: Object.freeze({ beta: 3, shift: -0.75, floor: 0 }),
-    related: Object.freeze({ beta: 4, shift: -1, floor: 0 }),
-  }),
+  // models/fastpath-lexical (LambdaMART, 348 trees; meta.json calibration a = 0.5048, b = -1.1895;
+  // rankingBlend λ = 4), fitted on the validation + test queries of its five training collections
+  // (BM25 top 20). The keep/drop reads `relevant` only, which the ranking blend did not change (same
+  // model.json and calibration as the entry below), so the points are the same.
+  'fastpath/lexical-v1/c2e25cdc465299c54fae': SHIPPED_LEXICAL_V1_POINTS,
+  // The same trees and calibration without the ranking blend (the model shipped before it).
+  'fastpath/lexical-v1/311fc4b5a56e7b15deef': SHIPPED_LEXICAL_V1_POINTS,
 });
 
 /** The model part of a scorer id (`fastpath/lexical-v1/<hash>@stats/<hash>` → `fastpath/lexical-v1/<hash>`). */

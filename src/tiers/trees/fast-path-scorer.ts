@@ -30,13 +30,26 @@ import {
   DEFAULT_MAX_REQUEST_CHARS,
   LexicalFeaturizer,
 } from '../../features/featurizer.js';
-import { FEATURE_SCHEMA_VERSION, NUM_FEATURES, TOKENIZER_VERSION, assertFeatureSchema } from '../../features/schema.js';
+import {
+  FEATURE_NAMES,
+  FEATURE_SCHEMA_VERSION,
+  NUM_FEATURES,
+  TOKENIZER_VERSION,
+  assertFeatureSchema,
+} from '../../features/schema.js';
 import { IDENTITY_PLATT, type PlattParameters, plattProbability } from '../../calibration/platt.js';
-import { RELEVANT } from '../../signals.js';
+import { RANKING, RELEVANT } from '../../signals.js';
 import { packageRoot } from '../../util/package-root.js';
 import type { DetailedPairScore, Passage, ScoreOptions, Scorer, ScorerPairResult } from '../../types.js';
 import { loadTreeModel } from './load-tree-model.js';
 import type { TreeObjective } from './model-ir.js';
+import {
+  lexicalEvidence,
+  type RankingBlend,
+  rankingBlendProblem,
+  rankingLogit,
+  rankingProbability,
+} from './ranking-blend.js';
 import type { TreeModel } from './tree-model.js';
 
 export const FASTPATH_MODEL_FORMAT = 'relevance-gate/fastpath-model';
@@ -57,6 +70,11 @@ export interface FastPathModelMeta {
   readonly trainedOn?: readonly string[];
   /** relevance = σ(a·margin + b) (src/calibration/platt.ts); absent: σ(margin), for probability objectives. */
   readonly calibration?: PlattParameters;
+  /**
+   * The ordering signal's blend (src/tiers/trees/ranking-blend.ts): when present the scorer also
+   * emits `ranking` = σ((margin + λ · bm25_all / (2.2 · query_idf_sum)) / (1 + λ)); absent: `relevant` only.
+   */
+  readonly rankingBlend?: RankingBlend;
   readonly [extra: string]: unknown;
 }
 
@@ -89,6 +107,7 @@ export interface FastPathScorer extends Scorer {
   readonly statsId: string;
   /** `${modelId}@${statsId}`: scores depend on both, so this is what caches key on. */
   readonly id: string;
+  /** `['relevant']`, plus `'ranking'` when the model declares a ranking blend. */
   readonly signals: readonly string[];
   readonly meta: FastPathModelMeta;
   /** The gate threshold recommended with this model (probability), when meta.json gives one. */
@@ -104,6 +123,9 @@ export interface FastPathScorer extends Scorer {
 }
 
 const TREE_SIGNALS: readonly string[] = Object.freeze([RELEVANT]);
+const BLEND_SIGNALS: readonly string[] = Object.freeze([RELEVANT, RANKING]);
+const BM25_ALL = FEATURE_NAMES.indexOf('bm25_all');
+const QUERY_IDF_SUM = FEATURE_NAMES.indexOf('query_idf_sum');
 const PROBABILITY_OBJECTIVES: ReadonlySet<string> = new Set(['binary:logistic', 'reg:logistic']);
 
 function fail(where: string, what: string): never {
@@ -139,6 +161,10 @@ export function parseFastPathMeta(raw: unknown, where = 'meta.json'): FastPathMo
     if (typeof c !== 'object' || c === null || c.type !== 'platt' || !Number.isFinite(c.a) || !Number.isFinite(c.b)) {
       fail(where, 'calibration must be { "type": "platt", "a": number, "b": number }');
     }
+  }
+  if (m.rankingBlend !== undefined) {
+    const problem = rankingBlendProblem(m.rankingBlend);
+    if (problem !== undefined) fail(where, problem);
   }
   // A model of another schema version is refused with the typed error before anything else.
   assertFeatureSchema({ schemaVersion: m.schemaVersion, featureNames: m.featureNames });
@@ -264,12 +290,23 @@ export async function loadFastPathScorer(
   // The gate's Platt scaling, with the same parameters: calibratedThresholdOf(scorer) reproduces p exactly.
   const platt: PlattParameters = calibration ?? IDENTITY_PLATT;
 
-  const toResults = (margins: Float32Array | Float64Array, k: number): ScorerPairResult[] => {
+  const lambda = meta.rankingBlend?.lambda;
+  const toResults = (margins: Float32Array | Float64Array, rows: Float32Array, k: number): ScorerPairResult[] => {
     const out = new Array<ScorerPairResult>(k);
     for (let i = 0; i < k; i++) {
       const m = margins[i]!;
       const p = plattProbability(platt, m);
-      const r: DetailedPairScore = { probabilities: { relevant: p }, raw: { relevant: m }, tier: 'trees' };
+      let r: DetailedPairScore;
+      if (lambda === undefined) r = { probabilities: { relevant: p }, raw: { relevant: m }, tier: 'trees' };
+      else {
+        const row = i * NUM_FEATURES;
+        const z = rankingLogit(m, lexicalEvidence(rows[row + BM25_ALL]!, rows[row + QUERY_IDF_SUM]!), lambda);
+        r = {
+          probabilities: { relevant: p, ranking: rankingProbability(z) },
+          raw: { relevant: m, ranking: z },
+          tier: 'trees',
+        };
+      }
       out[i] = r;
     }
     return out;
@@ -297,7 +334,7 @@ export async function loadFastPathScorer(
     if (k === 0) return [];
     checkTime(opts);
     const margins = await model.predictAsync(rows, k, { output: 'margin' });
-    return toResults(margins, k);
+    return toResults(margins, rows, k);
   };
 
   /** Slice by slice; pairs of slices not started by the deadline stay null. */
@@ -331,7 +368,7 @@ export async function loadFastPathScorer(
     id,
     modelId,
     statsId,
-    signals: TREE_SIGNALS,
+    signals: lambda === undefined ? TREE_SIGNALS : BLEND_SIGNALS,
     tier: 'trees',
     meta,
     recommendedThreshold: meta.recommendedThreshold,

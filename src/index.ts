@@ -145,12 +145,7 @@ export {
   type LoadFastPathScorerOptions,
 } from './tiers/trees/fast-path-scorer.js';
 export { loadTreeModel, type LoadTreeModelOptions, type TreeModelFormat } from './tiers/trees/load-tree-model.js';
-export {
-  lexicalEvidence,
-  rankingLogit,
-  rankingProbability,
-  type RankingBlend,
-} from './tiers/trees/ranking-blend.js';
+export type { RankingBlend } from './tiers/trees/ranking-blend.js';
 export {
   createTreeModel,
   type TreeModel,

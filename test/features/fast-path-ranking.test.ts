@@ -6,17 +6,15 @@ import {
   type CorpusStats,
   createGate,
   isDetailedPairScore,
-  lexicalEvidence,
   loadFastPathScorer,
   ModelFormatError,
   RANKING,
-  rankingLogit,
-  rankingProbability,
   rerouteResult,
 } from '../../src/index.js';
 import { buildCorpusStats, saveCorpusStats } from '../../src/features/corpus-stats.js';
 import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, NUM_FEATURES, TOKENIZER_VERSION } from '../../src/features/schema.js';
 import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/trees/model-ir.js';
+import { lexicalEvidence, rankingLogit, rankingProbability } from '../../src/tiers/trees/ranking-blend.js';
 import { writeXGBoostJson } from '../../src/tiers/trees/xgboost-json-writer.js';
 
 const col = (name: string): number => FEATURE_NAMES.indexOf(name);

@@ -2,21 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors.js';
 import { AnswerLag } from '../../src/router/answer-lag.js';
 import { createRouter } from '../../src/router/router.js';
-import type { Scorer, ScoreOptions } from '../../src/types.js';
-import { ce, fastTier, passages } from './fakes.js';
-
-/** A slow tier whose calls never settle, recording the deadline each call was given. */
-function hangingTier(): Scorer & { deadlines: Array<number | undefined> } {
-  const deadlines: Array<number | undefined> = [];
-  return {
-    id: 'hanging-ce',
-    deadlines,
-    score: (_q, _ps, options?: ScoreOptions) => {
-      deadlines.push(options?.deadline);
-      return new Promise<never>(() => undefined);
-    },
-  };
-}
+import type { Scorer } from '../../src/types.js';
+import { ce, fastTier, hangingTier, passages } from './fakes.js';
 
 /** Blocks the event loop for `ms` (what a long GC pause does to the router's answer timer). */
 function stallAt(at: number, ms: number): void {

@@ -150,3 +150,16 @@ export function sleep(ms: number): Promise<void> {
 export function indexOf(id: string): number {
   return Number(id.replace(/^\D+/, ''));
 }
+
+/** A slow tier whose calls never settle, recording the deadline each call was given. */
+export function hangingTier(): Scorer & { deadlines: Array<number | undefined> } {
+  const deadlines: Array<number | undefined> = [];
+  return {
+    id: 'hanging-ce',
+    deadlines,
+    score: (_q, _ps, options?: ScoreOptions) => {
+      deadlines.push(options?.deadline);
+      return new Promise<never>(() => undefined);
+    },
+  };
+}

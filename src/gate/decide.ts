@@ -178,17 +178,17 @@ function byRelevanceDesc(a: WorkingItem, b: WorkingItem): number {
   return ka > kb ? -1 : ka < kb ? 1 : a.rank - b.rank;
 }
 
-/** Relevance desc, ties by input rank; insertion sort for the usual small k (no comparator closures). */
-export function sortByRelevance(items: WorkingItem[]): void {
+/** Sorts by `compare`; insertion sort for the usual small k (no allocation), Array.sort above 32. */
+function sortItems(items: WorkingItem[], compare: (a: WorkingItem, b: WorkingItem) => number): void {
   const n = items.length;
   if (n > 32) {
-    items.sort(byRelevanceDesc);
+    items.sort(compare);
     return;
   }
   for (let i = 1; i < n; i++) {
     const item = items[i];
     let j = i - 1;
-    while (j >= 0 && byRelevanceDesc(items[j], item) > 0) {
+    while (j >= 0 && compare(items[j], item) > 0) {
       items[j + 1] = items[j];
       j--;
     }
@@ -196,28 +196,16 @@ export function sortByRelevance(items: WorkingItem[]): void {
   }
 }
 
+/** Relevance desc, ties by input rank, fail-open last. */
+export function sortByRelevance(items: WorkingItem[]): void {
+  sortItems(items, byRelevanceDesc);
+}
+
+/** Ranking desc, ties by input rank, fail-open last. */
 function byRankingDesc(a: WorkingItem, b: WorkingItem): number {
   const ka = orderValue(a, true) ?? Number.NEGATIVE_INFINITY;
   const kb = orderValue(b, true) ?? Number.NEGATIVE_INFINITY;
   return ka > kb ? -1 : ka < kb ? 1 : a.rank - b.rank;
-}
-
-/** Ranking desc, ties by input rank, fail-open last; insertion sort for the usual small k. */
-function sortByRanking(items: WorkingItem[]): void {
-  const n = items.length;
-  if (n > 32) {
-    items.sort(byRankingDesc);
-    return;
-  }
-  for (let i = 1; i < n; i++) {
-    const item = items[i];
-    let j = i - 1;
-    while (j >= 0 && byRankingDesc(items[j], item) > 0) {
-      items[j + 1] = items[j];
-      j--;
-    }
-    items[j + 1] = item;
-  }
 }
 
 /**
@@ -229,8 +217,8 @@ function sortByRanking(items: WorkingItem[]): void {
  */
 export function orderForReturn(included: WorkingItem[], conflicting: WorkingItem[]): void {
   if (!ordersByRanking([included, conflicting])) return;
-  sortByRanking(included);
-  sortByRanking(conflicting);
+  sortItems(included, byRankingDesc);
+  sortItems(conflicting, byRankingDesc);
 }
 
 const EMPTY_ERRORS: readonly string[] = Object.freeze([]);

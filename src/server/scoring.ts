@@ -15,6 +15,7 @@ import {
   type GateResult,
   type Passage,
 } from '../index.js';
+import { rankingOf } from '../gate/order.js';
 import { RANKING } from '../signals.js';
 import type { ServerConfig } from './config.js';
 import type { LagTracker } from './lag.js';
@@ -230,11 +231,6 @@ export interface RankedScore {
   readonly raw: number;
 }
 
-function rankingOf(item: GateItem): number | undefined {
-  const v = item.signals?.[RANKING];
-  return typeof v === 'number' && v >= 0 && v <= 1 ? v : undefined;
-}
-
 function logitOf(p: number): number {
   const c = Math.min(1 - 1e-15, Math.max(1e-15, p));
   return Math.log(c / (1 - c));
@@ -260,6 +256,8 @@ export function rankAll(outcome: ScoreOutcome): RankedScore[] {
   const out: RankedScore[] = new Array(items.length);
   let timedOut = 0;
   let failed = 0;
+  // One scale for the whole answer: the ranking signal when every document has it (src/gate/order.ts).
+  const byRanking = items.length > 0 && items.every((item) => rankingOf(item) !== undefined);
   for (const item of items) {
     const relevance = item.relevance;
     if (relevance === null || item.reason !== undefined) {
@@ -267,14 +265,11 @@ export function rankAll(outcome: ScoreOutcome): RankedScore[] {
       else failed++;
       continue;
     }
-    out[item.rank] = { index: item.rank, score: relevance, raw: rawOf(item, relevance) };
-  }
-  if (failed === 0 && timedOut === 0 && items.length > 0 && items.every((item) => rankingOf(item) !== undefined)) {
-    for (const item of items) {
+    if (byRanking) {
       const ranking = rankingOf(item) as number;
       const raw = item.raw?.[RANKING];
       out[item.rank] = { index: item.rank, score: ranking, raw: typeof raw === 'number' ? raw : logitOf(ranking) };
-    }
+    } else out[item.rank] = { index: item.rank, score: relevance, raw: rawOf(item, relevance) };
   }
   if (failed > 0)
     throw new ApiError('backend', `scoring failed for ${failed} of ${items.length} documents (model ${model.name})`);

@@ -24,6 +24,7 @@ import {
   type OperatingPointFit,
   type OperatingPointMetrics,
   fitOperatingPoints,
+  gridBestF1,
   keepAllF1,
   operatingPointMetrics,
   oracleCutF1,
@@ -160,9 +161,12 @@ if (values.shipped !== undefined) {
       `| ${fold.heldOut} | ${held.length} | ${fmt(n.bm25, 4)} | ${fmt(n.byRelevance, 4)} (${rel(n.byRelevance)}) | ${blend === null ? 'none' : blend.lambda} | ${fmt(n.reranked, 4)} | ${n.reranked - n.bm25 >= 0 ? '+' : ''}${fmt(n.reranked - n.bm25, 4)} | ${rel(n.reranked)} |`,
     );
     const oracle = oracleCutF1(held);
+    const gridBest = gridBestF1(held);
     result.oracleCutF1 = oracle;
+    result.gridBest = gridBest;
+    const keepAll = keepAllF1(held);
     oracleRows.push(
-      `| ${fold.heldOut} | ${fmt(keepAllF1(held))} | ${fmt(1.3 * keepAllF1(held))} | ${fmt(oracle)} | ${fmt(oracle / keepAllF1(held), 2)}× |`,
+      `| ${fold.heldOut} | ${fmt(keepAll)} | ${fmt(1.3 * keepAll)} | ${fmt(gridBest.f1)} (β ${gridBest.point.beta}, shift ${gridBest.point.shift}) | ${fmt(gridBest.f1 / keepAll, 2)}× | ${fmt(oracle)} | ${fmt(oracle / keepAll, 2)}× |`,
     );
     out.push(result);
     process.stderr.write(`loco-gate: ${fold.heldOut} done\n`);
@@ -221,8 +225,13 @@ if (values.shipped !== undefined) {
   w('\n#### Fitted parameters per fold (on the training collections only)\n');
   w('| held-out | operating point | beta | shift | fit objective on the training collections |\n|---|---|---|---|---|');
   for (const r of fitRows) w(r);
-  w('\n#### Upper bound: best per-query cut of the fold model ranking (labels known)\n');
-  w('| held-out | F1 keep-all | 1.3 × keep-all | F1 of the best cut per query | ratio |\n|---|---|---|---|---|');
+  w("\n#### Upper bounds on the held-out collection (chosen with the held-out collection's own labels)\n");
+  w(
+    "Best point of the fit grid: the operating-point rule with the one (β, shift) that is best on H's labels; no way of choosing one point per collection (a fit, unlabelled corpus statistics) does better on H. Best cut per query: each query keeps the prefix of the fold model's order that is best for that query; no cut of that ranking does better.\n",
+  );
+  w(
+    '| held-out | F1 keep-all | 1.3 × keep-all | F1, best point of the fit grid | ratio | F1, best cut per query | ratio |\n|---|---|---|---|---|---|---|',
+  );
   for (const r of oracleRows) w(r);
   process.stdout.write(`${md.join('\n')}\n`);
   if (values.json) writeFileSync(values.json, JSON.stringify(out, null, 2));

@@ -139,6 +139,47 @@ export const FIT_OBJECTIVES: Readonly<Record<OperatingPointName, string>> = Obje
 export const FIT_BETAS: readonly number[] = Object.freeze([0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4]);
 export const FIT_SHIFTS: readonly number[] = Object.freeze(Array.from({ length: 25 }, (_, i) => -3 + i * 0.25));
 
+/**
+ * Upper bound of the operating-point rule itself on these lists: the pooled F1 of the best (beta, shift)
+ * of the fit grid (FIT_BETAS × FIT_SHIFTS, floor 0) chosen with the lists' own labels. Whatever picks
+ * one point for a collection (a fit on other collections, unlabelled corpus statistics, a person) does
+ * no better there; oracleCutF1 is the bound of any cut, per query. Ties keep the earlier grid point.
+ */
+export function gridBestF1(lists: readonly GateList[]): { readonly point: OperatingPoint; readonly f1: number } {
+  let best = { point: { beta: FIT_BETAS[0]!, shift: FIT_SHIFTS[0]!, floor: 0 } as OperatingPoint, f1: -1 };
+  for (const beta of FIT_BETAS) {
+    for (const shift of FIT_SHIFTS) {
+      const point: OperatingPoint = { beta, shift, floor: 0 };
+      const f1 = operatingPointMetrics(lists, point).f1;
+      if (f1 > best.f1) best = { point, f1 };
+    }
+  }
+  return best;
+}
+
+/** How far any keep/drop rule of the gate could go on these lists (labels known): see gridBestF1, oracleCutF1. */
+export interface OperatingPointBounds {
+  /** F1 of keeping every candidate (the ratios' denominator). */
+  readonly f1KeepAll: number;
+  /** The best (beta, shift) of the fit grid on these lists' own labels. */
+  readonly gridBest: { readonly point: OperatingPoint; readonly f1: number; readonly f1Ratio: number };
+  /** Each query keeps the prefix of its relevance order that is best for that query. */
+  readonly perQueryCut: { readonly f1: number; readonly f1Ratio: number };
+}
+
+/** Both bounds, or null when no list holds a relevant candidate (F1 is undefined there). */
+export function operatingPointBounds(lists: readonly GateList[]): OperatingPointBounds | null {
+  const f1KeepAll = keepAllF1(lists);
+  if (f1KeepAll === 0) return null;
+  const grid = gridBestF1(lists);
+  const cut = oracleCutF1(lists);
+  return {
+    f1KeepAll,
+    gridBest: { point: grid.point, f1: grid.f1, f1Ratio: grid.f1 / f1KeepAll },
+    perQueryCut: { f1: cut, f1Ratio: cut / f1KeepAll },
+  };
+}
+
 export interface OperatingPointFit {
   readonly point: OperatingPoint;
   readonly objective: string;

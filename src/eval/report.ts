@@ -79,6 +79,11 @@ export function summarizeReport(report: EvalReport): string {
         `operating point ${r.name.padEnd(8)}: precision ${pct(r.precision)}, recall ${pct(r.recall)}, F1 ${pct(r.f1)} (keep all ${pct(r.f1KeepAll)}, ${r.f1Ratio.toFixed(2)}×), ` +
         `kept/query ${r.keptPerQuery.toFixed(2)}, nothing kept ${r.nothingKept} of ${r.queriesWithRelevant} queries with a relevant candidate, nDCG@10 of the kept list ${pct(r.ndcg10Kept)}`,
     ),
+    ...(report.operatingPointBounds === null
+      ? []
+      : [
+          `bounds on these queries (labels known): best operating point ${pct(report.operatingPointBounds.gridBest.f1)} F1 (${report.operatingPointBounds.gridBest.f1Ratio.toFixed(2)}× keep all, beta ${report.operatingPointBounds.gridBest.point.beta}, shift ${report.operatingPointBounds.gridBest.point.shift}), best cut per query ${pct(report.operatingPointBounds.perQueryCut.f1)} F1 (${report.operatingPointBounds.perQueryCut.f1Ratio.toFixed(2)}×)`,
+        ]),
     `time: first stage ${(report.timingsMs.firstStage / 1000).toFixed(2)} s, scoring ${(report.timingsMs.scoring / 1000).toFixed(2)} s`,
   ].join('\n');
 }

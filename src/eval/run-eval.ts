@@ -10,7 +10,13 @@ import type { Passage, Scorer, ScorerPairResult } from '../types.js';
 import { isDetailedPairScore } from '../types.js';
 import { integerInRange, positiveInteger, probability } from '../util/validate-options.js';
 import { type OperatingPoints, operatingPointsFor } from '../gate/policies/operating-points.js';
-import { type JudgedGateList, type OperatingPointRow, operatingPointRows } from './operating-points.js';
+import {
+  type JudgedGateList,
+  type OperatingPointBounds,
+  type OperatingPointRow,
+  operatingPointBounds,
+  operatingPointRows,
+} from './operating-points.js';
 import { type CandidateList, buildCandidateLists, toPassage } from './candidates.js';
 import type { Collection } from './collection.js';
 import { type FirstStage, createBm25FirstStage } from './first-stage.js';
@@ -103,6 +109,14 @@ export interface EvalReport {
    * a relevant candidate; nDCG@10 of the kept list); null when the scorer declares none.
    */
   readonly operatingPoints: readonly OperatingPointRow[] | null;
+  /**
+   * How far the gate's decision could go on THESE queries with their labels known (the first-stage
+   * top gateK, the scorer's relevance): the best operating point of the fit grid, and the best cut
+   * per query. When `operatingPoints` is well below `gridBest`, another point would do better here;
+   * when `gridBest` itself is low, the scorer's scores, not the point, limit the gate. Null when no
+   * query has a relevant candidate.
+   */
+  readonly operatingPointBounds: OperatingPointBounds | null;
   readonly timingsMs: { readonly firstStage: number; readonly scoring: number; readonly total: number };
   /** Per-query nDCG@10, for paired comparisons. */
   readonly perQuery: ReadonlyArray<{
@@ -273,6 +287,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     thresholdForTarget,
     gate: { ...gate, thresholdSource },
     operatingPoints,
+    operatingPointBounds: operatingPointBounds(judgedLists),
     timingsMs: { firstStage: round1(t1 - t0), scoring: round1(t2 - t1), total: round1(t2 - t0) },
     perQuery,
   };

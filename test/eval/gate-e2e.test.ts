@@ -118,6 +118,10 @@ describe('gate end to end with the shipped fast-path model on MED', () => {
       expect(row.precision!).toBeCloseTo(relevantKept / kept, 12);
       expect(row.nothingKeptAll).toBe(nothing);
     }
+    // the bounds: no operating point beats the best grid point on these queries (the shipped points are grid points)
+    const bounds = report.operatingPointBounds!;
+    for (const row of report.operatingPoints!) expect(row.f1).toBeLessThanOrEqual(bounds.gridBest.f1);
+    expect(bounds.gridBest.f1Ratio).toBeCloseTo(bounds.gridBest.f1 / report.operatingPoints![0]!.f1KeepAll, 12);
     const [precise, balanced, related] = report.operatingPoints!;
     expect(precise!.keptPerQuery).toBeLessThanOrEqual(balanced!.keptPerQuery);
     expect(balanced!.keptPerQuery).toBeLessThanOrEqual(related!.keptPerQuery);

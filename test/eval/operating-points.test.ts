@@ -4,7 +4,9 @@ import {
   FIT_BETAS,
   FIT_SHIFTS,
   fitOperatingPoints,
+  gridBestF1,
   keepAllF1,
+  operatingPointBounds,
   operatingPointMetrics,
   operatingPointRows,
   oracleCutF1,
@@ -55,6 +57,31 @@ describe('kept-set metrics of operating points', () => {
       for (const shift of FIT_SHIFTS)
         expect(operatingPointMetrics(LISTS, { beta, shift, floor: 0 }).f1).toBeLessThanOrEqual(oracle + 1e-12);
     expect(keepAllF1(LISTS)).toBeLessThanOrEqual(oracle);
+  });
+
+  it('the best grid point is the operating point with the best F1 on the lists themselves', () => {
+    const best = gridBestF1(LISTS);
+    expect(FIT_BETAS).toContain(best.point.beta);
+    expect(FIT_SHIFTS).toContain(best.point.shift);
+    expect(best.f1).toBe(operatingPointMetrics(LISTS, best.point).f1);
+    const all = FIT_BETAS.flatMap((beta) =>
+      FIT_SHIFTS.map((shift) => operatingPointMetrics(LISTS, { beta, shift, floor: 0 }).f1),
+    );
+    for (const f1 of all) expect(f1).toBeLessThanOrEqual(best.f1);
+    // the grid is not flat here, so a wrong pick would show
+    expect(Math.min(...all)).toBeLessThan(best.f1);
+    expect(best.f1).toBeLessThanOrEqual(oracleCutF1(LISTS));
+  });
+
+  it('bounds: both upper bounds with their ratios to keeping all; null without a relevant candidate', () => {
+    const b = operatingPointBounds(LISTS)!;
+    expect(b.f1KeepAll).toBe(keepAllF1(LISTS));
+    expect(b.gridBest.f1).toBe(gridBestF1(LISTS).f1);
+    expect(b.gridBest.f1Ratio).toBeCloseTo(b.gridBest.f1 / b.f1KeepAll, 12);
+    expect(b.perQueryCut.f1).toBe(1);
+    expect(b.perQueryCut.f1Ratio).toBeCloseTo(1 / b.f1KeepAll, 12);
+    expect(operatingPointBounds([list([0.9, 0.1], [0, 0])])).toBeNull();
+    expect(operatingPointBounds([])).toBeNull();
   });
 
   it('fits each operating point by its objective on the training collections', () => {

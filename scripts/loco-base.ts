@@ -11,8 +11,11 @@
  * collection's validation + test + all queries with an existing model directory (OUT/shipped.json).
  * Features are computed once per collection per process (memoised) so the folds reuse them.
  *
+ * `--extra bm25-variants,idf-spread` appends candidate ranking features computed here in JS (measurement
+ * only; docs/eval.md "Ranking features the fast path lacks").
+ *
  * Usage: npx tsx scripts/loco-base.ts [--data ../shared/data] [--out /tmp/rg-loco/quick] [--grid quick]
- *        [--only cisi,med] [--shipped models/fastpath-lexical]
+ *        [--only cisi,med] [--shipped models/fastpath-lexical] [--seed 42] [--extra idf-spread]
  */
 import type { ScoredQuery } from './loco-fold-data.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,7 +24,8 @@ import { parseArgs } from 'node:util';
 import { type Collection, judgedQueryIds, loadCollection } from '../src/eval/collection.js';
 import { createBm25FirstStage } from '../src/eval/first-stage.js';
 import { splitQueries } from '../src/eval/splits.js';
-import { buildCorpusStats } from '../src/features/corpus-stats.js';
+import { type CorpusStats, buildCorpusStats } from '../src/features/corpus-stats.js';
+import { tokenize } from '../src/features/tokenize.js';
 import { LexicalFeaturizer } from '../src/features/featurizer.js';
 import type { PlattParameters } from '../src/calibration/platt.js';
 import type { RankingBlend } from '../src/tiers/trees/ranking-blend.js';
@@ -39,8 +43,13 @@ const { values } = parseArgs({
     only: { type: 'string' },
     shipped: { type: 'string' },
     seed: { type: 'string', default: '42' },
+    // Candidate ranking features, computed here in JS and appended to the extractor's (measurement
+    // only: the shipped extractor does not compute them): bm25-variants, idf-spread.
+    extra: { type: 'string' },
   },
 });
+const extras = new Set(values.extra ? (values.extra as string).split(',') : []);
+for (const e of extras) if (e !== 'bm25-variants' && e !== 'idf-spread') throw new Error(`unknown --extra ${e}`);
 const dataDir = resolve(values.data as string);
 const outDir = resolve(values.out as string);
 mkdirSync(outDir, { recursive: true });
@@ -65,16 +74,19 @@ async function featurizerFor(collection: { readonly name?: string; docs: readonl
   const name = (collection as Collection).name;
   const known = featurizers.get(name);
   if (known) return known;
-  const inner = new LexicalFeaturizer(await buildCorpusStats(collection.docs));
+  const stats = await buildCorpusStats(collection.docs);
+  const inner = new LexicalFeaturizer(stats);
+  const extra = extras.size === 0 ? null : extraFeaturizer(stats);
   const memo = new Map<string, Float32Array>();
   const f: PairFeaturizer = {
-    featureNames: inner.featureNames,
+    featureNames: extra === null ? inner.featureNames : [...inner.featureNames, ...extra.names],
     featurize(query: string, passages: readonly Passage[]) {
       const ranked = passages.length > 0 && passages[0]!.features !== undefined;
       const key = `${ranked ? 1 : 0}\u0000${query}\u0000${passages.map((p) => p.id).join('\u0001')}`;
       let rows = memo.get(key);
       if (!rows) {
         rows = inner.featurize(query, passages);
+        if (extra !== null) rows = extra.append(rows, inner.featureNames.length, query, passages);
         memo.set(key, rows);
       }
       return rows;
@@ -82,6 +94,67 @@ async function featurizerFor(collection: { readonly name?: string; docs: readonl
   };
   featurizers.set(name, f);
   return f;
+}
+
+/** The candidate features of --extra, on title+body as one field, with the extractor's tokenizer and IDF. */
+function extraFeaturizer(stats: CorpusStats) {
+  const names: string[] = [];
+  if (extras.has('bm25-variants')) names.push('bm25_all_k0.9_b0.4', 'bm25_all_k2_b0.9');
+  if (extras.has('idf-spread')) names.push('query_idf_sd', 'query_idf_max', 'top_idf_term_matched');
+  const n = stats.docCount;
+  const idf = (term: string) => {
+    const df = stats.documentFrequency(term).any;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  };
+  const avgLength = stats.avgBodyLength + stats.avgTitleLength;
+  const docTerms = new Map<string, { counts: Map<string, number>; length: number }>();
+  const termsOf = (p: Passage) => {
+    const key = `${p.id}\u0000${p.title ?? ''}\u0000${p.text}`;
+    let t = docTerms.get(key);
+    if (!t) {
+      const tokens = tokenize(`${p.title ?? ''} ${p.text}`);
+      const counts = new Map<string, number>();
+      for (const w of tokens) counts.set(w, (counts.get(w) ?? 0) + 1);
+      t = { counts, length: tokens.length };
+      docTerms.set(key, t);
+    }
+    return t;
+  };
+  const bm25 = (
+    qTerms: readonly string[],
+    d: { counts: Map<string, number>; length: number },
+    k1: number,
+    b: number,
+  ) => {
+    let s = 0;
+    for (const q of qTerms) {
+      const tf = d.counts.get(q) ?? 0;
+      if (tf > 0) s += (idf(q) * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * d.length) / Math.max(1e-9, avgLength)));
+    }
+    return s;
+  };
+  return {
+    names,
+    append(rows: Float32Array, width: number, query: string, passages: readonly Passage[]): Float32Array {
+      const qAll = tokenize(query);
+      const qTerms = [...new Set(qAll)];
+      const idfs = qTerms.map(idf);
+      const mean = idfs.reduce((a, v) => a + v, 0) / Math.max(1, idfs.length);
+      const sd = Math.sqrt(idfs.reduce((a, v) => a + (v - mean) ** 2, 0) / Math.max(1, idfs.length));
+      const max = idfs.length === 0 ? 0 : Math.max(...idfs);
+      const top = qTerms[idfs.indexOf(max)];
+      const out = new Float32Array(passages.length * (width + names.length));
+      passages.forEach((p, i) => {
+        out.set(rows.subarray(i * width, (i + 1) * width), i * (width + names.length));
+        const d = termsOf(p);
+        const values: number[] = [];
+        if (extras.has('bm25-variants')) values.push(bm25(qAll, d, 0.9, 0.4), bm25(qAll, d, 2, 0.9));
+        if (extras.has('idf-spread')) values.push(sd, max, top !== undefined && d.counts.has(top) ? 1 : 0);
+        out.set(values, i * (width + names.length) + width);
+      });
+      return out;
+    },
+  };
 }
 
 /** Features written per pair for score-fusion experiments. */

@@ -307,9 +307,10 @@ function rankingBlendLines(training: TrainFastPathResult, names: readonly string
     `|---|${names.map(() => '---|').join('')}---|---|`,
     ...rb.grid.map(
       (c) =>
-        `| ${c.lambda === rb.blend.lambda ? `**${c.lambda}**` : c.lambda} | ${names.map((n) => pct(c.relativeGain[n])).join(' | ')} | ${pct(c.worstGain)} | ${pct(c.meanGain)} |`,
+        `| ${c.lambda === rb.blend.lambda ? `**${c.lambda}**` : c.lambda}${c.lambda === rb.best.lambda ? ' (best)' : ''} | ${names.map((n) => pct(c.relativeGain[n])).join(' | ')} | ${pct(c.worstGain)} | ${pct(c.meanGain)} |`,
     ),
     '',
+    `Best worst-collection gain at λ = ${rb.best.lambda}; its standard errors per collection: ${names.map((n) => `${n} ${pct(rb.best.standardError[n])}`).join(', ')}. Chosen (bold): the largest λ where no collection is more than that below its gain at the best λ.`,
     'λ = 0 orders by the margin alone (the order of `relevant`).',
   ];
 }

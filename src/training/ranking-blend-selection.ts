@@ -1,17 +1,23 @@
 /**
  * Chooses the fast path's ranking-blend weight λ (src/tiers/trees/ranking-blend.ts) on the
  * VALIDATION queries, after the trees are chosen (the trees and the `relevant` probabilities do not
- * depend on it). Rule: over the fixed grid RANKING_BLEND_LAMBDAS, the λ whose WORST collection has
- * the highest relative validation nDCG@10 gain over BM25 (ordering by the ranking signal, ties by
- * first-stage rank, as the gate and `relevance-gate eval` order); ties keep the smaller λ. The worst
- * collection, because the blend is there for collections unlike the training ones (leave-one-
- * collection-out it lifted the one the margin alone lost, docs/eval.md). Deterministic: fixed grid,
- * fixed order, float64.
+ * depend on it). Rule, over the fixed ascending grid RANKING_BLEND_LAMBDAS:
+ *   1. the best λ: the highest WORST-collection relative validation nDCG@10 gain over BM25 (ordering
+ *      by the ranking signal, ties by first-stage rank, as the gate and `relevance-gate eval` order);
+ *   2. the chosen λ: the LARGEST λ at which EVERY collection's gain is within one standard error of
+ *      its gain at the best λ (the standard error from that collection's per-query paired nDCG@10
+ *      differences to BM25 at the best λ).
+ * The worst collection, because the blend is there for collections unlike the training ones. The
+ * one-standard-error step (after Breiman's rule: the simplest model within one standard error of the
+ * best), because a larger λ leans on the extractor's BM25, which transfers to unseen collections
+ * better than the trees do, and a few validation queries cannot tell close λs apart: leave-one-
+ * collection-out with the best λ alone, one split seed put CISI 4.8 % below BM25 (λ 0); docs/eval.md
+ * "Choosing λ" has the per-seed tables. Deterministic: fixed grid, fixed order, float64.
  */
 import { InvalidArgumentError } from '../errors.js';
 import { lexicalEvidence, type RankingBlend, rankingLogit, rankingProbability } from '../tiers/trees/ranking-blend.js';
 import type { RankingDataset } from './dataset.js';
-import { ndcgByCollection } from './validation-metrics.js';
+import { ndcgPerQueryByCollection } from './validation-metrics.js';
 
 /** The λ grid (the one scripts/loco-fusion.ts measured): 0 = the margin alone. */
 export const RANKING_BLEND_LAMBDAS: readonly number[] = Object.freeze([
@@ -19,19 +25,23 @@ export const RANKING_BLEND_LAMBDAS: readonly number[] = Object.freeze([
 ]);
 
 export const RANKING_BLEND_RULE =
-  'highest worst-collection relative validation nDCG@10 gain over BM25 (ties: the smaller lambda)';
+  'the largest lambda at which every collection is within one standard error of its relative validation nDCG@10 gain over BM25 at the lambda with the best worst-collection gain';
 
 export interface RankingBlendCandidate {
   readonly lambda: number;
   /** Per collection: (nDCG@10 ordered by the ranking signal − BM25's) / BM25's, validation queries. */
   readonly relativeGain: Readonly<Record<string, number>>;
   readonly worstGain: number;
+  /** Per collection: standard error of relativeGain (sd of the per-query nDCG@10 differences to BM25 / √n / BM25's mean). */
+  readonly standardError: Readonly<Record<string, number>>;
   readonly meanGain: number;
 }
 
 export interface RankingBlendSelection {
   readonly blend: RankingBlend;
   readonly chosen: RankingBlendCandidate;
+  /** The λ with the highest worstGain (ties: the smaller); `chosen` is the largest λ where no collection falls more than its standard error below it. */
+  readonly best: RankingBlendCandidate;
   readonly grid: readonly RankingBlendCandidate[];
   readonly rule: string;
 }
@@ -68,30 +78,67 @@ export function chooseRankingBlend(
   if (!hasRankingFeatures(validation)) return undefined;
   if (margins.length !== validation.numRows)
     throw new InvalidArgumentError(`${margins.length} margins for ${validation.numRows} validation rows`);
-  const firstStage = ndcgByCollection(validation, null);
+  const firstStage = ndcgPerQueryByCollection(validation, null);
   const grid: RankingBlendCandidate[] = [];
   let best: RankingBlendCandidate | undefined;
   for (const lambda of lambdas) {
-    const reranked = ndcgByCollection(validation, rankingScores(validation, margins, lambda));
+    const reranked = ndcgPerQueryByCollection(validation, rankingScores(validation, margins, lambda));
     const relativeGain: Record<string, number> = {};
+    const standardError: Record<string, number> = {};
     let worst = Number.POSITIVE_INFINITY;
     let sum = 0;
     let n = 0;
     for (const name of Object.keys(firstStage).sort()) {
-      const base = firstStage[name];
-      const value = reranked[name];
-      if (base === null || base === undefined || !(base > 0) || value === null || value === undefined) continue;
-      const gain = (value - base) / base;
-      relativeGain[name] = gain;
-      worst = Math.min(worst, gain);
-      sum += gain;
+      const g = pairedRelativeGain(firstStage[name]!, reranked[name]!);
+      if (g === null) continue;
+      relativeGain[name] = g.gain;
+      standardError[name] = g.standardError;
+      worst = Math.min(worst, g.gain);
+      sum += g.gain;
       n++;
     }
     if (n === 0) throw new InvalidArgumentError('no validation collection has a first-stage nDCG@10');
-    const candidate: RankingBlendCandidate = { lambda, relativeGain, worstGain: worst, meanGain: sum / n };
+    const candidate: RankingBlendCandidate = {
+      lambda,
+      relativeGain,
+      worstGain: worst,
+      meanGain: sum / n,
+      standardError,
+    };
     grid.push(candidate);
     if (best === undefined || candidate.worstGain > best.worstGain) best = candidate;
   }
-  const chosen = best as RankingBlendCandidate;
-  return { blend: { lambda: chosen.lambda }, chosen, grid, rule: RANKING_BLEND_RULE };
+  const top = best as RankingBlendCandidate;
+  let chosen = top;
+  const withinError = (c: RankingBlendCandidate): boolean =>
+    Object.entries(top.relativeGain).every(
+      ([name, g]) => (c.relativeGain[name] ?? -Infinity) >= g - top.standardError[name]!,
+    );
+  for (const c of grid) if (c.lambda > chosen.lambda && withinError(c)) chosen = c;
+  return { blend: { lambda: chosen.lambda }, chosen, best: top, grid, rule: RANKING_BLEND_RULE };
+}
+
+/**
+ * (mean reranked − mean BM25) / mean BM25 over the queries with a judged relevant passage, and its
+ * standard error from the paired per-query differences; null without such a query or with BM25 at 0.
+ */
+function pairedRelativeGain(
+  base: ReadonlyArray<number | null>,
+  reranked: ReadonlyArray<number | null>,
+): { gain: number; standardError: number } | null {
+  const diffs: number[] = [];
+  let baseSum = 0;
+  for (let i = 0; i < base.length; i++) {
+    const b = base[i];
+    const r = reranked[i];
+    if (b === null || b === undefined || r === null || r === undefined) continue;
+    baseSum += b;
+    diffs.push(r - b);
+  }
+  const n = diffs.length;
+  if (n === 0 || !(baseSum > 0)) return null;
+  const baseMean = baseSum / n;
+  const diffMean = diffs.reduce((a, d) => a + d, 0) / n;
+  const variance = n > 1 ? diffs.reduce((a, d) => a + (d - diffMean) ** 2, 0) / (n - 1) : 0;
+  return { gain: diffMean / baseMean, standardError: Math.sqrt(variance / n) / baseMean };
 }

@@ -284,7 +284,7 @@ export async function trainFastPath(
   const rankingBlend = chooseRankingBlend(validation, margins) ?? null;
   if (rankingBlend !== null) {
     log(
-      `train-fastpath: ranking blend lambda ${rankingBlend.blend.lambda} (${rankingBlend.rule}): validation nDCG@10 relative gain worst ${rankingBlend.chosen.worstGain.toFixed(4)}, mean ${rankingBlend.chosen.meanGain.toFixed(4)}`,
+      `train-fastpath: ranking blend lambda ${rankingBlend.blend.lambda} (${rankingBlend.rule}): validation nDCG@10 relative gain worst ${rankingBlend.chosen.worstGain.toFixed(4)}, mean ${rankingBlend.chosen.meanGain.toFixed(4)}; best lambda ${rankingBlend.best.lambda}: worst ${rankingBlend.best.worstGain.toFixed(4)}`,
     );
   }
 

@@ -81,26 +81,86 @@ describe('chooseRankingBlend (validation λ of the ranking signal)', () => {
     }
   });
 
-  it('picks the λ with the best worst-collection relative gain; ties keep the smaller λ', () => {
+  /** The rule, restated: the best = first highest worst gain; chosen = the largest λ where every collection is within its standard error. */
+  function expectOneStandardErrorRule(sel: NonNullable<ReturnType<typeof chooseRankingBlend>>): void {
+    const bestWorst = Math.max(...sel.grid.map((c) => c.worstGain));
+    const best = sel.grid.find((c) => c.worstGain === bestWorst)!;
+    expect(sel.best).toBe(best);
+    const within = sel.grid.filter((c) =>
+      Object.keys(best.relativeGain).every((n) => c.relativeGain[n]! >= best.relativeGain[n]! - best.standardError[n]!),
+    );
+    expect(sel.chosen).toBe(within[within.length - 1]);
+    expect(sel.blend.lambda).toBe(sel.chosen.lambda);
+    expect(sel.chosen.lambda).toBeGreaterThanOrEqual(best.lambda);
+  }
+
+  it('picks the largest λ within one standard error of the best worst-collection gain', () => {
     const sel = chooseRankingBlend(ds, margins)!;
     expect(sel.grid.map((c) => c.lambda)).toEqual([...RANKING_BLEND_LAMBDAS]);
-    const bestWorst = Math.max(...sel.grid.map((c) => c.worstGain));
-    const first = sel.grid.find((c) => c.worstGain === bestWorst)!;
-    expect(sel.blend.lambda).toBe(first.lambda);
-    expect(sel.chosen).toBe(first);
+    expectOneStandardErrorRule(sel);
+    // one query per collection: no spread, so the standard error is 0 and only ties widen the choice
+    for (const c of sel.grid) expect(Object.values(c.standardError)).toEqual([0, 0]);
     // λ = 0 is the margin: "a" loses against BM25 there, so a λ > 0 must win
     expect(sel.grid[0]!.relativeGain.a).toBeLessThan(0);
     expect(sel.blend.lambda).toBeGreaterThan(0);
     expect(sel.chosen.relativeGain.a).toBeGreaterThanOrEqual(0);
     expect(sel.chosen.relativeGain.b).toBeGreaterThanOrEqual(0);
+    // λ = 1000 is BM25's order: it ties the worst collection ("a" at 0) but gives up "b"'s gain,
+    // more than b's (zero) standard error: not chosen
+    expect(sel.grid[sel.grid.length - 1]!.relativeGain.b).toBe(0);
+    expect(sel.grid[sel.grid.length - 1]!.worstGain).toBe(sel.best.worstGain);
+    expect(sel.chosen.relativeGain.b).toBeGreaterThan(0);
+    expect(sel.blend.lambda).toBeLessThan(1000);
     // deterministic
     expect(chooseRankingBlend(ds, margins)).toEqual(sel);
   });
 
-  it('λ = 0 when nothing beats the margin', () => {
+  it("the standard error comes from the worst collection's paired per-query differences to BM25", () => {
+    // One collection, two queries of two candidates (one relevant): q1 BM25 right, margin wrong by a
+    // little; q2 BM25 wrong, margin right by a lot. nDCG@10 is 1 (relevant first) or 1/log2(3).
+    const two = dataset([
+      {
+        collection: 'a',
+        cands: [
+          { grade: 1, bm25: 20 },
+          { grade: 0, bm25: 2 },
+        ],
+      },
+      {
+        collection: 'a',
+        cands: [
+          { grade: 0, bm25: 20 },
+          { grade: 1, bm25: 19 },
+        ],
+      },
+    ]);
+    const sel = chooseRankingBlend(two, Float64Array.from([-0.1, 0, -5, 5]))!;
+    const low = 1 / Math.log2(3);
+    const base = (1 + low) / 2;
+    // λ = 0: q1 loses (1 → low), q2 gains (low → 1): mean gain 0, differences ±(1 − low)
+    const d = 1 - low;
+    const sd0 = Math.sqrt(((d - 0) ** 2 + (-d - 0) ** 2) / 1);
+    expect(sel.grid[0]!.worstGain).toBeCloseTo(0, 12);
+    expect(sel.grid[0]!.standardError.a).toBeCloseTo(sd0 / Math.sqrt(2) / base, 12);
+    // λ = 1: both right: differences (0, 1 − low)
+    const one = sel.grid.find((c) => c.lambda === 1)!;
+    const sd1 = Math.sqrt(((0 - d / 2) ** 2 + (d - d / 2) ** 2) / 1);
+    expect(one.worstGain).toBeCloseTo(d / 2 / base, 12);
+    expect(one.standardError.a).toBeCloseTo(sd1 / Math.sqrt(2) / base, 12);
+    expectOneStandardErrorRule(sel);
+  });
+
+  it('a λ that ties the worst collection but costs another one its gain is not chosen', () => {
+    // "a": margin and BM25 both right (gain 0 at every λ), the worst collection everywhere; "b": the
+    // margin is right and BM25 wrong, so BM25's order (λ = 1000) would give up b's gain
     const sel = chooseRankingBlend(ds, Float64Array.from([5, 0, 0, -1, -1, 5]))!;
-    expect(sel.grid[0]!.worstGain).toBe(Math.max(...sel.grid.map((c) => c.worstGain)));
-    expect(sel.blend.lambda).toBe(0);
+    for (const c of sel.grid) expect(c.worstGain).toBe(0);
+    expect(sel.best.lambda).toBe(0);
+    expectOneStandardErrorRule(sel);
+    expect(sel.grid[sel.grid.length - 1]!.relativeGain.b).toBe(0);
+    expect(sel.chosen.relativeGain.b).toBe(sel.best.relativeGain.b);
+    expect(sel.chosen.relativeGain.b).toBeGreaterThan(0);
+    expect(sel.blend.lambda).toBeLessThan(1000);
   });
 
   it('declares no blend for a dataset without bm25_all / query_idf_sum, and refuses a margin count mismatch', () => {

@@ -41,7 +41,7 @@ function entriesOf(context: GatedContext, block: 'accepted_evidence' | 'conflict
 }
 
 describe('token budget on MED passages gated by the shipped fast path, counted by a BPE tokenizer', () => {
-  it('packs whole passages in relevance order, each charged its real token count, within the budget', async () => {
+  it("packs whole passages in the gate's order (the shipped model's ranking signal), each charged its real token count, within the budget", async () => {
     let dropped = 0;
     for (const result of results) {
       const context = await buildContextAsync(result, { maxTokens: BUDGET, countTokens });
@@ -57,8 +57,14 @@ describe('token budget on MED passages gated by the shipped fast path, counted b
         expect(p.text).toBe(p.item.passage.text);
         expect(context.user).toContain(neutralizeMarkup(p.text));
       }
-      for (let i = 1; i < context.accepted.length; i++)
-        expect(context.accepted[i - 1].relevance!).toBeGreaterThanOrEqual(context.accepted[i].relevance!);
+      // The shipped model declares a ranking blend, so the gate (and the packer) order by `ranking`.
+      const ranks = context.accepted.map((p) => p.item.signals?.ranking);
+      for (const r of ranks) expect(r).toBeTypeOf('number');
+      for (let i = 1; i < ranks.length; i++) expect(ranks[i - 1]!).toBeGreaterThanOrEqual(ranks[i]!);
+      // ... which is the order the gate returned them in
+      const gateOrder = result.included.map((item) => item.passage.id);
+      const packedOrder = context.accepted.map((p) => p.item.passage.id);
+      expect(packedOrder).toEqual(gateOrder.filter((id) => packedOrder.includes(id)));
       // Greedy: whatever was dropped for the budget did not fit in what was left at the end.
       for (const d of context.dropped) {
         expect(d.reason).toBe('budget');

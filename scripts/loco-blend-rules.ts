@@ -7,63 +7,25 @@
  *
  * Usage: npx tsx scripts/loco-blend-rules.ts --folds /tmp/rg-loco/loco,/tmp/rg-loco/loco-s7
  */
-import { type FoldFile, queryNdcgAt10, type ScoredQuery } from './loco-fold-data.js';
+import {
+  bestWorstLambda as bestWorst,
+  blendGainCurve as gainCurve,
+  type FoldFile,
+  type GainPoint,
+  oneStandardErrorLambda,
+  type RankedQuery,
+} from './loco-fold-data.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { RANKING_BLEND_LAMBDAS } from '../src/training/ranking-blend-selection.js';
-import { lexicalEvidence, rankingLogit } from '../src/tiers/trees/ranking-blend.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' } } });
 if (!values.folds) throw new Error('--folds DIR[,DIR…] is required');
 const L = RANKING_BLEND_LAMBDAS;
 
-type FusionQuery = ScoredQuery & { readonly f: Record<string, number[]> };
-
-/** Per λ of the grid: relative gain over BM25 and its standard error (paired per-query differences). */
-interface GainPoint {
-  readonly gain: number;
-  readonly se: number;
-}
-
-function gainCurve(queries: readonly FusionQuery[]): GainPoint[] {
-  const base = queries.map((q) =>
-    queryNdcgAt10(
-      q,
-      q.m.map((_, i) => -i),
-    ),
-  );
-  const baseMean = mean(base);
-  const evidence = queries.map((q) => {
-    const bm25 = q.f.bm25_all;
-    const idf = q.f.query_idf_sum;
-    if (!bm25 || !idf) throw new Error(`query ${q.q}: the fold file has no bm25_all / query_idf_sum (rerun loco-base)`);
-    return q.m.map((_, i) => lexicalEvidence(bm25[i]!, idf[i]!));
-  });
-  return L.map((lambda) => {
-    const d = queries.map(
-      (q, k) =>
-        queryNdcgAt10(
-          q,
-          q.m.map((m, i) => rankingLogit(m, evidence[k]![i]!, lambda)),
-        ) - base[k]!,
-    );
-    const md = mean(d);
-    const sd = Math.sqrt(d.reduce((a, x) => a + (x - md) ** 2, 0) / Math.max(1, d.length - 1));
-    return { gain: md / baseMean, se: sd / Math.sqrt(d.length) / baseMean };
-  });
-}
-
 function mean(a: readonly number[]): number {
   return a.reduce((x, y) => x + y, 0) / a.length;
-}
-
-/** Index of the λ with the highest worst-collection gain (ties: the smaller λ). */
-function bestWorst(perCollection: readonly GainPoint[][]): number {
-  const worst = L.map((_, j) => Math.min(...perCollection.map((c) => c[j]!.gain)));
-  let best = 0;
-  for (let j = 1; j < L.length; j++) if (worst[j]! > worst[best]!) best = j;
-  return best;
 }
 
 /** Rules: each maps the training collections' validation curves to an index into the λ grid. */
@@ -80,12 +42,7 @@ const RULES: ReadonlyArray<{ name: string; pick: (perCollection: readonly GainPo
   },
   {
     name: 'largest λ with every collection within 1 SE of its gain at the best (shipped)',
-    pick: (c) => {
-      const b = bestWorst(c);
-      let chosen = b;
-      for (let j = b + 1; j < L.length; j++) if (c.every((x) => x[j]!.gain >= x[b]!.gain - x[b]!.se)) chosen = j;
-      return chosen;
-    },
+    pick: oneStandardErrorLambda,
   },
   {
     name: 'largest λ with the worst collection within 1 SE of the best worst',
@@ -106,8 +63,8 @@ for (const dir of values.folds.split(',')) {
     .filter((f) => /^fold-.+\.json$/.test(f))
     .sort();
   const folds = files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as FoldFile);
-  const held = folds.map((f) => gainCurve(f.scores[f.heldOut]!.all as FusionQuery[]));
-  const training = folds.map((f) => f.trainedOn.map((c) => gainCurve(f.scores[c]!.validation as FusionQuery[])));
+  const held = folds.map((f) => gainCurve(f.scores[f.heldOut]!.all as RankedQuery[]));
+  const training = folds.map((f) => f.trainedOn.map((c) => gainCurve(f.scores[c]!.validation as RankedQuery[])));
   console.log(`\n### ${basename(dir)}\n`);
   console.log(`| rule | ${folds.map((f) => f.heldOut).join(' | ')} | mean | folds above BM25 |`);
   console.log(`|---|${folds.map(() => '---|').join('')}---|---|`);

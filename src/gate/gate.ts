@@ -230,14 +230,18 @@ class GateImpl implements Gate {
           window.record(decidePair(items[i], state));
           sink?.decided(items[i], state);
         }
+        const start = next;
         next = end;
         if (next >= k) break;
-        // Out of time: the rest is unscored for that reason, not "stopped early".
+        // Out of time: the rest is unscored for that reason, not "stopped early". The chunk's own
+        // outcome counts too: the deadline timer may fire a fraction of a millisecond before
+        // now() reaches the deadline (timers run in whole milliseconds), and a scorer may give up
+        // at the deadline itself; either way that chunk came back 'timeout' and the window must
+        // not read those pairs as a falling pass rate.
         const limit = signal?.aborted
           ? 'aborted'
-          : deadline !== undefined && this.now() >= deadline
-            ? 'timeout'
-            : undefined;
+          : (limitOfChunk(items, start, end) ??
+            (deadline !== undefined && this.now() >= deadline ? 'timeout' : undefined));
         if (limit !== undefined) {
           for (let i = next; i < k; i++) markUnscored(items[i], limit);
         } else if (!window.shouldStop()) continue;
@@ -259,6 +263,21 @@ class GateImpl implements Gate {
     });
     return result;
   }
+}
+
+/** 'aborted' or 'timeout' when some pair of items[start, end) came back unscored for that limit. */
+function limitOfChunk(
+  items: readonly WorkingItem<Passage>[],
+  start: number,
+  end: number,
+): 'aborted' | 'timeout' | undefined {
+  let limit: 'timeout' | undefined;
+  for (let i = start; i < end; i++) {
+    const reason = items[i]!.reason;
+    if (reason === 'aborted') return 'aborted';
+    if (reason === 'timeout') limit = 'timeout';
+  }
+  return limit;
 }
 
 /** Reroute rebuilds the decision from every item list, the tier and the errors of the previous result. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createGate, type GateItem, type GatePolicy, type Scorer } from '../../src/index.js';
+import { createGate, DeadlineExceededError, type GateItem, type GatePolicy, type Scorer } from '../../src/index.js';
 import { ids, passages, relevanceScorer, slowScorer } from './helpers.js';
 
 async function collect(iterable: AsyncIterable<GateItem>): Promise<string[]> {
@@ -79,6 +79,32 @@ describe('rank-order early stopping', () => {
     expect(r.stats.skippedByEarlyStop).toBe(0);
     expect(r.stats.scored).toBe(2);
     expect(r.stats.unscoredByReason.timeout).toBe(8);
+  });
+
+  it("a chunk that came back 'timeout' ends the call as timeout even before the clock reaches the deadline", async () => {
+    // The deadline timer can fire a fraction of a millisecond before now() reaches the deadline, and a
+    // scorer may give up at the deadline itself: here the second chunk's scorer gives up while the
+    // gate's own deadline (10 s away) has not passed. Its two pairs must not count as failed passes in
+    // the window (window 2 would then stop early), and the rest is 'timeout', not 'early-stop'.
+    let calls = 0;
+    const scorer: Scorer = {
+      id: 'gives-up',
+      score: async (_q, ps) => {
+        calls++;
+        if (calls === 2) throw new DeadlineExceededError();
+        return ps.map(() => ({ relevant: 0.9 }));
+      },
+    };
+    const r = await createGate({ scorer, policy: { earlyStop: { window: 2, minRate: 0.5, chunk: 2 } } }).filter(
+      'q',
+      passages(10),
+      { budgetMs: 10_000 },
+    );
+    expect(calls).toBe(2);
+    expect(r.stats.skippedByEarlyStop).toBe(0);
+    expect(r.stats.scored).toBe(2);
+    expect(r.stats.unscoredByReason.timeout).toBe(8);
+    expect(r.excluded.filter((i) => i.rule === 'early-stop')).toHaveLength(0);
   });
 });
 

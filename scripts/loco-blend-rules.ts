@@ -7,18 +7,16 @@
  *
  * Usage: npx tsx scripts/loco-blend-rules.ts --folds /tmp/rg-loco/loco,/tmp/rg-loco/loco-s7
  */
-import {
-  bestWorstLambda as bestWorst,
-  blendGainCurve as gainCurve,
-  type FoldFile,
-  type GainPoint,
-  oneStandardErrorLambda,
-  type RankedQuery,
-} from './loco-fold-data.js';
+import { blendGainCurve, blendGrid, type FoldFile, type RankedQuery } from './loco-fold-data.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { RANKING_BLEND_LAMBDAS } from '../src/training/ranking-blend-selection.js';
+import {
+  type PairedGain,
+  pickRankingBlend,
+  RANKING_BLEND_LAMBDAS,
+  type RankingBlendCandidate,
+} from '../src/training/ranking-blend-selection.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' } } });
 if (!values.folds) throw new Error('--folds DIR[,DIR…] is required');
@@ -28,33 +26,36 @@ function mean(a: readonly number[]): number {
   return a.reduce((x, y) => x + y, 0) / a.length;
 }
 
-/** Rules: each maps the training collections' validation curves to an index into the λ grid. */
-const RULES: ReadonlyArray<{ name: string; pick: (perCollection: readonly GainPoint[][]) => number }> = [
-  { name: 'best worst-collection gain, ties: the smaller λ (the rule before)', pick: bestWorst },
+/** Rules: each maps a fold's validation grid (blendGrid) to an index into the λ grid. */
+const RULES: ReadonlyArray<{ name: string; pick: (grid: readonly RankingBlendCandidate[]) => number }> = [
+  {
+    name: 'best worst-collection gain, ties: the smaller λ (the rule before)',
+    pick: (grid) => grid.indexOf(pickRankingBlend(grid).best),
+  },
   {
     name: 'best mean gain',
-    pick: (c) => {
+    pick: (grid) => {
       let best = 0;
-      for (let j = 1; j < L.length; j++)
-        if (mean(c.map((x) => x[j]!.gain)) > mean(c.map((x) => x[best]!.gain))) best = j;
+      for (let j = 1; j < grid.length; j++) if (grid[j]!.meanGain > grid[best]!.meanGain) best = j;
       return best;
     },
   },
   {
     name: 'largest λ with every collection within 1 SE of its gain at the best (shipped)',
-    pick: oneStandardErrorLambda,
+    pick: (grid) => grid.indexOf(pickRankingBlend(grid).chosen),
   },
   {
     name: 'largest λ with the worst collection within 1 SE of the best worst',
-    pick: (c) => {
-      const b = bestWorst(c);
-      const worstAt = (j: number) => c.reduce((w, x) => (x[j]!.gain < w.gain ? x[j]! : w), c[0]![j]!);
-      let chosen = b;
-      for (let j = b + 1; j < L.length; j++) if (worstAt(j).gain >= worstAt(b).gain - worstAt(b).se) chosen = j;
+    pick: (grid) => {
+      const best = pickRankingBlend(grid).best;
+      const worstName = Object.keys(best.relativeGain).find((n) => best.relativeGain[n] === best.worstGain)!;
+      let chosen = grid.indexOf(best);
+      for (let j = chosen + 1; j < grid.length; j++)
+        if (grid[j]!.worstGain >= best.worstGain - best.standardError[worstName]!) chosen = j;
       return chosen;
     },
   },
-  { name: 'fixed λ = 1000 (the extractor BM25, the margin breaks ties)', pick: () => L.length - 1 },
+  { name: 'fixed λ = 1000 (the extractor BM25, the margin breaks ties)', pick: (grid) => grid.length - 1 },
 ];
 
 const pct = (v: number) => `${v >= 0 ? '+' : ''}${(100 * v).toFixed(2)} %`;
@@ -63,8 +64,12 @@ for (const dir of values.folds.split(',')) {
     .filter((f) => /^fold-.+\.json$/.test(f))
     .sort();
   const folds = files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as FoldFile);
-  const held = folds.map((f) => gainCurve(f.scores[f.heldOut]!.all as RankedQuery[]));
-  const training = folds.map((f) => f.trainedOn.map((c) => gainCurve(f.scores[c]!.validation as RankedQuery[])));
+  const held = folds.map((f) => blendGainCurve(f.scores[f.heldOut]!.all as RankedQuery[]));
+  const training = folds.map((f) => {
+    const curves: Record<string, PairedGain[]> = {};
+    for (const c of f.trainedOn) curves[c] = blendGainCurve(f.scores[c]!.validation as RankedQuery[]);
+    return blendGrid(curves);
+  });
   console.log(`\n### ${basename(dir)}\n`);
   console.log(`| rule | ${folds.map((f) => f.heldOut).join(' | ')} | mean | folds above BM25 |`);
   console.log(`|---|${folds.map(() => '---|').join('')}---|---|`);

@@ -5,7 +5,16 @@
 import type { PlattParameters } from '../src/calibration/platt.js';
 import type { RankingBlend } from '../src/tiers/trees/ranking-blend.js';
 import { ndcgAt } from '../src/eval/metrics.js';
-import { RANKING_BLEND_LAMBDAS } from '../src/training/ranking-blend-selection.js';
+import { plattProbability } from '../src/calibration/platt.js';
+import type { GateList } from '../src/eval/operating-points.js';
+import {
+  type PairedGain,
+  RANKING_BLEND_LAMBDAS,
+  type RankingBlendCandidate,
+  pairedRelativeGain,
+  pickRankingBlend,
+  rankingBlendCandidate,
+} from '../src/training/ranking-blend-selection.js';
 import { lexicalEvidence, rankingLogit } from '../src/tiers/trees/ranking-blend.js';
 
 export interface ScoredQuery {
@@ -63,54 +72,52 @@ export function rankingLogits(q: RankedQuery, lambda: number): number[] {
   return q.m.map((m, i) => rankingLogit(m, lexicalEvidence(bm25[i]!, idf[i]!), lambda));
 }
 
-/** Per λ of RANKING_BLEND_LAMBDAS: relative nDCG@10 gain over BM25 and its standard error (paired per-query differences). */
-export interface GainPoint {
-  readonly gain: number;
-  readonly se: number;
-}
-
-export function blendGainCurve(queries: readonly RankedQuery[]): GainPoint[] {
+/**
+ * Per λ of RANKING_BLEND_LAMBDAS: the queries' relative nDCG@10 gain over BM25 and its standard error
+ * (src/training/ranking-blend-selection.ts pairedRelativeGain), ordered by the ranking signal.
+ */
+export function blendGainCurve(queries: readonly RankedQuery[]): PairedGain[] {
   const base = queries.map((q) =>
     queryNdcgAt10(
       q,
       q.m.map((_, i) => -i),
     ),
   );
-  const baseMean = meanOf(base);
   return RANKING_BLEND_LAMBDAS.map((lambda) => {
-    const d = queries.map((q, k) => queryNdcgAt10(q, rankingLogits(q, lambda)) - base[k]!);
-    const md = meanOf(d);
-    const sd = Math.sqrt(d.reduce((a, x) => a + (x - md) ** 2, 0) / Math.max(1, d.length - 1));
-    return { gain: md / baseMean, se: sd / Math.sqrt(d.length) / baseMean };
+    const gain = pairedRelativeGain(
+      base,
+      queries.map((q) => queryNdcgAt10(q, rankingLogits(q, lambda))),
+    );
+    if (gain === null) throw new Error('no query with a first-stage nDCG@10 above 0');
+    return gain;
   });
 }
 
-function meanOf(a: readonly number[]): number {
-  return a.reduce((x, y) => x + y, 0) / a.length;
+/** The ranking-blend grid of a fold from its collections' curves (blendGainCurve), as the pipeline builds it. */
+export function blendGrid(curves: Readonly<Record<string, readonly PairedGain[]>>): RankingBlendCandidate[] {
+  return RANKING_BLEND_LAMBDAS.map((lambda, j) => {
+    const gains: Record<string, PairedGain> = {};
+    for (const name of Object.keys(curves).sort()) gains[name] = curves[name]![j]!;
+    return rankingBlendCandidate(lambda, gains) as RankingBlendCandidate;
+  });
 }
 
-/** Index into RANKING_BLEND_LAMBDAS of the highest worst-collection gain (ties: the smaller λ). */
-export function bestWorstLambda(perCollection: readonly GainPoint[][]): number {
-  const worst = RANKING_BLEND_LAMBDAS.map((_, j) => Math.min(...perCollection.map((c) => c[j]!.gain)));
-  let best = 0;
-  for (let j = 1; j < worst.length; j++) if (worst[j]! > worst[best]!) best = j;
-  return best;
-}
-
-/**
- * The shipped rule (src/training/ranking-blend-selection.ts) on fold curves: the largest λ with every
- * collection within one standard error of its gain at the best λ. Index into RANKING_BLEND_LAMBDAS.
- */
-export function oneStandardErrorLambda(perCollection: readonly GainPoint[][]): number {
-  const b = bestWorstLambda(perCollection);
-  let chosen = b;
-  for (let j = b + 1; j < RANKING_BLEND_LAMBDAS.length; j++)
-    if (perCollection.every((x) => x[j]!.gain >= x[b]!.gain - x[b]!.se)) chosen = j;
-  return chosen;
-}
-
-/** The shipped rule's λ for a fold, from its training collections' validation queries. */
+/** The shipped rule's λ for a fold (pickRankingBlend), from its training collections' validation queries. */
 export function foldBlendLambda(fold: FoldFile): number {
-  const curves = fold.trainedOn.map((c) => blendGainCurve(fold.scores[c]!.validation as RankedQuery[]));
-  return RANKING_BLEND_LAMBDAS[oneStandardErrorLambda(curves)]!;
+  const curves: Record<string, PairedGain[]> = {};
+  for (const c of fold.trainedOn) curves[c] = blendGainCurve(fold.scores[c]!.validation as RankedQuery[]);
+  return pickRankingBlend(blendGrid(curves)).chosen.lambda;
+}
+
+/** The gate works on the BM25 top 20 (docs/eval.md "Operating points"). */
+export const GATE_K = 20;
+/** The calibration of a fold file without one: the margin read as a logit. */
+export const IDENTITY_CALIBRATION: PlattParameters = { type: 'platt', a: 1, b: 0 };
+
+/** The gate's view of fold queries: relevance probabilities and labels of the BM25 top GATE_K. */
+export function gateLists(queries: readonly ScoredQuery[], calibration: PlattParameters): GateList[] {
+  return queries.map((q) => ({
+    relevances: q.m.slice(0, GATE_K).map((m) => plattProbability(calibration, m)),
+    relevant: q.g.slice(0, GATE_K).map((g) => g > 0),
+  }));
 }

@@ -21,7 +21,13 @@
  *
  * Usage: npx tsx scripts/loco-fusion.ts --folds /tmp/rg16-loco/loco [--json out.json]
  */
-import { type FoldFile, queryNdcgAt10, type ScoredQuery } from './loco-fold-data.js';
+import {
+  type FoldFile,
+  GATE_K,
+  IDENTITY_CALIBRATION as IDENTITY,
+  queryNdcgAt10,
+  type ScoredQuery,
+} from './loco-fold-data.js';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,8 +36,6 @@ import { type GateList, fitOperatingPoints, operatingPointMetrics } from '../src
 import { OPERATING_POINT_NAMES } from '../src/gate/policies/operating-points.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' }, json: { type: 'string' } } });
-const GATE_K = 20;
-const IDENTITY: PlattParameters = { type: 'platt', a: 1, b: 0 };
 const LAMBDAS = [0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 4, 5, 7.5, 10, 15, 20, 30, 50, 100, 1000];
 
 const ndcgOf = queryNdcgAt10;

@@ -25,7 +25,7 @@
  *
  * Usage: npx tsx scripts/loco-gate-candidates.ts --folds /tmp/rg-loco/loco [--json out.json]
  */
-import type { FoldFile, ScoredQuery } from './loco-fold-data.js';
+import { type FoldFile, GATE_K, IDENTITY_CALIBRATION as IDENTITY, type ScoredQuery } from './loco-fold-data.js';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -42,8 +42,6 @@ import {
 import { operatingPointThreshold } from '../src/gate/policies/operating-points.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' }, json: { type: 'string' } } });
-const GATE_K = 20;
-const IDENTITY: PlattParameters = { type: 'platt', a: 1, b: 0 };
 const PRECISE_FIT_RECALL = 0.35;
 const PRECISE_TARGET_RECALL = 0.3;
 

@@ -14,11 +14,21 @@
  * Usage: npx tsx scripts/loco-gate.ts --folds /tmp/rg-loco/quick [--json out.json]
  *        npx tsx scripts/loco-gate.ts --shipped /tmp/rg-loco/shipped.json
  */
-import { type FoldFile, type FoldScores, queryNdcgAt10, type ScoredQuery } from './loco-fold-data.js';
+import {
+  type FoldFile,
+  type FoldScores,
+  GATE_K,
+  gateLists,
+  IDENTITY_CALIBRATION as IDENTITY,
+  queryNdcgAt10,
+  type RankedQuery,
+  rankingLogits,
+  type ScoredQuery,
+} from './loco-fold-data.js';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { plattProbability, type PlattParameters } from '../src/calibration/platt.js';
+import type { PlattParameters } from '../src/calibration/platt.js';
 import {
   type GateList,
   type OperatingPointFit,
@@ -31,12 +41,7 @@ import {
   thresholdMetrics,
 } from '../src/eval/operating-points.js';
 import { OPERATING_POINT_NAMES, type OperatingPointName } from '../src/gate/policies/operating-points.js';
-import {
-  lexicalEvidence,
-  type RankingBlend,
-  rankingLogit,
-  rankingProbability,
-} from '../src/tiers/trees/ranking-blend.js';
+import { type RankingBlend, rankingProbability } from '../src/tiers/trees/ranking-blend.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,22 +51,10 @@ const { values } = parseArgs({
     'card-module': { type: 'string' },
   },
 });
-const GATE_K = 20;
-const IDENTITY: PlattParameters = { type: 'platt', a: 1, b: 0 };
-
-function gateLists(queries: readonly ScoredQuery[], calibration: PlattParameters): GateList[] {
-  return queries.map((q) => ({
-    relevances: q.m.slice(0, GATE_K).map((m) => plattProbability(calibration, m)),
-    relevant: q.g.slice(0, GATE_K).map((g) => g > 0),
-  }));
-}
-
 /** The ranking signal of each candidate with the fold's λ, as the shipped scorer computes it. */
 function rankingOf(q: ScoredQuery, blend: RankingBlend): number[] {
   if (q.f === undefined) throw new Error(`query ${q.q} has no per-pair features (re-run scripts/loco-base.ts)`);
-  const bm25 = q.f.bm25_all!;
-  const idf = q.f.query_idf_sum!;
-  return q.m.map((m, i) => rankingProbability(rankingLogit(m, lexicalEvidence(bm25[i]!, idf[i]!), blend.lambda)));
+  return rankingLogits(q as RankedQuery, blend.lambda).map(rankingProbability);
 }
 
 /**

@@ -9,11 +9,19 @@
  *
  * Usage: npx tsx scripts/loco-ranked-cut.ts --folds /tmp/rg-loco/loco,/tmp/rg-loco/loco-s7
  */
-import { type FoldFile, foldBlendLambda, type RankedQuery, rankingLogits } from './loco-fold-data.js';
+import {
+  type FoldFile,
+  foldBlendLambda,
+  GATE_K,
+  gateLists,
+  IDENTITY_CALIBRATION as IDENTITY,
+  type RankedQuery,
+  rankingLogits,
+} from './loco-fold-data.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { plattProbability, type PlattParameters } from '../src/calibration/platt.js';
+import type { PlattParameters } from '../src/calibration/platt.js';
 import { fitOperatingPoints, type GateList, keepAllF1, operatingPointMetrics } from '../src/eval/operating-points.js';
 import {
   OPERATING_POINT_NAMES,
@@ -23,19 +31,14 @@ import {
 
 const { values } = parseArgs({ options: { folds: { type: 'string' } } });
 if (!values.folds) throw new Error('--folds DIR[,DIR…] is required');
-const GATE_K = 20;
-const IDENTITY: PlattParameters = { type: 'platt', a: 1, b: 0 };
 
 interface RankedList extends GateList {
   readonly ranking: readonly number[];
 }
 
 function lists(queries: readonly RankedQuery[], calibration: PlattParameters, lambda: number): RankedList[] {
-  return queries.map((q) => ({
-    relevances: q.m.slice(0, GATE_K).map((m) => plattProbability(calibration, m)),
-    relevant: q.g.slice(0, GATE_K).map((g) => g > 0),
-    ranking: rankingLogits(q, lambda).slice(0, GATE_K),
-  }));
+  const plain = gateLists(queries, calibration);
+  return queries.map((q, i) => ({ ...plain[i]!, ranking: rankingLogits(q, lambda).slice(0, GATE_K) }));
 }
 
 /** Pooled precision / recall / F1 when each list keeps the first k of its ranking order, k from the relevance cut. */

@@ -80,52 +80,80 @@ export function chooseRankingBlend(
     throw new InvalidArgumentError(`${margins.length} margins for ${validation.numRows} validation rows`);
   const firstStage = ndcgPerQueryByCollection(validation, null);
   const grid: RankingBlendCandidate[] = [];
-  let best: RankingBlendCandidate | undefined;
   for (const lambda of lambdas) {
     const reranked = ndcgPerQueryByCollection(validation, rankingScores(validation, margins, lambda));
-    const relativeGain: Record<string, number> = {};
-    const standardError: Record<string, number> = {};
-    let worst = Number.POSITIVE_INFINITY;
-    let sum = 0;
-    let n = 0;
-    for (const name of Object.keys(firstStage).sort()) {
-      const g = pairedRelativeGain(firstStage[name]!, reranked[name]!);
-      if (g === null) continue;
-      relativeGain[name] = g.gain;
-      standardError[name] = g.standardError;
-      worst = Math.min(worst, g.gain);
-      sum += g.gain;
-      n++;
-    }
-    if (n === 0) throw new InvalidArgumentError('no validation collection has a first-stage nDCG@10');
-    const candidate: RankingBlendCandidate = {
-      lambda,
-      relativeGain,
-      worstGain: worst,
-      meanGain: sum / n,
-      standardError,
-    };
+    const gains: Record<string, PairedGain | null> = {};
+    for (const name of Object.keys(firstStage).sort())
+      gains[name] = pairedRelativeGain(firstStage[name]!, reranked[name]!);
+    const candidate = rankingBlendCandidate(lambda, gains);
+    if (candidate === null) throw new InvalidArgumentError('no validation collection has a first-stage nDCG@10');
     grid.push(candidate);
-    if (best === undefined || candidate.worstGain > best.worstGain) best = candidate;
   }
-  const top = best as RankingBlendCandidate;
-  let chosen = top;
+  const { best, chosen } = pickRankingBlend(grid);
+  return { blend: { lambda: chosen.lambda }, chosen, best, grid, rule: RANKING_BLEND_RULE };
+}
+
+/** A collection's relative gain over BM25 at one λ, with its standard error (pairedRelativeGain). */
+export interface PairedGain {
+  readonly gain: number;
+  readonly standardError: number;
+}
+
+/**
+ * The candidate of one λ from its per-collection gains, in the key order given (collections without
+ * a gain, null, are left out); null when no collection has one.
+ */
+export function rankingBlendCandidate(
+  lambda: number,
+  gains: Readonly<Record<string, PairedGain | null>>,
+): RankingBlendCandidate | null {
+  const relativeGain: Record<string, number> = {};
+  const standardError: Record<string, number> = {};
+  let worst = Number.POSITIVE_INFINITY;
+  let sum = 0;
+  let n = 0;
+  for (const [name, g] of Object.entries(gains)) {
+    if (g === null) continue;
+    relativeGain[name] = g.gain;
+    standardError[name] = g.standardError;
+    worst = Math.min(worst, g.gain);
+    sum += g.gain;
+    n++;
+  }
+  if (n === 0) return null;
+  return { lambda, relativeGain, worstGain: worst, meanGain: sum / n, standardError };
+}
+
+/**
+ * The rule on a grid of candidates in ascending λ: `best` has the highest worstGain (ties: the
+ * smaller λ); `chosen` is the largest λ at which every collection of `best` is within its standard
+ * error of its gain there. Shared with the leave-one-collection-out scripts, which build the grid
+ * from fold files.
+ */
+export function pickRankingBlend(grid: readonly RankingBlendCandidate[]): {
+  readonly best: RankingBlendCandidate;
+  readonly chosen: RankingBlendCandidate;
+} {
+  if (grid.length === 0) throw new InvalidArgumentError('empty lambda grid');
+  let best = grid[0]!;
+  for (const c of grid) if (c.worstGain > best.worstGain) best = c;
   const withinError = (c: RankingBlendCandidate): boolean =>
-    Object.entries(top.relativeGain).every(
-      ([name, g]) => (c.relativeGain[name] ?? -Infinity) >= g - top.standardError[name]!,
+    Object.entries(best.relativeGain).every(
+      ([name, g]) => (c.relativeGain[name] ?? Number.NEGATIVE_INFINITY) >= g - best.standardError[name]!,
     );
+  let chosen = best;
   for (const c of grid) if (c.lambda > chosen.lambda && withinError(c)) chosen = c;
-  return { blend: { lambda: chosen.lambda }, chosen, best: top, grid, rule: RANKING_BLEND_RULE };
+  return { best, chosen };
 }
 
 /**
  * (mean reranked − mean BM25) / mean BM25 over the queries with a judged relevant passage, and its
  * standard error from the paired per-query differences; null without such a query or with BM25 at 0.
  */
-function pairedRelativeGain(
+export function pairedRelativeGain(
   base: ReadonlyArray<number | null>,
   reranked: ReadonlyArray<number | null>,
-): { gain: number; standardError: number } | null {
+): PairedGain | null {
   const diffs: number[] = [];
   let baseSum = 0;
   for (let i = 0; i < base.length; i++) {

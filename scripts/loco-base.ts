@@ -11,8 +11,9 @@
  * collection's validation + test + all queries with an existing model directory (OUT/shipped.json).
  * Features are computed once per collection per process (memoised) so the folds reuse them.
  *
- * `--extra bm25-variants,idf-spread` appends candidate ranking features computed here in JS (measurement
- * only; docs/eval.md "Ranking features the fast path lacks").
+ * `--extra bm25-variants,idf-spread,prf` appends candidate ranking features computed here in JS (measurement
+ * only; docs/eval.md "Ranking features the fast path lacks"). `prf` features depend on the whole candidate
+ * list (pseudo-relevance feedback from its BM25 head), unlike every lexical-v1 feature.
  *
  * Usage: npx tsx scripts/loco-base.ts [--data ../shared/data] [--out /tmp/rg-loco/quick] [--grid quick]
  *        [--only cisi,med] [--shipped models/fastpath-lexical] [--seed 42] [--extra idf-spread]
@@ -44,12 +45,17 @@ const { values } = parseArgs({
     shipped: { type: 'string' },
     seed: { type: 'string', default: '42' },
     // Candidate ranking features, computed here in JS and appended to the extractor's (measurement
-    // only: the shipped extractor does not compute them): bm25-variants, idf-spread.
+    // only: the shipped extractor does not compute them): bm25-variants, idf-spread, prf.
     extra: { type: 'string' },
   },
 });
 const extras = new Set(values.extra ? (values.extra as string).split(',') : []);
-for (const e of extras) if (e !== 'bm25-variants' && e !== 'idf-spread') throw new Error(`unknown --extra ${e}`);
+const KNOWN_EXTRAS = new Set(['bm25-variants', 'idf-spread', 'prf']);
+for (const e of extras) if (!KNOWN_EXTRAS.has(e)) throw new Error(`unknown --extra ${e}`);
+// prf: the feedback set is the list's own BM25 top PRF_DOCS (by the BM25 computed here, so neither the
+// list's order nor its length past PRF_DOCS changes it); PRF_TERMS expansion terms.
+const PRF_DOCS = 10;
+const PRF_TERMS = 20;
 const dataDir = resolve(values.data as string);
 const outDir = resolve(values.out as string);
 mkdirSync(outDir, { recursive: true });
@@ -101,6 +107,7 @@ function extraFeaturizer(stats: CorpusStats) {
   const names: string[] = [];
   if (extras.has('bm25-variants')) names.push('bm25_all_k0.9_b0.4', 'bm25_all_k2_b0.9');
   if (extras.has('idf-spread')) names.push('query_idf_sd', 'query_idf_max', 'top_idf_term_matched');
+  if (extras.has('prf')) names.push('prf_centroid_cos', 'prf_expansion_score', 'prf_feedback_member');
   const n = stats.docCount;
   const idf = (term: string) => {
     const df = stats.documentFrequency(term).any;
@@ -133,6 +140,71 @@ function extraFeaturizer(stats: CorpusStats) {
     }
     return s;
   };
+  /** tf-idf vector of a passage, unit length. */
+  const vectorOf = (d: { counts: Map<string, number> }) => {
+    const v = new Map<string, number>();
+    let norm = 0;
+    for (const [w, tf] of d.counts) {
+      const x = (1 + Math.log(tf)) * idf(w);
+      v.set(w, x);
+      norm += x * x;
+    }
+    norm = Math.sqrt(norm) || 1;
+    for (const [w, x] of v) v.set(w, x / norm);
+    return v;
+  };
+  /**
+   * Pseudo-relevance feedback over the candidate list: the cosine of each passage to the centroid of the
+   * feedback set (leaving the passage itself out), an RM3-like expansion score (the PRF_TERMS heaviest
+   * non-query terms of the feedback model, weighted by it, BM25-saturated), and feedback membership.
+   */
+  const feedbackFeatures = (qAll: readonly string[], passages: readonly Passage[]) => {
+    const terms = passages.map(termsOf);
+    const base = terms.map((d) => bm25(qAll, d, 1.2, 0.75));
+    const order = base.map((_, i) => i).sort((a, b) => base[b]! - base[a]! || a - b);
+    const feedback = order.slice(0, Math.min(PRF_DOCS, order.length));
+    const vectors = terms.map(vectorOf);
+    const sum = new Map<string, number>();
+    for (const i of feedback) for (const [w, x] of vectors[i]!) sum.set(w, (sum.get(w) ?? 0) + x);
+    const inFeedback = new Set(feedback);
+    const centroid = vectors.map((v, i) => {
+      const m = inFeedback.has(i) ? feedback.length - 1 : feedback.length;
+      if (m === 0) return 0;
+      let dot = 0;
+      let norm = 0;
+      for (const [w, s0] of sum) {
+        const c = (s0 - (inFeedback.has(i) ? (v.get(w) ?? 0) : 0)) / m;
+        norm += c * c;
+        dot += c * (v.get(w) ?? 0);
+      }
+      return norm > 0 ? dot / Math.sqrt(norm) : 0;
+    });
+    // Feedback model (RM3-like, IDF-weighted): weight(w) = Σ_d P(w | d) · (d's share of the feedback
+    // set's BM25) · idf(w), over non-query terms.
+    const qSet = new Set(qAll);
+    const weightSum = feedback.reduce((a, i) => a + base[i]!, 0) || 1;
+    const model = new Map<string, number>();
+    for (const i of feedback) {
+      const d = terms[i]!;
+      for (const [w, tf] of d.counts) {
+        if (qSet.has(w)) continue;
+        model.set(w, (model.get(w) ?? 0) + (((tf / Math.max(1, d.length)) * base[i]!) / weightSum) * idf(w));
+      }
+    }
+    const expansionTerms = [...model.entries()]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, PRF_TERMS);
+    const expansion = terms.map((d) => {
+      let s = 0;
+      for (const [w, weight] of expansionTerms) {
+        const tf = d.counts.get(w) ?? 0;
+        if (tf > 0) s += (weight * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * d.length) / Math.max(1e-9, avgLength)));
+      }
+      return s;
+    });
+    const member = passages.map((_, i) => (inFeedback.has(i) ? 1 : 0));
+    return { centroid, expansion, member };
+  };
   return {
     names,
     append(rows: Float32Array, width: number, query: string, passages: readonly Passage[]): Float32Array {
@@ -143,6 +215,7 @@ function extraFeaturizer(stats: CorpusStats) {
       const sd = Math.sqrt(idfs.reduce((a, v) => a + (v - mean) ** 2, 0) / Math.max(1, idfs.length));
       const max = idfs.length === 0 ? 0 : Math.max(...idfs);
       const top = qTerms[idfs.indexOf(max)];
+      const prf = extras.has('prf') ? feedbackFeatures(qAll, passages) : null;
       const out = new Float32Array(passages.length * (width + names.length));
       passages.forEach((p, i) => {
         out.set(rows.subarray(i * width, (i + 1) * width), i * (width + names.length));
@@ -150,6 +223,7 @@ function extraFeaturizer(stats: CorpusStats) {
         const values: number[] = [];
         if (extras.has('bm25-variants')) values.push(bm25(qAll, d, 0.9, 0.4), bm25(qAll, d, 2, 0.9));
         if (extras.has('idf-spread')) values.push(sd, max, top !== undefined && d.counts.has(top) ? 1 : 0);
+        if (prf !== null) values.push(prf.centroid[i]!, prf.expansion[i]!, prf.member[i]!);
         out.set(values, i * (width + names.length) + width);
       });
       return out;

@@ -50,7 +50,8 @@ const { values } = parseArgs({
   },
 });
 const extras = new Set(values.extra ? (values.extra as string).split(',') : []);
-const KNOWN_EXTRAS = new Set(['bm25-variants', 'idf-spread', 'prf']);
+// prf-centroid / prf-expansion: one half of prf each (with the membership column), for the ablation.
+const KNOWN_EXTRAS = new Set(['bm25-variants', 'idf-spread', 'prf', 'prf-centroid', 'prf-expansion']);
 for (const e of extras) if (!KNOWN_EXTRAS.has(e)) throw new Error(`unknown --extra ${e}`);
 // prf: the feedback set is the list's own BM25 top PRF_DOCS (by the BM25 computed here, so neither the
 // list's order nor its length past PRF_DOCS changes it); PRF_TERMS expansion terms.
@@ -107,7 +108,11 @@ function extraFeaturizer(stats: CorpusStats) {
   const names: string[] = [];
   if (extras.has('bm25-variants')) names.push('bm25_all_k0.9_b0.4', 'bm25_all_k2_b0.9');
   if (extras.has('idf-spread')) names.push('query_idf_sd', 'query_idf_max', 'top_idf_term_matched');
-  if (extras.has('prf')) names.push('prf_centroid_cos', 'prf_expansion_score', 'prf_feedback_member');
+  const prfCentroid = extras.has('prf') || extras.has('prf-centroid');
+  const prfExpansion = extras.has('prf') || extras.has('prf-expansion');
+  if (prfCentroid) names.push('prf_centroid_cos');
+  if (prfExpansion) names.push('prf_expansion_score');
+  if (prfCentroid || prfExpansion) names.push('prf_feedback_member');
   const n = stats.docCount;
   const idf = (term: string) => {
     const df = stats.documentFrequency(term).any;
@@ -215,7 +220,7 @@ function extraFeaturizer(stats: CorpusStats) {
       const sd = Math.sqrt(idfs.reduce((a, v) => a + (v - mean) ** 2, 0) / Math.max(1, idfs.length));
       const max = idfs.length === 0 ? 0 : Math.max(...idfs);
       const top = qTerms[idfs.indexOf(max)];
-      const prf = extras.has('prf') ? feedbackFeatures(qAll, passages) : null;
+      const prf = prfCentroid || prfExpansion ? feedbackFeatures(qAll, passages) : null;
       const out = new Float32Array(passages.length * (width + names.length));
       passages.forEach((p, i) => {
         out.set(rows.subarray(i * width, (i + 1) * width), i * (width + names.length));
@@ -223,7 +228,11 @@ function extraFeaturizer(stats: CorpusStats) {
         const values: number[] = [];
         if (extras.has('bm25-variants')) values.push(bm25(qAll, d, 0.9, 0.4), bm25(qAll, d, 2, 0.9));
         if (extras.has('idf-spread')) values.push(sd, max, top !== undefined && d.counts.has(top) ? 1 : 0);
-        if (prf !== null) values.push(prf.centroid[i]!, prf.expansion[i]!, prf.member[i]!);
+        if (prf !== null) {
+          if (prfCentroid) values.push(prf.centroid[i]!);
+          if (prfExpansion) values.push(prf.expansion[i]!);
+          values.push(prf.member[i]!);
+        }
         out.set(values, i * (width + names.length) + width);
       });
       return out;

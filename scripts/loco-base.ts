@@ -35,6 +35,7 @@ import { GRIDS, type GridName, discoverCollections } from '../src/training/fastp
 import { trainFastPath } from '../src/training/train-fastpath.js';
 import { createXGBoostBackend } from '../src/training/xgboost-backend.js';
 import type { Passage } from '../src/types.js';
+import { FeedbackCentroid, feedbackSet } from './list-feedback.js';
 
 const { values } = parseArgs({
   options: {
@@ -119,7 +120,8 @@ function extraFeaturizer(stats: CorpusStats) {
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
   };
   const avgLength = stats.avgBodyLength + stats.avgTitleLength;
-  const docTerms = new Map<string, { counts: Map<string, number>; length: number }>();
+  const centroidOf = new FeedbackCentroid(idf);
+  const docTerms = new Map<string, { counts: Map<string, number>; length: number; ids: Int32Array }>();
   const termsOf = (p: Passage) => {
     const key = `${p.id}\u0000${p.title ?? ''}\u0000${p.text}`;
     let t = docTerms.get(key);
@@ -127,7 +129,7 @@ function extraFeaturizer(stats: CorpusStats) {
       const tokens = tokenize(`${p.title ?? ''} ${p.text}`);
       const counts = new Map<string, number>();
       for (const w of tokens) counts.set(w, (counts.get(w) ?? 0) + 1);
-      t = { counts, length: tokens.length };
+      t = { counts, length: tokens.length, ids: centroidOf.intern(tokens) };
       docTerms.set(key, t);
     }
     return t;
@@ -145,19 +147,6 @@ function extraFeaturizer(stats: CorpusStats) {
     }
     return s;
   };
-  /** tf-idf vector of a passage, unit length. */
-  const vectorOf = (d: { counts: Map<string, number> }) => {
-    const v = new Map<string, number>();
-    let norm = 0;
-    for (const [w, tf] of d.counts) {
-      const x = (1 + Math.log(tf)) * idf(w);
-      v.set(w, x);
-      norm += x * x;
-    }
-    norm = Math.sqrt(norm) || 1;
-    for (const [w, x] of v) v.set(w, x / norm);
-    return v;
-  };
   /**
    * Pseudo-relevance feedback over the candidate list: the cosine of each passage to the centroid of the
    * feedback set (leaving the passage itself out), an RM3-like expansion score (the PRF_TERMS heaviest
@@ -166,24 +155,12 @@ function extraFeaturizer(stats: CorpusStats) {
   const feedbackFeatures = (qAll: readonly string[], passages: readonly Passage[]) => {
     const terms = passages.map(termsOf);
     const base = terms.map((d) => bm25(qAll, d, 1.2, 0.75));
-    const order = base.map((_, i) => i).sort((a, b) => base[b]! - base[a]! || a - b);
-    const feedback = order.slice(0, Math.min(PRF_DOCS, order.length));
-    const vectors = terms.map(vectorOf);
-    const sum = new Map<string, number>();
-    for (const i of feedback) for (const [w, x] of vectors[i]!) sum.set(w, (sum.get(w) ?? 0) + x);
+    const feedback = feedbackSet(base, PRF_DOCS);
     const inFeedback = new Set(feedback);
-    const centroid = vectors.map((v, i) => {
-      const m = inFeedback.has(i) ? feedback.length - 1 : feedback.length;
-      if (m === 0) return 0;
-      let dot = 0;
-      let norm = 0;
-      for (const [w, s0] of sum) {
-        const c = (s0 - (inFeedback.has(i) ? (v.get(w) ?? 0) : 0)) / m;
-        norm += c * c;
-        dot += c * (v.get(w) ?? 0);
-      }
-      return norm > 0 ? dot / Math.sqrt(norm) : 0;
-    });
+    const centroid = centroidOf.cosines(
+      terms.map((d) => d.ids),
+      feedback,
+    );
     // Feedback model (RM3-like, IDF-weighted): weight(w) = Σ_d P(w | d) · (d's share of the feedback
     // set's BM25) · idf(w), over non-query terms.
     const qSet = new Set(qAll);

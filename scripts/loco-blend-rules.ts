@@ -7,12 +7,11 @@
  *
  * Usage: npx tsx scripts/loco-blend-rules.ts --folds /tmp/rg-loco/loco,/tmp/rg-loco/loco-s7
  */
-import { blendGainCurve, blendGrid, type FoldFile, type RankedQuery } from './loco-fold-data.js';
+import { blendGainCurve, type FoldFile, foldBlendGrid, type RankedQuery } from './loco-fold-data.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  type PairedGain,
   pickRankingBlend,
   RANKING_BLEND_LAMBDAS,
   type RankingBlendCandidate,
@@ -26,7 +25,7 @@ function mean(a: readonly number[]): number {
   return a.reduce((x, y) => x + y, 0) / a.length;
 }
 
-/** Rules: each maps a fold's validation grid (blendGrid) to an index into the λ grid. */
+/** Rules: each maps a fold's validation grid (foldBlendGrid) to an index into the λ grid. */
 const RULES: ReadonlyArray<{ name: string; pick: (grid: readonly RankingBlendCandidate[]) => number }> = [
   {
     name: 'best worst-collection gain, ties: the smaller λ (the rule before)',
@@ -65,11 +64,7 @@ for (const dir of values.folds.split(',')) {
     .sort();
   const folds = files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as FoldFile);
   const held = folds.map((f) => blendGainCurve(f.scores[f.heldOut]!.all as RankedQuery[]));
-  const training = folds.map((f) => {
-    const curves: Record<string, PairedGain[]> = {};
-    for (const c of f.trainedOn) curves[c] = blendGainCurve(f.scores[c]!.validation as RankedQuery[]);
-    return blendGrid(curves);
-  });
+  const training = folds.map(foldBlendGrid);
   console.log(`\n### ${basename(dir)}\n`);
   console.log(`| rule | ${folds.map((f) => f.heldOut).join(' | ')} | mean | folds above BM25 |`);
   console.log(`|---|${folds.map(() => '---|').join('')}---|---|`);

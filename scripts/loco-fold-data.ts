@@ -98,15 +98,22 @@ export function blendGrid(curves: Readonly<Record<string, readonly PairedGain[]>
   return RANKING_BLEND_LAMBDAS.map((lambda, j) => {
     const gains: Record<string, PairedGain> = {};
     for (const name of Object.keys(curves).sort()) gains[name] = curves[name]![j]!;
-    return rankingBlendCandidate(lambda, gains) as RankingBlendCandidate;
+    const candidate = rankingBlendCandidate(lambda, gains);
+    if (candidate === null) throw new Error('a ranking-blend grid needs at least one collection');
+    return candidate;
   });
 }
 
-/** The shipped rule's λ for a fold (pickRankingBlend), from its training collections' validation queries. */
-export function foldBlendLambda(fold: FoldFile): number {
+/** A fold's ranking-blend grid from its training collections' validation queries (what the pipeline saw). */
+export function foldBlendGrid(fold: FoldFile): RankingBlendCandidate[] {
   const curves: Record<string, PairedGain[]> = {};
   for (const c of fold.trainedOn) curves[c] = blendGainCurve(fold.scores[c]!.validation as RankedQuery[]);
-  return pickRankingBlend(blendGrid(curves)).chosen.lambda;
+  return blendGrid(curves);
+}
+
+/** The shipped rule's λ for a fold (pickRankingBlend on foldBlendGrid). */
+export function foldBlendLambda(fold: FoldFile): number {
+  return pickRankingBlend(foldBlendGrid(fold)).chosen.lambda;
 }
 
 /** The gate works on the BM25 top 20 (docs/eval.md "Operating points"). */

@@ -15,7 +15,7 @@ import {
   pickRankingBlend,
   rankingBlendCandidate,
 } from '../src/training/ranking-blend-selection.js';
-import { lexicalEvidence, rankingLogit } from '../src/tiers/trees/ranking-blend.js';
+import { lexicalEvidence, rankingLogit, rankingProbability } from '../src/tiers/trees/ranking-blend.js';
 
 export interface ScoredQuery {
   readonly q: string;
@@ -121,10 +121,25 @@ export const GATE_K = 20;
 /** The calibration of a fold file without one: the margin read as a logit. */
 export const IDENTITY_CALIBRATION: PlattParameters = { type: 'platt', a: 1, b: 0 };
 
-/** The gate's view of fold queries: relevance probabilities and labels of the BM25 top GATE_K. */
-export function gateLists(queries: readonly ScoredQuery[], calibration: PlattParameters): GateList[] {
+/**
+ * The gate's view of fold queries: relevance probabilities and labels of the BM25 top GATE_K, and
+ * with a ranking blend the `ranking` signal the scorer emits with it (the gate's order, and the
+ * order its operating points take the kept head of); without one, relevance order.
+ */
+export function gateLists(
+  queries: readonly ScoredQuery[],
+  calibration: PlattParameters,
+  blend: RankingBlend | null | undefined,
+): GateList[] {
   return queries.map((q) => ({
     relevances: q.m.slice(0, GATE_K).map((m) => plattProbability(calibration, m)),
     relevant: q.g.slice(0, GATE_K).map((g) => g > 0),
+    ...(blend === null || blend === undefined ? {} : { order: rankingSignal(q, blend.lambda).slice(0, GATE_K) }),
   }));
+}
+
+/** The `ranking` signal per candidate (BM25 order) at `lambda`, the probability the scorer emits. */
+export function rankingSignal(q: ScoredQuery, lambda: number): number[] {
+  if (q.f === undefined) throw new Error(`query ${q.q} has no per-pair features (re-run scripts/loco-base.ts)`);
+  return rankingLogits(q as RankedQuery, lambda).map(rankingProbability);
 }

@@ -86,18 +86,10 @@ function listOf(q: ScoredQuery, calibration: PlattParameters): JudgedList {
 type Rule = (list: JudgedList) => number | readonly boolean[];
 
 function metricsOf(lists: readonly JudgedList[], rule: Rule): OperatingPointMetrics {
-  // keptMetrics reads a threshold; a mask rule is mapped onto pseudo relevances 1 (kept) / 0 (dropped).
-  const mapped = lists.map((l) => {
-    const r = rule(l);
-    return typeof r === 'number'
-      ? { list: l as GateList, t: r }
-      : { list: { relevances: r.map((k) => (k ? 1 : 0)), relevant: l.relevant } as GateList, t: 0.5 };
+  return keptMetrics(lists, (l) => {
+    const r = rule(l as JudgedList);
+    return typeof r === 'number' ? l.relevances.map((v) => v >= r) : r;
   });
-  const thresholds = new Map(mapped.map((m) => [m.list, m.t]));
-  return keptMetrics(
-    mapped.map((m) => m.list),
-    (l) => thresholds.get(l)!,
-  );
 }
 
 interface Family {

@@ -4,7 +4,8 @@
  * trained on the other collections):
  *   1. fit each operating point's (beta, shift) on the TRAINING collections' validation + test queries
  *      (BM25 top 20 scored by the fold's model; nothing of H is used);
- *   2. apply it to H's judged queries (BM25 top 20) and report precision / recall / F1 of the kept
+ *   2. apply it to H's judged queries (BM25 top 20) as the gate does (the ranked cut, with the fold's
+ *      ranking blend) and report precision / recall / F1 of the kept
  *      set against keeping all 20, the share of queries with a relevant passage in the top 20 that
  *      get nothing kept, and nDCG@10 (BM25 top 100 vs reranked in the order the gate returns: the
  *      fold model's `ranking` signal with the λ the training pipeline chose for it, and the margin order).
@@ -21,8 +22,7 @@ import {
   gateLists,
   IDENTITY_CALIBRATION as IDENTITY,
   queryNdcgAt10,
-  type RankedQuery,
-  rankingLogits,
+  rankingSignal,
   type ScoredQuery,
 } from './loco-fold-data.js';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -41,7 +41,7 @@ import {
   thresholdMetrics,
 } from '../src/eval/operating-points.js';
 import { OPERATING_POINT_NAMES, type OperatingPointName } from '../src/gate/policies/operating-points.js';
-import { type RankingBlend, rankingProbability } from '../src/tiers/trees/ranking-blend.js';
+import type { RankingBlend } from '../src/tiers/trees/ranking-blend.js';
 
 const { values } = parseArgs({
   options: {
@@ -51,12 +51,6 @@ const { values } = parseArgs({
     'card-module': { type: 'string' },
   },
 });
-/** The ranking signal of each candidate with the fold's λ, as the shipped scorer computes it. */
-function rankingOf(q: ScoredQuery, blend: RankingBlend): number[] {
-  if (q.f === undefined) throw new Error(`query ${q.q} has no per-pair features (re-run scripts/loco-base.ts)`);
-  return rankingLogits(q as RankedQuery, blend.lambda).map(rankingProbability);
-}
-
 /**
  * nDCG@10 of BM25, of the margin (relevance) order, and of the order the gate returns (the ranking
  * signal when the fold model declares a blend; ties by BM25 rank, as the gate breaks them by input rank).
@@ -75,7 +69,7 @@ function ndcg(
     );
     const m = queryNdcgAt10(q, q.m);
     b += m;
-    c += blend === null ? m : queryNdcgAt10(q, rankingOf(q, blend));
+    c += blend === null ? m : queryNdcgAt10(q, rankingSignal(q, blend.lambda));
   }
   const n = queries.length;
   return { bm25: a / n, byRelevance: b / n, reranked: c / n };
@@ -95,12 +89,13 @@ const HEADER =
 if (values.shipped !== undefined) {
   const file = JSON.parse(readFileSync(values.shipped, 'utf8')) as {
     calibration: PlattParameters | null;
+    rankingBlend: RankingBlend | null;
     scores: FoldScores;
   };
   const cal = file.calibration ?? IDENTITY;
   const train: Record<string, GateList[]> = {};
   for (const [name, sets] of Object.entries(file.scores))
-    train[name] = gateLists([...(sets.validation ?? []), ...(sets.test ?? [])], cal);
+    train[name] = gateLists([...(sets.validation ?? []), ...(sets.test ?? [])], cal, file.rankingBlend);
   const fits = fitOperatingPoints(train);
   for (const op of OPERATING_POINT_NAMES) {
     const f = fits[op];
@@ -129,10 +124,10 @@ if (values.shipped !== undefined) {
     const cal = fold.calibration ?? IDENTITY;
     const train: Record<string, GateList[]> = {};
     for (const n of fold.trainedOn)
-      train[n] = gateLists([...fold.scores[n]!.validation!, ...fold.scores[n]!.test!], cal);
+      train[n] = gateLists([...fold.scores[n]!.validation!, ...fold.scores[n]!.test!], cal, fold.rankingBlend);
     const fits: Record<OperatingPointName, OperatingPointFit> = fitOperatingPoints(train);
     const heldQueries = fold.scores[fold.heldOut]!.all!;
-    const held = gateLists(heldQueries, cal);
+    const held = gateLists(heldQueries, cal, fold.rankingBlend);
     const result: Record<string, unknown> = { heldOut: fold.heldOut, chosen: fold.chosen, queries: held.length };
     for (const op of OPERATING_POINT_NAMES) {
       const m = operatingPointMetrics(held, fits[op].point);
@@ -178,8 +173,9 @@ if (values.shipped !== undefined) {
     `For each collection H of ../shared/data: a base model trained on the OTHER four (the training pipeline with grid \`${files.length > 0 ? (JSON.parse(readFileSync(join(dir, files[0]!), 'utf8')) as { grid: string }).grid : '?'}\`), the operating points fitted on the`,
   );
   w(
-    "other four collections' validation + test queries only (same objectives as the shipped points), then measured on H's judged queries",
+    "other four collections' validation + test queries only (same objectives as the shipped points, on the relevance head), then measured on H's judged queries",
   );
+  w('with the ranked cut the gate makes (as many pairs as the relevance cut, from the head of the ranking order)');
   w(`(BM25 top ${GATE_K} for the gate, top 100 for nDCG@10). Chosen per fold: ${chosen}.`);
   w('Commands: `npx tsx scripts/loco-base.ts --grid loco --out /tmp/rg-loco/loco` then');
   w('`npx tsx scripts/loco-gate.ts --folds /tmp/rg-loco/loco`.\n');
@@ -220,7 +216,7 @@ if (values.shipped !== undefined) {
   for (const r of fitRows) w(r);
   w("\n#### Upper bounds on the held-out collection (chosen with the held-out collection's own labels)\n");
   w(
-    "Best point of the fit grid: the operating-point rule with the one (β, shift) that is best on H's labels; no way of choosing one point per collection (a fit, unlabelled corpus statistics) does better on H. Best cut per query: each query keeps the prefix of the fold model's order that is best for that query; no cut of that ranking does better.\n",
+    "Best point of the fit grid: the operating-point rule (the ranked cut) with the one (β, shift) that is best on H's labels; no way of choosing one point per collection (a fit, unlabelled corpus statistics) does better on H. Best cut per query: each query keeps the prefix of the order the gate returns (the fold model's ranking signal) that is best for that query; no cut of that ranking does better.\n",
   );
   w(
     '| held-out | F1 keep-all | 1.3 × keep-all | F1, best point of the fit grid | ratio | F1, best cut per query | ratio |\n|---|---|---|---|---|---|---|',

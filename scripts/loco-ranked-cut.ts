@@ -1,62 +1,41 @@
 /**
- * Measurement, not a shipped path: a "ranked cut" candidate for the operating points. The shipped
- * rule keeps the pairs whose relevance reaches the request's expected-F_beta cut and returns them in
- * the `ranking` order; the ranked cut keeps the same NUMBER of pairs (k from the same cut on relevance)
- * but takes the first k of the `ranking` order, so the kept set is a head of the returned order.
- * Both with the operating points fitted as scripts/loco-gate.ts fits them (training collections'
- * validation + test queries, relevance-order keeps) and each fold's λ by the shipped rule
- * (foldBlendLambda), measured on the held-out collection's BM25 top 20.
+ * The ranked cut against the relevance head it replaced, leave-one-collection-out. The operating
+ * points keep k pairs, k from the expected-F_beta cut on relevance; the gate takes them from the
+ * head of the `ranking` order it returns (the ranked cut, shipped), where it used to take the k most
+ * relevant (the relevance head). Points fitted as scripts/loco-gate.ts fits them (the training
+ * collections' validation + test queries; on the relevance head, as shipped, or on the ranked cut
+ * itself), measured on the held-out collection's BM25 top 20; each fold's λ by the shipped rule
+ * (foldBlendLambda).
  *
- * Usage: npx tsx scripts/loco-ranked-cut.ts --folds /tmp/rg-loco/loco,/tmp/rg-loco/loco-s7
+ * Usage: npx tsx scripts/loco-ranked-cut.ts --folds /tmp/rg-loco/s42,/tmp/rg-loco/s7
  */
-import {
-  type FoldFile,
-  foldBlendLambda,
-  GATE_K,
-  gateLists,
-  IDENTITY_CALIBRATION as IDENTITY,
-  type RankedQuery,
-  rankingLogits,
-} from './loco-fold-data.js';
+import { type FoldFile, foldBlendLambda, gateLists, IDENTITY_CALIBRATION as IDENTITY } from './loco-fold-data.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { PlattParameters } from '../src/calibration/platt.js';
-import { fitOperatingPoints, type GateList, keepAllF1, operatingPointMetrics } from '../src/eval/operating-points.js';
 import {
-  OPERATING_POINT_NAMES,
-  type OperatingPoint,
-  operatingPointThreshold,
-} from '../src/gate/policies/operating-points.js';
+  type FitOptions,
+  fitOperatingPoints,
+  type GateList,
+  operatingPointMetrics,
+} from '../src/eval/operating-points.js';
+import { OPERATING_POINT_NAMES } from '../src/gate/policies/operating-points.js';
+import type { RankingBlend } from '../src/tiers/trees/ranking-blend.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' } } });
 if (!values.folds) throw new Error('--folds DIR[,DIR…] is required');
 
-interface RankedList extends GateList {
-  readonly ranking: readonly number[];
-}
-
-function lists(queries: readonly RankedQuery[], calibration: PlattParameters, lambda: number): RankedList[] {
-  const plain = gateLists(queries, calibration);
-  return queries.map((q, i) => ({ ...plain[i]!, ranking: rankingLogits(q, lambda).slice(0, GATE_K) }));
-}
-
-/** Pooled precision / recall / F1 when each list keeps the first k of its ranking order, k from the relevance cut. */
-function rankedCut(held: readonly RankedList[], point: OperatingPoint): { p: number; r: number; f1: number } {
-  let kept = 0;
-  let tp = 0;
-  let relevant = 0;
-  for (const l of held) {
-    const t = operatingPointThreshold(point, l.relevances);
-    const k = l.relevances.filter((v) => v >= t).length;
-    const order = l.ranking.map((_, i) => i).sort((a, b) => l.ranking[b]! - l.ranking[a]! || a - b);
-    kept += k;
-    for (let i = 0; i < k; i++) if (l.relevant[order[i]!]) tp++;
-    relevant += l.relevant.filter(Boolean).length;
-  }
-  const p = kept === 0 ? 0 : tp / kept;
-  const r = relevant === 0 ? 0 : tp / relevant;
-  return { p, r, f1: p + r === 0 ? 0 : (2 * p * r) / (p + r) };
+/** Fit on the training collections (`fitOn`), measure on the held-out one with `blend` (null: relevance head). */
+function measure(fold: FoldFile, fitOn: FitOptions['fitOn'], blend: RankingBlend | null) {
+  const cal = fold.calibration ?? IDENTITY;
+  const train: Record<string, GateList[]> = {};
+  for (const n of fold.trainedOn)
+    train[n] = gateLists([...fold.scores[n]!.validation!, ...fold.scores[n]!.test!], cal, blend);
+  const fits = fitOperatingPoints(train, { fitOn });
+  const held = gateLists(fold.scores[fold.heldOut]!.all!, cal, blend);
+  return Object.fromEntries(
+    OPERATING_POINT_NAMES.map((op) => [op, { point: fits[op].point, m: operatingPointMetrics(held, fits[op].point) }]),
+  );
 }
 
 const f2 = (v: number) => v.toFixed(2);
@@ -68,23 +47,19 @@ for (const dir of values.folds.split(',')) {
     .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as FoldFile);
   console.log(`\n### ${basename(dir)}\n`);
   console.log(
-    '| held-out | λ | operating point | shipped P / R | shipped F1 ratio | ranked cut P / R | ranked cut F1 ratio |',
+    '| held-out | λ | operating point | relevance head (before): β, shift; P / R; F1 ratio | ranked cut, points fitted on the relevance head (shipped) | ranked cut, points fitted on the ranked cut |',
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|');
   for (const fold of folds) {
-    const cal = fold.calibration ?? IDENTITY;
-    const lambda = foldBlendLambda(fold);
-    const train: Record<string, GateList[]> = {};
-    for (const n of fold.trainedOn)
-      train[n] = lists([...fold.scores[n]!.validation!, ...fold.scores[n]!.test!] as RankedQuery[], cal, lambda);
-    const fits = fitOperatingPoints(train);
-    const held = lists(fold.scores[fold.heldOut]!.all as RankedQuery[], cal, lambda);
-    const all = keepAllF1(held);
+    const blend: RankingBlend = { lambda: foldBlendLambda(fold) };
+    const before = measure(fold, 'relevance-head', null);
+    const self = measure(fold, 'ranked-cut', blend);
+    const shipped = measure(fold, 'relevance-head', blend);
     for (const op of OPERATING_POINT_NAMES) {
-      const shipped = operatingPointMetrics(held, fits[op].point);
-      const ranked = rankedCut(held, fits[op].point);
+      const cell = (x: (typeof before)[string]) =>
+        `${x!.point.beta}, ${x!.point.shift}; ${f3(x!.m.precision)} / ${f3(x!.m.recall)}; ${f2(x!.m.f1 / x!.m.f1KeepAll)}×`;
       console.log(
-        `| ${fold.heldOut} | ${lambda} | ${op} | ${f3(shipped.precision)} / ${f3(shipped.recall)} | ${f2(shipped.f1 / all)}× | ${f3(ranked.p)} / ${f3(ranked.r)} | ${f2(ranked.f1 / all)}× |`,
+        `| ${fold.heldOut} | ${blend.lambda} | ${op} | ${cell(before[op])} | ${cell(shipped[op])} | ${cell(self[op])} |`,
       );
     }
   }

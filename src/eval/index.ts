@@ -41,7 +41,9 @@ export {
   type FitCalibratedThresholdInput,
 } from '../gate/calibration.js';
 export {
+  type FitOptions,
   fitOperatingPoints,
+  operatingPointKept,
   operatingPointMetrics,
   operatingPointRows,
   thresholdMetrics,

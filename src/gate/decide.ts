@@ -5,7 +5,7 @@
  */
 import type { Passage, SignalProbabilities } from '../types.js';
 import { plattProbability } from '../calibration/platt.js';
-import { orderValue, ordersByRanking } from './order.js';
+import { orderValue, ordersByRanking, rankingOf } from './order.js';
 import type { CompiledPolicy } from './policy.js';
 import { evaluateRules, NO_RULE_MATCHED, RULE_MISSING_SIGNAL } from './policies/rules.js';
 import type { GateItem, GateResult, GateStats, GateTier, GateTimings, Route, UnscoredReason } from './types.js';
@@ -69,6 +69,8 @@ export class DecisionState {
   constructor(
     readonly policy: CompiledPolicy,
     readonly threshold: number,
+    /** An operating point's ranked cut (src/gate/policies/operating-points.ts listCut): pairs pass on `ranking >= rankingCut`. */
+    readonly rankingCut: number | undefined = undefined,
   ) {
     this.fallbackCandidates = policy.minKept > 0 && policy.fallback === 'top' ? [] : undefined;
   }
@@ -135,14 +137,19 @@ export function decidePair(item: WorkingItem, state: DecisionState): boolean {
   item.relevance = relevance;
   const rules = policy.rules;
   if (rules === undefined) {
-    if (relevance >= state.threshold) {
+    const cut = state.rankingCut;
+    // listCut sets a ranked cut only when every pair with a relevance has a ranking; a pair
+    // without one (not possible then) is decided on relevance rather than dropped.
+    const ranking = cut === undefined ? undefined : rankingOf(item);
+    const passes = ranking === undefined ? relevance >= state.threshold : ranking >= (cut as number);
+    if (passes) {
       item.route = 'included';
-      item.rule = 'threshold';
+      item.rule = ranking === undefined ? 'threshold' : 'ranked-cut';
       state.passed++;
       return true;
     }
     item.route = 'excluded';
-    item.rule = 'below-threshold';
+    item.rule = ranking === undefined ? 'below-threshold' : 'below-ranked-cut';
     state.fallbackCandidates?.push(item);
     return false;
   }
@@ -271,7 +278,10 @@ export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): G
       included = [];
     }
   }
-  sortByRelevance(included);
+  // maxKept trims the tail of the order the pairs passed in: relevance, or ranking for a ranked cut
+  // (so the kept set stays a head of the returned order).
+  if (state.rankingCut !== undefined && ordersByRanking([included])) sortItems(included, byRankingDesc);
+  else sortByRelevance(included);
   if (included.length > policy.maxKept) {
     for (let i = policy.maxKept; i < included.length; i++) {
       included[i].route = 'excluded';
@@ -356,6 +366,7 @@ export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): G
     fallbackTriggered,
     insufficientContext: withRelevance === 0 || (mean as number) < policy.insufficientBelow,
     threshold: state.threshold,
+    rankingCut: state.rankingCut ?? null,
   };
   const tier: GateTier = { scorer: input.scorerId, name: tierName ?? 'none', counts: tierCounts };
   return {

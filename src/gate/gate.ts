@@ -20,7 +20,7 @@ import {
 } from './decide.js';
 import { selectThreshold } from './policies/adaptive.js';
 import { EarlyStopWindow } from './policies/early-stop.js';
-import { listThreshold } from './policies/operating-points.js';
+import { listCut } from './policies/operating-points.js';
 import { compilePolicy, mergePolicy, type CompiledPolicy } from './policy.js';
 import { scoreRange, type ScoringContext } from './scoring.js';
 import { StreamChannel } from './stream-channel.js';
@@ -213,8 +213,10 @@ class GateImpl implements Gate {
     if (earlyStop === undefined) {
       await scoreRange(ctx, passages, items, 0, k);
       // An operating point chooses the call's threshold from the scored list (never with earlyStop).
-      if (policy.operatingPoint !== undefined)
-        state = new DecisionState(policy, listThreshold(policy, items, call.threshold));
+      if (policy.operatingPoint !== undefined) {
+        const cut = listCut(policy, items, call.threshold);
+        state = new DecisionState(policy, cut.threshold, cut.rankingCut);
+      }
       for (let i = 0; i < k; i++) {
         decidePair(items[i], state);
         sink?.decided(items[i], state);
@@ -307,10 +309,8 @@ function rerouteCompiled<P extends Passage>(
     }
   }
   const queryClass = options?.queryClass ?? previous.queryClass;
-  const state = new DecisionState(
-    policy,
-    listThreshold(policy, items, selectThreshold(policy, previous.query, queryClass)),
-  );
+  const cut = listCut(policy, items, selectThreshold(policy, previous.query, queryClass));
+  const state = new DecisionState(policy, cut.threshold, cut.rankingCut);
   for (let i = 0; i < k; i++) decidePair(items[i], state);
   return finalizeDecisions({
     query: previous.query,

@@ -58,6 +58,7 @@ export type {
 } from './types.js';
 export {
   operatingPointThreshold,
+  rankedCutValue,
   operatingPointsFor,
   MODEL_OPERATING_POINTS,
   OPERATING_POINT_NAMES,

@@ -16,7 +16,7 @@ export interface OrderedItem {
 }
 
 /** The item's `ranking` signal, or undefined when it has none or an invalid one. */
-export function rankingOf(item: OrderedItem): number | undefined {
+export function rankingOf(item: Pick<OrderedItem, 'signals'>): number | undefined {
   const v = item.signals?.[RANKING];
   return typeof v === 'number' && v >= 0 && v <= 1 ? v : undefined;
 }

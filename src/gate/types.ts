@@ -188,7 +188,7 @@ export interface FilterOptions {
 export interface GateItem<P extends Passage = Passage> {
   readonly id: string;
   readonly route: Route;
-  /** The rule that decided the route (a rule name, or 'threshold', 'below-threshold', 'max-kept', 'fallback-top', 'fallback-none', 'fail-closed', 'fail-open', 'early-stop', 'default'). */
+  /** The rule that decided the route (a rule name, or 'threshold', 'below-threshold', 'ranked-cut', 'below-ranked-cut', 'max-kept', 'fallback-top', 'fallback-none', 'fail-closed', 'fail-open', 'early-stop', 'default'). */
   readonly rule: string;
   /** Why the pair is unscored (fail-closed / fail-open), if it is. */
   readonly reason: UnscoredReason | undefined;
@@ -227,8 +227,13 @@ export interface GateStats {
   readonly maxRelevance: number | null;
   readonly fallbackTriggered: boolean;
   readonly insufficientContext: boolean;
-  /** The threshold used for this call. */
+  /** The threshold used for this call (an operating point's: the relevance at its cut). */
   readonly threshold: number;
+  /**
+   * An operating point's ranked cut: the `ranking` value of the last pair kept, when every scored
+   * pair carries `ranking` (the kept set is then a head of the returned order); null otherwise.
+   */
+  readonly rankingCut: number | null;
 }
 
 export interface GateTier {

@@ -36,10 +36,11 @@ export function renderOperatingPointsSection(tests: readonly TestResult[], gateK
   } else {
     lines.push(
       "`createGate({ scorer })` with this model decides by the `balanced` operating point; `policy: { mode: 'precise' | 'balanced' | 'related' }`",
-      'selects one (docs/gate.md, "Operating points"). Each keeps the head of the request\'s own list (relevance descending) that',
-      'maximises the expected F_beta of the kept set after a logit shift of the probabilities, so it adapts to the list rather',
-      "than to one absolute threshold. Parameters (src/gate/policies/operating-points.ts, keyed by this model's id), fitted on",
-      `the validation + test queries' BM25 top ${gateK} of the training collections (scripts/loco-gate.ts --shipped):`,
+      'selects one (docs/gate.md, "Operating points"). Each keeps as many pairs as the head of the request\'s own list (relevance',
+      'descending) that maximises the expected F_beta of the kept set after a logit shift of the probabilities, so it adapts',
+      'to the list rather than to one absolute threshold, and takes them from the head of the order it returns (the `ranking`',
+      "signal: the ranked cut). Parameters (src/gate/policies/operating-points.ts, keyed by this model's id), fitted on the",
+      `relevance head of the validation + test queries' BM25 top ${gateK} of the training collections (scripts/loco-gate.ts --shipped):`,
       '',
       '| point | beta | shift | floor |',
       '|---|---|---|---|',

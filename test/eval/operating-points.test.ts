@@ -7,12 +7,15 @@ import {
   gridBestF1,
   keepAllF1,
   operatingPointBounds,
+  operatingPointKept,
   operatingPointMetrics,
   operatingPointRows,
   oracleCutF1,
   thresholdMetrics,
 } from '../../src/eval/operating-points.js';
-import { operatingPointThreshold } from '../../src/gate/policies/operating-points.js';
+import { OPERATING_POINT_NAMES, operatingPointThreshold } from '../../src/gate/policies/operating-points.js';
+import { createGate, RANKING, type ScorerPairResult } from '../../src/index.js';
+import { ids, passages, tableScorer } from '../gate/helpers.js';
 
 const list = (relevances: number[], relevant: number[]): GateList => ({
   relevances,
@@ -157,5 +160,74 @@ describe('kept-set metrics of operating points', () => {
     expect(rows[0]!.ndcg10Kept!).toBeLessThan(1);
     expect(rows[0]!.nothingKeptShare).toBe(0);
     expect(rows[0]!.f1Ratio).toBeCloseTo(rows[0]!.f1 / rows[0]!.f1KeepAll, 12);
+  });
+});
+
+describe('the ranked cut: the eval decides as the gate does', () => {
+  /** Deterministic pseudo-random lists with a ranking signal that disagrees with relevance. */
+  function randomLists(n: number, k: number, seed: number): GateList[] {
+    let s = seed >>> 0;
+    const next = () => {
+      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+      return s / 2 ** 32;
+    };
+    return Array.from({ length: n }, () => {
+      const relevances = Array.from({ length: k }, () => Math.round(next() * 1000) / 1000);
+      const order = relevances.map((r) => Math.round((0.5 * r + 0.5 * next()) * 1000) / 1000);
+      return { relevances, relevant: relevances.map((r) => next() < r), order };
+    });
+  }
+
+  it('operatingPointKept equals the gate decision (ties included) for every operating point', async () => {
+    const points = {
+      precise: { beta: 0.5, shift: -1, floor: 0 },
+      balanced: { beta: 2, shift: 0.5, floor: 0 },
+      related: { beta: 4, shift: 1, floor: 0.05 },
+    };
+    for (const l of randomLists(40, 12, 7)) {
+      const table: Record<string, ScorerPairResult> = {};
+      l.relevances.forEach((r, i) => {
+        table[`p${i}`] = { relevant: r, [RANKING]: l.order![i]! };
+      });
+      for (const mode of OPERATING_POINT_NAMES) {
+        const r = await createGate({ scorer: tableScorer(table), policy: { mode, operatingPoints: points } }).filter(
+          'q',
+          passages(l.relevances.length),
+        );
+        const kept = operatingPointKept(points[mode], l);
+        expect(new Set(ids(r.included))).toEqual(new Set(kept.flatMap((k, i) => (k ? [`p${i}`] : []))));
+      }
+    }
+  });
+
+  it('keeps the relevance cut’s count from the head of the order; without an order, the relevance head', () => {
+    const l: GateList = {
+      relevances: [0.9, 0.8, 0.1, 0.05],
+      relevant: [true, false, true, false],
+      order: [0.1, 0.2, 0.9, 0.3],
+    };
+    const point = { beta: 1, shift: 0, floor: 0 };
+    const t = operatingPointThreshold(point, l.relevances);
+    const k = l.relevances.filter((r) => r >= t).length;
+    const kept = operatingPointKept(point, l);
+    expect(kept.filter(Boolean)).toHaveLength(k);
+    expect(kept).toEqual([false, false, true, true].map((_, i) => [2, 3, 1, 0].slice(0, k).includes(i)));
+    const plain = operatingPointKept(point, { relevances: l.relevances, relevant: l.relevant });
+    expect(plain).toEqual(l.relevances.map((r) => r >= t));
+  });
+
+  it('the fit reads relevance only: the same points with or without an order; fitOn ranked-cut reads it', () => {
+    const lists = { a: randomLists(30, 10, 1), b: randomLists(30, 10, 2) };
+    const plain = Object.fromEntries(
+      Object.entries(lists).map(([n, ls]) => [n, ls.map((l) => ({ relevances: l.relevances, relevant: l.relevant }))]),
+    );
+    const withOrder = fitOperatingPoints(lists);
+    const without = fitOperatingPoints(plain);
+    for (const name of OPERATING_POINT_NAMES) expect(withOrder[name]).toEqual(without[name]);
+    const onCut = fitOperatingPoints(lists, { fitOn: 'ranked-cut' });
+    const differs = OPERATING_POINT_NAMES.some(
+      (n) => JSON.stringify(onCut[n].perCollection) !== JSON.stringify(without[n].perCollection),
+    );
+    expect(differs).toBe(true);
   });
 });

@@ -22,7 +22,7 @@ const ROWS = [
   [0.2, 0.3],
 ] as const;
 
-describe('the returned order follows the ranking signal; keep/drop stays on relevance', () => {
+describe('the returned order follows the ranking signal; thresholds keep/drop on relevance', () => {
   it('threshold mode: the kept set is decided on relevance, the included list is in ranking order', async () => {
     const gate = createGate({ scorer: twoSignalScorer(ROWS), policy: { threshold: 0.5 } });
     const r = await gate.filter('q', passages(5));
@@ -48,31 +48,97 @@ describe('the returned order follows the ranking signal; keep/drop stays on rele
     expect(r.included.map((i) => i.rule)).toEqual(['fallback-top', 'fallback-top']);
   });
 
-  it('operating points: the kept set is the one a scorer without ranking gets', async () => {
+  describe('operating points: the ranked cut', () => {
     const points = {
       precise: { beta: 0.5, shift: 0, floor: 0 },
       balanced: { beta: 1, shift: 0, floor: 0 },
       related: { beta: 3, shift: 0, floor: 0 },
     };
-    const plain = twoSignalScorer(
-      ROWS.map(([rel]) => [rel, undefined] as const),
-      'plain-model',
-    );
-    for (const mode of ['precise', 'balanced', 'related'] as const) {
-      const policy = { mode, operatingPoints: points };
-      const withRanking = await createGate({ scorer: twoSignalScorer(ROWS), policy }).filter('q', passages(5));
-      const without = await createGate({ scorer: plain, policy }).filter('q', passages(5));
-      expect(new Set(ids(withRanking.included))).toEqual(new Set(ids(without.included)));
-      expect(withRanking.stats.threshold).toBe(without.stats.threshold);
-      const byRanking = [...withRanking.included].sort(
-        (a, b) => (b.signals?.[RANKING] ?? 0) - (a.signals?.[RANKING] ?? 0),
+    const plain = () =>
+      twoSignalScorer(
+        ROWS.map(([rel]) => [rel, undefined] as const),
+        'plain-model',
       );
-      expect(ids(withRanking.included)).toEqual(ids(byRanking));
-      // without the signal: relevance order, as before
-      expect(without.included.map((i) => i.relevance)).toEqual(
-        [...without.included.map((i) => i.relevance as number)].sort((a, b) => b - a),
+    const rankingOrder = ['p3', 'p1', 'p0', 'p4', 'p2'];
+
+    it('keeps as many pairs as the relevance cut, taken from the head of the ranking order', async () => {
+      const counts = new Set<number>();
+      for (const mode of ['precise', 'balanced', 'related'] as const) {
+        const policy = { mode, operatingPoints: points };
+        const withRanking = await createGate({ scorer: twoSignalScorer(ROWS), policy }).filter('q', passages(5));
+        const without = await createGate({ scorer: plain(), policy }).filter('q', passages(5));
+        const k = without.included.length;
+        counts.add(k);
+        expect(withRanking.included).toHaveLength(k);
+        expect(ids(withRanking.included)).toEqual(rankingOrder.slice(0, k));
+        expect(withRanking.included.every((i) => i.rule === 'ranked-cut')).toBe(true);
+        expect(withRanking.excluded.every((i) => i.rule === 'below-ranked-cut')).toBe(true);
+        // the relevance threshold is the same; the ranked cut is the ranking of the last pair kept
+        expect(withRanking.stats.threshold).toBe(without.stats.threshold);
+        expect(withRanking.stats.rankingCut).toBe(withRanking.included[k - 1]!.signals![RANKING]);
+        // without the signal: the relevance head, in relevance order, as before
+        expect(without.stats.rankingCut).toBeNull();
+        expect(without.included.every((i) => i.rule === 'threshold')).toBe(true);
+        expect(without.included.map((i) => i.relevance)).toEqual(
+          [...without.included.map((i) => i.relevance as number)].sort((a, b) => b - a),
+        );
+      }
+      // the three points cut at different lengths here, so the test sees more than one k
+      expect(counts.size).toBeGreaterThan(1);
+    });
+
+    it('reroute re-makes the ranked cut from the stored signals, and across modes', async () => {
+      const scorer = twoSignalScorer(ROWS);
+      const gate = createGate({ scorer, policy: { mode: 'balanced', operatingPoints: points } });
+      const first = await gate.filter('q', passages(5));
+      expect(ids(gate.reroute(first).included)).toEqual(ids(first.included));
+      const related = gate.reroute(first, { mode: 'related' });
+      const fresh = await createGate({
+        scorer: twoSignalScorer(ROWS),
+        policy: { mode: 'related', operatingPoints: points },
+      }).filter('q', passages(5));
+      expect(ids(related.included)).toEqual(ids(fresh.included));
+      expect(related.stats.rankingCut).toBe(fresh.stats.rankingCut);
+      expect(scorer.calls).toHaveLength(1);
+    });
+
+    it('maxKept trims the tail of the ranking order, so the kept set stays its head', async () => {
+      const policy = { mode: 'related', operatingPoints: points, maxKept: 2 } as const;
+      const r = await createGate({ scorer: twoSignalScorer(ROWS), policy }).filter('q', passages(5));
+      expect(ids(r.included)).toEqual(['p3', 'p1']);
+      expect(r.excluded.some((i) => i.rule === 'max-kept')).toBe(true);
+    });
+
+    it('a pair without ranking, or routing rules, keep the relevance head', async () => {
+      const rows = ROWS.map((r, i) => (i === 4 ? ([r[0], undefined] as const) : r));
+      const policy = { mode: 'balanced', operatingPoints: points } as const;
+      const mixed = await createGate({ scorer: twoSignalScorer(rows), policy }).filter('q', passages(5));
+      const without = await createGate({ scorer: plain(), policy }).filter('q', passages(5));
+      expect(new Set(ids(mixed.included))).toEqual(new Set(ids(without.included)));
+      expect(mixed.included.every((i) => i.rule === 'threshold')).toBe(true);
+      expect(mixed.stats.rankingCut).toBeNull();
+      const rules = [
+        { name: 'keep', when: { signal: 'relevant', op: '>=', value: 'threshold' }, route: 'included' },
+      ] as const;
+      const ruled = await createGate({ scorer: twoSignalScorer(ROWS), policy: { ...policy, rules } }).filter(
+        'q',
+        passages(5),
       );
-    }
+      expect(new Set(ids(ruled.included))).toEqual(new Set(ids(without.included)));
+      expect(ruled.stats.rankingCut).toBeNull();
+    });
+
+    it('ties at the ranked cut are kept together', async () => {
+      const tied = tableScorer({
+        p0: { relevant: 0.95, ranking: 0.5 },
+        p1: { relevant: 0.05, ranking: 0.5 },
+        p2: { relevant: 0.04, ranking: 0.1 },
+      });
+      const policy = { mode: 'precise', operatingPoints: points } as const;
+      const r = await createGate({ scorer: tied, policy }).filter('q', passages(3));
+      expect(ids(r.included)).toEqual(['p0', 'p1']);
+      expect(r.stats.rankingCut).toBe(0.5);
+    });
   });
 
   it('falls back to relevance order when some pair has no ranking signal (a mixed-tier result)', async () => {

@@ -10,12 +10,21 @@
  * pair unless `floor` (an absolute relevance floor) removes it; then nothing passes and the policy's
  * explicit fallback (minKept + fallback, insufficientContext) applies.
  *
- * The result is one threshold per call (the relevance at the cut; tied pairs are kept together), so
- * the per-pair decision stays `relevance >= threshold` and a stored result can be re-decided from
+ * The cut's LENGTH comes from relevance; which pairs fill it comes from the order the gate returns.
+ * When every scored pair carries the `ranking` signal (the fast path's BM25 blend), the kept set is
+ * the first k of the ranking order, k = the number of pairs at or above the relevance cut: the kept
+ * set is then a head of the returned order (a results page cuts the list it shows), and
+ * leave-one-collection-out it kept better sets than the relevance head (docs/eval.md, "The ranked
+ * cut"). Without `ranking` the kept set is the relevance head itself.
+ *
+ * The result is one threshold per call (the relevance at the cut) and, for the ranked cut, one
+ * ranking value (the k-th largest; tied pairs are kept together), so the per-pair decision stays a
+ * comparison of a stored signal with a per-call value and a stored result can be re-decided from
  * its signals alone (reroute).
  */
 import { plattProbability, type PlattParameters } from '../../calibration/platt.js';
 import type { SignalProbabilities } from '../../types.js';
+import { rankingOf } from '../order.js';
 
 export type OperatingPointName = 'precise' | 'balanced' | 'related';
 
@@ -47,8 +56,9 @@ const SHIPPED_LEXICAL_V1_POINTS: OperatingPoints = Object.freeze({
 export const MODEL_OPERATING_POINTS: Readonly<Record<string, OperatingPoints>> = Object.freeze({
   // models/fastpath-lexical (LambdaMART, 348 trees; meta.json calibration a = 0.5048, b = -1.1895;
   // rankingBlend λ = 15), fitted on the validation + test queries of its five training collections
-  // (BM25 top 20). The keep/drop reads `relevant` only, which the ranking blend does not change (same
-  // model.json and calibration as the entries below), so the points are the same.
+  // (BM25 top 20). The fit reads `relevant` only (the count k), which the ranking blend does not
+  // change (same model.json and calibration as the entries below), so the points are the same; the
+  // ranked cut then fills k from each model's own `ranking` order.
   'fastpath/lexical-v1/0635ad06af598692b4b9': SHIPPED_LEXICAL_V1_POINTS,
   // The same trees and calibration with the ranking blend's earlier λ (4), chosen by the best
   // worst-collection gain alone, before the one-standard-error rule.
@@ -146,23 +156,61 @@ function storedRelevance(item: StoredSignals, policy: ListThresholdPolicy): numb
 }
 
 /**
- * The threshold of a call in operating-point mode, from the stored signals of its pairs (pairs
- * without a relevance are left out); `fallback` when the policy has no operating point. A pure
- * function of stored signals, so `reroute` re-makes the same decision without rescoring.
+ * The ranked cut's value: the k-th largest of `ranking` (k = the pairs at or above `threshold` in
+ * `relevances`, parallel arrays), so `ranking >= value` keeps the first k of the ranking order
+ * (more only on ties). undefined when nothing reaches the threshold (nothing passes either way).
  */
-export function listThreshold(
-  policy: ListThresholdPolicy,
+export function rankedCutValue(
+  threshold: number,
+  relevances: ArrayLike<number>,
+  ranking: ArrayLike<number>,
+): number | undefined {
+  const n = relevances.length;
+  let k = 0;
+  for (let i = 0; i < n; i++) if (relevances[i]! >= threshold) k++;
+  if (k === 0) return undefined;
+  const sorted = Float64Array.from({ length: n }, (_, i) => ranking[i]!);
+  sorted.sort();
+  return sorted[n - k]!;
+}
+
+/** The per-call values an operating point decides with (see the module comment). */
+export interface ListCut {
+  /** Relevance at the expected-F cut (`stats.threshold`). */
+  readonly threshold: number;
+  /** The ranking value at the ranked cut (`stats.rankingCut`); undefined: decided on relevance. */
+  readonly rankingCut: number | undefined;
+}
+
+/**
+ * The cut of a call in operating-point mode, from the stored signals of its pairs (pairs without a
+ * relevance are left out); `{ threshold: fallback }` when the policy has no operating point. The
+ * ranked cut applies when every pair with a relevance has a valid `ranking` and the policy routes
+ * by threshold (no rules: rules compare relevance with the threshold themselves). A pure function
+ * of stored signals, so `reroute` re-makes the same decision without rescoring.
+ */
+export function listCut(
+  policy: ListThresholdPolicy & { readonly rules?: unknown },
   items: ReadonlyArray<StoredSignals | undefined>,
   fallback: number,
-): number {
+): ListCut {
   const point = policy.operatingPoint;
-  if (point === undefined) return fallback;
+  if (point === undefined) return { threshold: fallback, rankingCut: undefined };
   const relevances: number[] = [];
+  const ranking: number[] = [];
+  let ranked = policy.rules === undefined;
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     if (item === undefined) continue;
     const r = storedRelevance(item, policy);
-    if (r !== undefined && r >= 0 && r <= 1) relevances.push(r);
+    if (r === undefined || !(r >= 0 && r <= 1)) continue;
+    relevances.push(r);
+    if (!ranked) continue;
+    const z = rankingOf({ signals: item.signals });
+    if (z === undefined) ranked = false;
+    else ranking.push(z);
   }
-  return operatingPointThreshold(point, relevances);
+  const threshold = operatingPointThreshold(point, relevances);
+  if (!ranked || relevances.length === 0) return { threshold, rankingCut: undefined };
+  return { threshold, rankingCut: rankedCutValue(threshold, relevances, ranking) };
 }

@@ -9,32 +9,69 @@ const run = promisify(execFile);
 const cli = ['--import', 'tsx', 'src/cli/main.ts'];
 
 interface ScoreJson {
+  mode: string;
   threshold: number;
-  included: Array<{ id: string; relevance: number; signals: Record<string, number> }>;
-  excluded: Array<{ id: string; relevance: number | null }>;
-  stats: { retrieved: number; returned: number; scored: number };
+  included: Array<{ id: string; relevance: number; rule: string; signals: Record<string, number> }>;
+  excluded: Array<{ id: string; relevance: number | null; signals: Record<string, number> | null }>;
+  stats: { retrieved: number; returned: number; scored: number; threshold: number; rankingCut: number | null };
+}
+
+async function scoreJson(...args: string[]): Promise<ScoreJson> {
+  const { stdout } = await run('node', [...cli, 'score', '--json', ...args], { maxBuffer: 1 << 24 });
+  return JSON.parse(stdout) as ScoreJson;
 }
 
 describe('relevance-gate score', () => {
-  it('gates the embedded example with the shipped model: keeps the relevant, drops the rest', async () => {
-    const { stdout } = await run('node', [...cli, 'score', '--json'], { maxBuffer: 1 << 24 });
-    const out = JSON.parse(stdout) as ScoreJson;
+  it("gates the embedded example by the shipped model's default operating point (balanced, the ranked cut)", async () => {
+    const out = await scoreJson();
+    expect(out.mode).toBe('balanced');
     expect(out.stats.retrieved).toBe(20);
     expect(out.stats.scored).toBe(20);
     expect(out.stats.returned).toBe(out.included.length);
     expect(out.included.length).toBeGreaterThan(0);
     expect(out.included.length).toBeLessThan(20);
-    for (const item of out.included) expect(item.relevance).toBeGreaterThanOrEqual(out.threshold);
-    for (const item of out.excluded) expect(item.relevance ?? 0).toBeLessThan(out.threshold);
+    // as many as reach the relevance cut, taken from the head of the ranking order
+    const all = [...out.included, ...out.excluded];
+    expect(out.included).toHaveLength(all.filter((i) => (i.relevance ?? 0) >= out.threshold).length);
+    expect(out.stats.rankingCut).not.toBeNull();
+    const lowestKept = Math.min(...out.included.map((i) => i.signals.ranking!));
+    for (const item of out.excluded) expect(item.signals!.ranking!).toBeLessThan(lowestKept);
+    expect(out.included.every((i) => i.rule === 'ranked-cut')).toBe(true);
     // Included passages come in the gate's returned order: by the shipped model's ranking signal.
     const ranking = out.included.map((i) => i.signals.ranking!);
-    for (const r of ranking) expect(r).toBeGreaterThanOrEqual(0);
     expect([...ranking].sort((a, b) => b - a)).toEqual(ranking);
   });
 
+  it("--mode threshold decides on the model's recommended threshold; --mode precise keeps fewer", async () => {
+    const threshold = await scoreJson('--mode', 'threshold');
+    expect(threshold.mode).toBe('threshold');
+    expect(threshold.threshold).toBeCloseTo(0.271, 3);
+    for (const item of threshold.included) expect(item.relevance).toBeGreaterThanOrEqual(threshold.threshold);
+    for (const item of threshold.excluded) expect(item.relevance ?? 0).toBeLessThan(threshold.threshold);
+    const precise = await scoreJson('--mode', 'precise');
+    const balanced = await scoreJson();
+    expect(precise.included.length).toBeLessThan(balanced.included.length);
+  });
+
   it('prints a readable table by default and honours --threshold', async () => {
-    const { stdout } = await run('node', [...cli, 'score', '--threshold', '0.99'], { maxBuffer: 1 << 24 });
-    expect(stdout).toMatch(/kept 0 of 20/);
+    const { stdout } = await run('node', [...cli, 'score'], { maxBuffer: 1 << 24 });
+    expect(stdout).toMatch(/decision: operating point balanced \(beta 3, shift -0\.75\)/);
+    const high = await run('node', [...cli, 'score', '--threshold', '0.99'], { maxBuffer: 1 << 24 });
+    expect(high.stdout).toMatch(/decision: threshold 0\.99/);
+    expect(high.stdout).toMatch(/kept 0 of 20/);
+  });
+
+  it('refuses an unknown --mode, and --threshold with an operating point', async () => {
+    await expect(run('node', [...cli, 'score', '--mode', 'loose'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(
+        /ERR_INVALID_ARGUMENT: --mode must be one of precise, balanced, related, threshold/,
+      ),
+    });
+    await expect(run('node', [...cli, 'score', '--mode', 'precise', '--threshold', '0.5'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/cannot be combined with --mode precise/),
+    });
   });
 
   it('refuses a malformed request file with a typed error and exit code 1', async () => {

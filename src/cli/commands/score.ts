@@ -2,7 +2,9 @@
  * `relevance-gate score`: gates one request (a query and its retrieved passages) with the shipped
  * fast-path model and prints what reaches the LLM and why. With no arguments it runs the embedded
  * example (examples/request.json, a real query with its BM25 top 20), so a fresh install has a
- * one-command demonstration of the main job.
+ * one-command demonstration of the main job. It decides as `createGate({ scorer })` does: the
+ * model's default operating point (`balanced` for the shipped model), or `--mode`, or an absolute
+ * `--threshold`.
  */
 import type { Command } from 'commander';
 import { isNonNegative, isPositive, optionalNumberOption } from '../number-option.js';
@@ -16,6 +18,7 @@ interface ScoreCommandOptions {
   query?: string;
   stats?: string;
   threshold?: string;
+  mode?: string;
   minKept?: string;
   maxKept?: string;
   json?: boolean;
@@ -42,6 +45,19 @@ function parseRequest(raw: unknown, where: string): RequestFile {
   };
 }
 
+const MODES = ['precise', 'balanced', 'related', 'threshold'] as const;
+type ScoreMode = (typeof MODES)[number];
+
+/** --mode, or 'threshold' when only --threshold is given; undefined: the gate's default for the scorer. */
+function parseMode(raw: string | undefined, threshold: number | undefined): ScoreMode | undefined {
+  if (raw === undefined) return threshold === undefined ? undefined : 'threshold';
+  if (!(MODES as readonly string[]).includes(raw))
+    throw new InvalidArgumentError(`--mode must be one of ${MODES.join(', ')}, got ${JSON.stringify(raw)}`);
+  if (threshold !== undefined && raw !== 'threshold')
+    throw new InvalidArgumentError(`--threshold sets an absolute threshold; it cannot be combined with --mode ${raw}`);
+  return raw as ScoreMode;
+}
+
 function snippet(p: Passage, width: number): string {
   const text = `${p.title ?? ''} ${p.text}`.replace(/\s+/g, ' ').trim();
   return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
@@ -52,7 +68,7 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const { join } = await import('node:path');
   const { packageRoot } = await import('../../util/package-root.js');
   const { loadFastPathScorer } = await import('../../tiers/trees/fast-path-scorer.js');
-  const { createGate } = await import('../../gate/index.js');
+  const { createGate, operatingPointsFor } = await import('../../gate/index.js');
 
   const root = packageRoot();
   const requestPath = options.request ?? join(root, 'examples', 'request.json');
@@ -67,27 +83,38 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const scorer = await loadFastPathScorer(options.model ?? join(root, 'models', 'fastpath-lexical'), {
     statsPath: options.stats,
   });
-  const threshold =
-    optionalNumberOption('threshold', options.threshold, (n) => n >= 0 && n <= 1, 'a probability in [0, 1]') ??
-    scorer.recommendedThreshold ??
-    0.5;
+  const threshold = optionalNumberOption(
+    'threshold',
+    options.threshold,
+    (n) => n >= 0 && n <= 1,
+    'a probability in [0, 1]',
+  );
+  const mode = parseMode(options.mode, threshold);
   const minKept = optionalNumberOption('min-kept', options.minKept, isNonNegative, 'a number ≥ 0');
   const maxKept = optionalNumberOption('max-kept', options.maxKept, isPositive, 'a positive number');
+  // Threshold mode without --threshold: the model's recommended threshold, as before operating points.
+  const absolute = mode === 'threshold' ? (threshold ?? scorer.recommendedThreshold ?? 0.5) : undefined;
   const gate = createGate({
     scorer,
     policy: {
-      threshold,
+      ...(mode !== undefined ? { mode } : {}),
+      ...(absolute !== undefined ? { threshold: absolute } : {}),
       ...(minKept !== undefined ? { minKept } : {}),
       ...(maxKept !== undefined ? { maxKept } : {}),
     },
   });
+  // What the gate decides by (its documented default: the scorer's `balanced` point when it has points).
+  const points = operatingPointsFor(scorer.id);
+  const effectiveMode: ScoreMode = mode ?? (points === undefined ? 'threshold' : 'balanced');
+  const decision = effectiveMode === 'threshold' ? undefined : points?.[effectiveMode];
   const result = await gate.filter(query, request.passages);
 
   if (options.json) {
     const strip = (items: typeof result.included) => items.map(({ passage: _passage, ...rest }) => rest);
     const out = {
       query,
-      threshold,
+      mode: effectiveMode,
+      threshold: result.stats.threshold,
       included: strip(result.included),
       conflicting: strip(result.conflicting),
       excluded: strip(result.excluded),
@@ -103,7 +130,15 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   lines.push(`query: ${query}`);
   if (request.source && options.request === undefined) lines.push(`example: ${request.source}`);
   lines.push(
-    `model: ${scorer.modelId}; stats: ${scorer.statsId} (${scorer.statsSource === 'model' ? "the model's own" : 'yours'}) (threshold ${threshold}${scorer.recommendedThreshold === threshold ? ', recommended' : ''})`,
+    `model: ${scorer.modelId}; stats: ${scorer.statsId} (${scorer.statsSource === 'model' ? "the model's own" : 'yours'})`,
+  );
+  lines.push(
+    decision === undefined
+      ? `decision: threshold ${result.stats.threshold}${scorer.recommendedThreshold === result.stats.threshold ? ' (recommended)' : ''}`
+      : `decision: operating point ${effectiveMode} (beta ${decision.beta}, shift ${decision.shift}): relevance cut ${result.stats.threshold.toFixed(3)}` +
+          (result.stats.rankingCut === null
+            ? ''
+            : `, kept from the head of the ranking order (ranked cut ${result.stats.rankingCut.toFixed(3)})`),
   );
   lines.push('');
   // The embedded example carries qrels judgments in metadata.judged; show them so the demo can be checked.
@@ -141,7 +176,14 @@ export function register(program: Command): void {
     .option('--request <file>', 'JSON { query, passages: [{ id, title?, text }] } (default: examples/request.json)')
     .option('--query <text>', "override the request's query")
     .option('--stats <file>', "corpus statistics of your collection (relevance-gate stats); default: the model's own")
-    .option('--threshold <p>', "relevance threshold (default: the model's recommended threshold)")
+    .option(
+      '--mode <mode>',
+      "precise | balanced | related | threshold (default: the model's default operating point, balanced for the shipped model)",
+    )
+    .option(
+      '--threshold <p>',
+      "absolute relevance threshold (implies --mode threshold; that mode's default: the model's recommended threshold)",
+    )
     .option('--min-kept <n>', 'minimum passages to keep (fallback: top)')
     .option('--max-kept <n>', 'maximum passages to keep')
     .option('--json', 'print the full result as JSON')

@@ -9,8 +9,14 @@
  * 10 (loco-base.ts recomputes BM25 on the extractor's tokens; the set can differ, the work per list
  * does not).
  *
+ * `--dump FILE` also writes the collection and the lists (with the feedback set and the cosines computed
+ * here) for bench/feedback-native, which times the same computation in C++ inside the extractor's own
+ * tokeniser and checks it against these cosines.
+ *
  * Usage: npx tsx scripts/feedback-cost.ts [--data ../shared/data] [--collection cisi] [--k 100] [--rounds 5]
+ *          [--head N] [--dump FILE]
  */
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { judgedQueryIds, loadCollection } from '../src/eval/collection.js';
@@ -27,6 +33,9 @@ const { values } = parseArgs({
     collection: { type: 'string', default: 'cisi' },
     k: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '5' },
+    dump: { type: 'string' },
+    // Only each passage's first N terms enter its vector (loco-base.ts --extra prf-centroid-head: 48); 0 = all.
+    head: { type: 'string', default: '0' },
   },
 });
 const FEEDBACK_DOCS = 10;
@@ -57,7 +66,11 @@ for (const qid of judgedQueryIds(collection.qrels)) {
     const d = collection.docById.get(c.docId)!;
     return { id: d.id, title: d.title, text: d.text };
   });
-  const terms = passages.map((p) => centroid.intern(tokenize(`${p.title} ${p.text}`)));
+  const head = Number(values.head);
+  const terms = passages.map((p) => {
+    const tokens = tokenize(`${p.title} ${p.text}`);
+    return centroid.intern(head > 0 ? tokens.slice(0, head) : tokens);
+  });
   lists.push({ query, passages, terms, bm25: Float64Array.from(candidates, (c) => c.score) });
 }
 const pairs = lists.reduce((a, l) => a + l.passages.length, 0);
@@ -79,3 +92,20 @@ console.log(
 );
 console.log(`feedback centroid cosine (JS, tokens given): ${median(feedbackTimes).toFixed(2)} µs/pair (median)`);
 console.log(`shipped native extractor, lexical-v1 (tokenises): ${median(extractorTimes).toFixed(2)} µs/pair (median)`);
+
+if (values.dump !== undefined) {
+  // One record per line, tab-separated (tabs and newlines in texts become spaces): D title text (every
+  // document, for the statistics); Q query feedback-indices; P title text cosine (the list's passages).
+  const clean = (t: string | undefined) => (t ?? '').replace(/[\t\n\r]/g, ' ');
+  const out: string[] = collection.docs.map((d) => `D\t${clean(d.title)}\t${clean(d.text)}`);
+  for (const l of lists) {
+    const feedback = feedbackSet(l.bm25, FEEDBACK_DOCS);
+    const cos = centroid.cosines(l.terms, feedback);
+    out.push(`Q\t${clean(l.query)}\t${feedback.join(',')}`);
+    l.passages.forEach((p, i) => {
+      out.push(`P\t${clean(p.title)}\t${clean(p.text)}\t${cos[i]!.toPrecision(17)}`);
+    });
+  }
+  writeFileSync(values.dump, `${out.join('\n')}\n`);
+  console.log(`wrote ${values.dump}: ${collection.docs.length} documents, ${lists.length} lists`);
+}

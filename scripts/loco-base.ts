@@ -52,12 +52,22 @@ const { values } = parseArgs({
 });
 const extras = new Set(values.extra ? (values.extra as string).split(',') : []);
 // prf-centroid / prf-expansion: one half of prf each (with the membership column), for the ablation.
-const KNOWN_EXTRAS = new Set(['bm25-variants', 'idf-spread', 'prf', 'prf-centroid', 'prf-expansion']);
+// prf-centroid-head: the centroid cosine over each passage's first PRF_HEAD_TERMS terms only (the
+// budget a native pass can afford: bench/feedback-native), with the membership column.
+const KNOWN_EXTRAS = new Set([
+  'bm25-variants',
+  'idf-spread',
+  'prf',
+  'prf-centroid',
+  'prf-expansion',
+  'prf-centroid-head',
+]);
 for (const e of extras) if (!KNOWN_EXTRAS.has(e)) throw new Error(`unknown --extra ${e}`);
 // prf: the feedback set is the list's own BM25 top PRF_DOCS (by the BM25 computed here, so neither the
 // list's order nor its length past PRF_DOCS changes it); PRF_TERMS expansion terms.
 const PRF_DOCS = 10;
 const PRF_TERMS = 20;
+const PRF_HEAD_TERMS = 48;
 const dataDir = resolve(values.data as string);
 const outDir = resolve(values.out as string);
 mkdirSync(outDir, { recursive: true });
@@ -109,7 +119,8 @@ function extraFeaturizer(stats: CorpusStats) {
   const names: string[] = [];
   if (extras.has('bm25-variants')) names.push('bm25_all_k0.9_b0.4', 'bm25_all_k2_b0.9');
   if (extras.has('idf-spread')) names.push('query_idf_sd', 'query_idf_max', 'top_idf_term_matched');
-  const prfCentroid = extras.has('prf') || extras.has('prf-centroid');
+  const prfHead = extras.has('prf-centroid-head');
+  const prfCentroid = extras.has('prf') || extras.has('prf-centroid') || prfHead;
   const prfExpansion = extras.has('prf') || extras.has('prf-expansion');
   if (prfCentroid) names.push('prf_centroid_cos');
   if (prfExpansion) names.push('prf_expansion_score');
@@ -129,7 +140,7 @@ function extraFeaturizer(stats: CorpusStats) {
       const tokens = tokenize(`${p.title ?? ''} ${p.text}`);
       const counts = new Map<string, number>();
       for (const w of tokens) counts.set(w, (counts.get(w) ?? 0) + 1);
-      t = { counts, length: tokens.length, ids: centroidOf.intern(tokens) };
+      t = { counts, length: tokens.length, ids: centroidOf.intern(prfHead ? tokens.slice(0, PRF_HEAD_TERMS) : tokens) };
       docTerms.set(key, t);
     }
     return t;

@@ -29,9 +29,11 @@ import type {
   Gate,
   GateConfig,
   GateItem,
+  GateMode,
   GatePolicy,
   GateResult,
   GateStream,
+  OperatingPoint,
   RerouteOptions,
 } from './types.js';
 import { hasGateResultFields, resolveDeadline, validateOptions, validatePassages, validateQuery } from './validate.js';
@@ -103,6 +105,14 @@ class GateImpl implements Gate {
   private readonly now: () => number;
   private readonly maxPassages: number;
   private readonly defaultTier: string;
+
+  get mode(): GateMode {
+    return this.policy.mode;
+  }
+
+  get operatingPoint(): OperatingPoint | undefined {
+    return this.policy.operatingPoint;
+  }
 
   constructor(config: GateConfig) {
     if (typeof config !== 'object' || config === null)

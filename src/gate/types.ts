@@ -6,7 +6,7 @@
 import type { PairScoreCache } from '../cache/cache-port.js';
 import type { Passage, Scorer, SignalProbabilities } from '../types.js';
 import type { CalibratedThreshold } from './calibration.js';
-import type { OperatingPointName, OperatingPoints } from './policies/operating-points.js';
+import type { OperatingPoint, OperatingPointName, OperatingPoints } from './policies/operating-points.js';
 
 export type { OperatingPoint, OperatingPointName, OperatingPoints } from './policies/operating-points.js';
 
@@ -282,6 +282,10 @@ export interface RerouteOptions {
 
 export interface Gate {
   readonly scorer: Scorer;
+  /** How a call that sets no policy decides: an operating point's name, or 'threshold' (an absolute threshold). */
+  readonly mode: GateMode;
+  /** The operating point behind `mode` (its beta, shift, floor); undefined in threshold mode. */
+  readonly operatingPoint: OperatingPoint | undefined;
   filter<P extends Passage>(query: string, passages: readonly P[], options?: FilterOptions): Promise<GateResult<P>>;
   stream<P extends Passage>(query: string, passages: readonly P[], options?: FilterOptions): GateStream<P>;
   /** Re-decides a previous result under the gate's policy merged with `policy`; never calls the scorer. */

@@ -18,6 +18,7 @@ import {
   type CrossEncoderStats,
   type FastPathScorer,
   type Gate,
+  type GateMode,
   type GatePolicy,
   type Passage,
   type Router,
@@ -51,6 +52,9 @@ export interface ModelDescription {
   readonly tiers: readonly string[];
   readonly routing: string | undefined;
   readonly budgetMs: number;
+  /** How a request without a policy is decided: the scorer's default operating point, or 'threshold'. */
+  readonly mode: GateMode;
+  /** The absolute threshold of mode 'threshold' (the configured one, else the fast path's recommended one). */
   readonly threshold: number;
   /** Longest pair the model reads, tokens (cross-encoders), when it has such a limit. */
   readonly maxInputTokens: number | undefined;
@@ -184,15 +188,23 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
     }
   };
 
-  const basePolicy = (model: ModelConfig, fastPath: FastPathScorer | undefined): GatePolicy => {
+  /**
+   * The configured policy. When the gate decides by an operating point (the fast path served on its
+   * own, with no threshold option configured) it stays so, as createGate({ scorer }) decides;
+   * otherwise (a router, whose pairs come from tiers of different scales, or a threshold option) the
+   * fast path's recommended threshold is the default threshold.
+   */
+  const basePolicy = (model: ModelConfig, fastPath: FastPathScorer | undefined, scorer: Scorer): GatePolicy => {
     const merged: Record<string, unknown> = { relevanceSignal: RELEVANCE_SIGNALS, ...config.policy, ...model.policy };
     if (
-      merged.threshold === undefined &&
-      merged.calibrated === undefined &&
-      fastPath?.recommendedThreshold !== undefined
+      merged.threshold !== undefined ||
+      merged.calibrated !== undefined ||
+      fastPath?.recommendedThreshold === undefined
     )
-      merged.threshold = fastPath.recommendedThreshold;
-    return merged as GatePolicy;
+      return merged as GatePolicy;
+    // The gate's own resolution of the mode (an invalid policy throws here, as it would below).
+    if (createGate({ scorer, policy: merged as GatePolicy }).operatingPoint !== undefined) return merged as GatePolicy;
+    return { ...merged, threshold: fastPath.recommendedThreshold } as GatePolicy;
   };
 
   const serve = (
@@ -210,7 +222,7 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
       tierName?: string;
     },
   ): void => {
-    const policy = basePolicy(model, extras.fastPath);
+    const policy = basePolicy(model, extras.fastPath, scorer);
     const common = {
       scorer,
       maxPassages: Math.max(1, config.limits.documentsPerRequest * 16),
@@ -236,7 +248,9 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
         tiers: extras.tiers,
         routing: extras.routing,
         budgetMs,
-        threshold: typeof policy.threshold === 'number' ? policy.threshold : 0.5,
+        mode: gate.mode,
+        threshold:
+          typeof policy.threshold === 'number' ? policy.threshold : (extras.fastPath?.recommendedThreshold ?? 0.5),
         maxInputTokens: extras.maxInputTokens,
       },
     });

@@ -102,6 +102,8 @@ function instantGate(stallFirstMs: number): Gate & { calls: number } {
       return calls;
     },
     scorer: { id: 'x', score: async () => [] },
+    mode: 'threshold',
+    operatingPoint: undefined,
     async filter() {
       calls++;
       if (calls === 20) {

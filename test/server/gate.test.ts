@@ -71,6 +71,29 @@ describe('POST /v1/gate', () => {
     expect(body.stats.retrieved).toBe(sample.documents.length);
   });
 
+  it("decides by the fast path's default operating point, as the library does; a threshold override decides on it", async () => {
+    const { createGate, loadFastPathScorer } = await import('../../src/index.js');
+    const library = await createGate({ scorer: await loadFastPathScorer() }).filter(
+      sample.query,
+      sample.documents.map((text, i) => ({ id: String(i), text })),
+    );
+    const res = await postJson(`${url}/v1/gate`, { query: sample.query, passages: sample.documents });
+    const body = res.body as GateJson & { stats: { rankingCut: number | null } };
+    expect(body.included.map((i) => i.index)).toEqual(library.included.map((i) => Number(i.id)));
+    expect(body.included.every((i) => i.rule === 'ranked-cut')).toBe(true);
+    expect(body.stats.rankingCut).toBe(library.stats.rankingCut);
+    expect(body.stats.rankingCut).not.toBeNull();
+    const fixed = await postJson(`${url}/v1/gate`, {
+      query: sample.query,
+      passages: sample.documents,
+      policy: { threshold: 0.27 },
+    });
+    const fixedBody = fixed.body as GateJson & { stats: { rankingCut: number | null } };
+    expect(fixedBody.stats.threshold).toBe(0.27);
+    expect(fixedBody.stats.rankingCut).toBeNull();
+    expect(fixedBody.included.every((i) => i.rule === 'threshold' && (i.relevance as number) >= 0.27)).toBe(true);
+  });
+
   it('keeps caller ids and titles, and applies a per-request policy override', async () => {
     const passages = sample.documents.slice(0, 4).map((text, i) => ({ id: `doc-${i}`, text, title: 'Title' }));
     const everything = (await postJson(`${url}/v1/gate`, { query: sample.query, passages, policy: { threshold: 0 } }))
@@ -147,6 +170,14 @@ describe('POST /v1/gate', () => {
     expect(body.default).toBe('fastpath');
     expect(body.models.map((m) => m.name)).toEqual(['fastpath', 'ranked', 'slow', 'slowTier', 'routed']);
     expect(body.models.find((m) => m.name === 'routed')?.type).toBe('router');
+    // the fast path alone decides by its default operating point; the router (mixed tiers) by threshold
+    const modes = Object.fromEntries(
+      (body.models as Array<{ name: string; mode?: string; threshold?: number }>).map((m) => [m.name, m]),
+    );
+    expect(modes.fastpath?.mode).toBe('balanced');
+    expect(modes.routed?.mode).toBe('threshold');
+    expect(modes.routed?.threshold).toBeCloseTo(0.271, 3);
+    expect(modes.ranked).toMatchObject({ mode: 'threshold', threshold: 0.5 });
   });
 });
 

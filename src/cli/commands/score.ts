@@ -68,7 +68,7 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const { join } = await import('node:path');
   const { packageRoot } = await import('../../util/package-root.js');
   const { loadFastPathScorer } = await import('../../tiers/trees/fast-path-scorer.js');
-  const { createGate, operatingPointsFor } = await import('../../gate/index.js');
+  const { createGate } = await import('../../gate/index.js');
 
   const root = packageRoot();
   const requestPath = options.request ?? join(root, 'examples', 'request.json');
@@ -103,10 +103,8 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
       ...(maxKept !== undefined ? { maxKept } : {}),
     },
   });
-  // What the gate decides by (its documented default: the scorer's `balanced` point when it has points).
-  const points = operatingPointsFor(scorer.id);
-  const effectiveMode: ScoreMode = mode ?? (points === undefined ? 'threshold' : 'balanced');
-  const decision = effectiveMode === 'threshold' ? undefined : points?.[effectiveMode];
+  const effectiveMode = gate.mode;
+  const decision = gate.operatingPoint;
   const result = await gate.filter(query, request.passages);
 
   if (options.json) {

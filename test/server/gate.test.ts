@@ -42,6 +42,8 @@ beforeAll(async () => {
       slow: { type: 'scorer', scorer: slowScorer(400) },
       slowTier: { type: 'scorer', scorer: slowScorer(400, 'slow-tier'), quality: 5 },
       routed: { type: 'router', tiers: ['fastpath', 'slowTier'], routing: 'cascade', budgetMs: 60 },
+      // A threshold option (early stop) puts the fast path in threshold mode: the recommended threshold.
+      fastpathEarly: { type: 'fastpath', policy: { earlyStop: { window: 4, minRate: 0.25, chunk: 4 } } },
     },
   });
   url = server.url as string;
@@ -168,7 +170,14 @@ describe('POST /v1/gate', () => {
       models: Array<{ name: string; ready: boolean; type: string }>;
     };
     expect(body.default).toBe('fastpath');
-    expect(body.models.map((m) => m.name)).toEqual(['fastpath', 'ranked', 'slow', 'slowTier', 'routed']);
+    expect(body.models.map((m) => m.name)).toEqual([
+      'fastpath',
+      'ranked',
+      'slow',
+      'slowTier',
+      'routed',
+      'fastpathEarly',
+    ]);
     expect(body.models.find((m) => m.name === 'routed')?.type).toBe('router');
     // the fast path alone decides by its default operating point; the router (mixed tiers) by threshold
     const modes = Object.fromEntries(
@@ -178,6 +187,14 @@ describe('POST /v1/gate', () => {
     expect(modes.routed?.mode).toBe('threshold');
     expect(modes.routed?.threshold).toBeCloseTo(0.271, 3);
     expect(modes.ranked).toMatchObject({ mode: 'threshold', threshold: 0.5 });
+    expect(modes.fastpathEarly?.mode).toBe('threshold');
+    expect(modes.fastpathEarly?.threshold).toBeCloseTo(0.271, 3);
+    const early = await postJson(`${url}/v1/gate`, {
+      model: 'fastpathEarly',
+      query: sample.query,
+      passages: sample.documents,
+    });
+    expect((early.body as GateJson).stats.threshold).toBeCloseTo(0.271, 3);
   });
 });
 

@@ -129,13 +129,22 @@ export const IDENTITY_CALIBRATION: PlattParameters = { type: 'platt', a: 1, b: 0
 export function gateLists(
   queries: readonly ScoredQuery[],
   calibration: PlattParameters,
-  blend: RankingBlend | null | undefined,
+  blend?: RankingBlend | null,
 ): GateList[] {
   return queries.map((q) => ({
     relevances: q.m.slice(0, GATE_K).map((m) => plattProbability(calibration, m)),
     relevant: q.g.slice(0, GATE_K).map((g) => g > 0),
-    ...(blend === null || blend === undefined ? {} : { order: rankingSignal(q, blend.lambda).slice(0, GATE_K) }),
+    ...(blend ? { order: rankingSignal(q, blend.lambda).slice(0, GATE_K) } : {}),
   }));
+}
+
+/** The gate lists an operating-point fit of a fold reads: its training collections' validation + test queries. */
+export function foldTrainingLists(fold: FoldFile, blend?: RankingBlend | null): Record<string, GateList[]> {
+  const calibration = fold.calibration ?? IDENTITY_CALIBRATION;
+  const out: Record<string, GateList[]> = {};
+  for (const n of fold.trainedOn)
+    out[n] = gateLists([...fold.scores[n]!.validation!, ...fold.scores[n]!.test!], calibration, blend);
+  return out;
 }
 
 /** The `ranking` signal per candidate (BM25 order) at `lambda`, the probability the scorer emits. */

@@ -18,6 +18,7 @@
 import {
   type FoldFile,
   type FoldScores,
+  foldTrainingLists,
   GATE_K,
   gateLists,
   IDENTITY_CALIBRATION as IDENTITY,
@@ -122,9 +123,7 @@ if (values.shipped !== undefined) {
   for (const f of files) {
     const fold = JSON.parse(readFileSync(join(dir, f), 'utf8')) as FoldFile;
     const cal = fold.calibration ?? IDENTITY;
-    const train: Record<string, GateList[]> = {};
-    for (const n of fold.trainedOn)
-      train[n] = gateLists([...fold.scores[n]!.validation!, ...fold.scores[n]!.test!], cal, fold.rankingBlend);
+    const train = foldTrainingLists(fold, fold.rankingBlend);
     const fits: Record<OperatingPointName, OperatingPointFit> = fitOperatingPoints(train);
     const heldQueries = fold.scores[fold.heldOut]!.all!;
     const held = gateLists(heldQueries, cal, fold.rankingBlend);

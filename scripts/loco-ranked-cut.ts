@@ -9,16 +9,17 @@
  *
  * Usage: npx tsx scripts/loco-ranked-cut.ts --folds /tmp/rg-loco/s42,/tmp/rg-loco/s7
  */
-import { type FoldFile, foldBlendLambda, gateLists, IDENTITY_CALIBRATION as IDENTITY } from './loco-fold-data.js';
+import {
+  type FoldFile,
+  foldBlendLambda,
+  foldTrainingLists,
+  gateLists,
+  IDENTITY_CALIBRATION as IDENTITY,
+} from './loco-fold-data.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  type FitOptions,
-  fitOperatingPoints,
-  type GateList,
-  operatingPointMetrics,
-} from '../src/eval/operating-points.js';
+import { type FitOptions, fitOperatingPoints, operatingPointMetrics } from '../src/eval/operating-points.js';
 import { OPERATING_POINT_NAMES } from '../src/gate/policies/operating-points.js';
 import type { RankingBlend } from '../src/tiers/trees/ranking-blend.js';
 
@@ -28,10 +29,7 @@ if (!values.folds) throw new Error('--folds DIR[,DIR…] is required');
 /** Fit on the training collections (`fitOn`), measure on the held-out one with `blend` (null: relevance head). */
 function measure(fold: FoldFile, fitOn: FitOptions['fitOn'], blend: RankingBlend | null) {
   const cal = fold.calibration ?? IDENTITY;
-  const train: Record<string, GateList[]> = {};
-  for (const n of fold.trainedOn)
-    train[n] = gateLists([...fold.scores[n]!.validation!, ...fold.scores[n]!.test!], cal, blend);
-  const fits = fitOperatingPoints(train, { fitOn });
+  const fits = fitOperatingPoints(foldTrainingLists(fold, blend), { fitOn });
   const held = gateLists(fold.scores[fold.heldOut]!.all!, cal, blend);
   return Object.fromEntries(
     OPERATING_POINT_NAMES.map((op) => [op, { point: fits[op].point, m: operatingPointMetrics(held, fits[op].point) }]),

@@ -9,6 +9,7 @@
 import type { Command } from 'commander';
 import { isNonNegative, isPositive, optionalNumberOption } from '../number-option.js';
 import { InvalidArgumentError } from '../../errors.js';
+import { OPERATING_POINT_NAMES, type OperatingPointName } from '../../gate/policies/operating-points.js';
 import { RANKING } from '../../signals.js';
 import type { Passage } from '../../types.js';
 
@@ -45,8 +46,8 @@ function parseRequest(raw: unknown, where: string): RequestFile {
   };
 }
 
-const MODES = ['precise', 'balanced', 'related', 'threshold'] as const;
-type ScoreMode = (typeof MODES)[number];
+type ScoreMode = OperatingPointName | 'threshold';
+const MODES: readonly ScoreMode[] = [...OPERATING_POINT_NAMES, 'threshold'];
 
 /** --mode, or 'threshold' when only --threshold is given; undefined: the gate's default for the scorer. */
 function parseMode(raw: string | undefined, threshold: number | undefined): ScoreMode | undefined {

@@ -127,6 +127,8 @@ export interface ListThresholdPolicy {
   readonly operatingPoint: OperatingPoint | undefined;
   readonly relevanceSignals: readonly string[];
   readonly calibration: PlattParameters | undefined;
+  /** Routing rules, when the policy has them (they read relevance against the threshold: no ranked cut). */
+  readonly rules?: unknown;
 }
 
 /** What listThreshold reads of a scored pair (a gate item): its stored signals. */
@@ -190,7 +192,7 @@ export interface ListCut {
  * of stored signals, so `reroute` re-makes the same decision without rescoring.
  */
 export function listCut(
-  policy: ListThresholdPolicy & { readonly rules?: unknown },
+  policy: ListThresholdPolicy,
   items: ReadonlyArray<StoredSignals | undefined>,
   fallback: number,
 ): ListCut {
@@ -206,7 +208,7 @@ export function listCut(
     if (r === undefined || !(r >= 0 && r <= 1)) continue;
     relevances.push(r);
     if (!ranked) continue;
-    const z = rankingOf({ signals: item.signals });
+    const z = rankingOf(item);
     if (z === undefined) ranked = false;
     else ranking.push(z);
   }

@@ -17,6 +17,7 @@
  *
  * Usage: npx tsx scripts/loco-base.ts [--data ../shared/data] [--out /tmp/rg-loco/quick] [--grid quick]
  *        [--only cisi,med] [--shipped models/fastpath-lexical] [--seed 42] [--extra idf-spread]
+ *        [--head-terms 48]
  */
 import type { ScoredQuery } from './loco-fold-data.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -48,12 +49,14 @@ const { values } = parseArgs({
     // Candidate ranking features, computed here in JS and appended to the extractor's (measurement
     // only: the shipped extractor does not compute them): bm25-variants, idf-spread, prf.
     extra: { type: 'string' },
+    // Terms per passage of --extra prf-centroid-head (default 48).
+    'head-terms': { type: 'string', default: '48' },
   },
 });
 const extras = new Set(values.extra ? (values.extra as string).split(',') : []);
 // prf-centroid / prf-expansion: one half of prf each (with the membership column), for the ablation.
-// prf-centroid-head: the centroid cosine over each passage's first PRF_HEAD_TERMS terms only (the
-// budget a native pass can afford: bench/feedback-native), with the membership column.
+// prf-centroid-head: the centroid cosine over each passage's first PRF_HEAD_TERMS terms only
+// (--head-terms, default 48; the cost of the native pass: bench/feedback-native), with the membership column.
 const KNOWN_EXTRAS = new Set([
   'bm25-variants',
   'idf-spread',
@@ -67,7 +70,9 @@ for (const e of extras) if (!KNOWN_EXTRAS.has(e)) throw new Error(`unknown --ext
 // list's order nor its length past PRF_DOCS changes it); PRF_TERMS expansion terms.
 const PRF_DOCS = 10;
 const PRF_TERMS = 20;
-const PRF_HEAD_TERMS = 48;
+const PRF_HEAD_TERMS = Number(values['head-terms']);
+if (!Number.isSafeInteger(PRF_HEAD_TERMS) || PRF_HEAD_TERMS < 1)
+  throw new Error('--head-terms must be a positive integer');
 const dataDir = resolve(values.data as string);
 const outDir = resolve(values.out as string);
 mkdirSync(outDir, { recursive: true });

@@ -25,7 +25,7 @@ import { buildCorpusStats } from '../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../src/features/featurizer.js';
 import { tokenize } from '../src/features/tokenize.js';
 import type { Passage } from '../src/types.js';
-import { FeedbackCentroid, feedbackSet } from './list-feedback.js';
+import { corpusIdf, FeedbackCentroid, feedbackSet } from './list-feedback.js';
 
 const { values } = parseArgs({
   options: {
@@ -45,11 +45,7 @@ const stats = await buildCorpusStats(collection.docs);
 const extractor = new LexicalFeaturizer(stats);
 const firstStage = createBm25FirstStage(collection);
 
-const idfOf = (term: string): number => {
-  const df = stats.documentFrequency(term).any;
-  return Math.log(1 + (stats.docCount - df + 0.5) / (df + 0.5));
-};
-const centroid = new FeedbackCentroid(idfOf);
+const centroid = new FeedbackCentroid(corpusIdf(stats));
 
 interface List {
   readonly query: string;

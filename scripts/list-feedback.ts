@@ -5,6 +5,18 @@
  * once per passage (as a native extractor holds term hashes), so one list costs its passages' terms.
  */
 
+/** BM25 IDF of a term from corpus statistics (either-field document frequency), as the extractor's Idf(). */
+export function corpusIdf(stats: {
+  readonly docCount: number;
+  documentFrequency(term: string): { readonly any: number };
+}): (term: string) => number {
+  const n = stats.docCount;
+  return (term) => {
+    const df = stats.documentFrequency(term).any;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  };
+}
+
 /** The feedback set of a list: the indices of its `size` highest BM25 scores (ties: the earlier index). */
 export function feedbackSet(bm25: ArrayLike<number>, size: number): number[] {
   const order = Array.from({ length: bm25.length }, (_, i) => i).sort((a, b) => bm25[b]! - bm25[a]! || a - b);

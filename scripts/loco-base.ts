@@ -36,7 +36,7 @@ import { GRIDS, type GridName, discoverCollections } from '../src/training/fastp
 import { trainFastPath } from '../src/training/train-fastpath.js';
 import { createXGBoostBackend } from '../src/training/xgboost-backend.js';
 import type { Passage } from '../src/types.js';
-import { FeedbackCentroid, feedbackSet } from './list-feedback.js';
+import { corpusIdf, FeedbackCentroid, feedbackSet } from './list-feedback.js';
 
 const { values } = parseArgs({
   options: {
@@ -130,11 +130,7 @@ function extraFeaturizer(stats: CorpusStats) {
   if (prfCentroid) names.push('prf_centroid_cos');
   if (prfExpansion) names.push('prf_expansion_score');
   if (prfCentroid || prfExpansion) names.push('prf_feedback_member');
-  const n = stats.docCount;
-  const idf = (term: string) => {
-    const df = stats.documentFrequency(term).any;
-    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
-  };
+  const idf = corpusIdf(stats);
   const avgLength = stats.avgBodyLength + stats.avgTitleLength;
   const centroidOf = new FeedbackCentroid(idf);
   const docTerms = new Map<string, { counts: Map<string, number>; length: number; ids: Int32Array }>();

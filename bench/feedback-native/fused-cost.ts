@@ -1,7 +1,7 @@
 /**
  * Measurement, not a shipped path: the lexical-v2 candidate of docs/eval.md ("Pseudo-relevance feedback
- * over the candidate list") fused into the addon's extractor (bench/feedback-native/fused.patch: the
- * head terms collected in the extractor's own scan, then one list pass), timed beside the shipped
+ * over the candidate list") built into the addon's extractor (bench/feedback-native/fused.patch: each
+ * passage's head terms collected after its lexical-v1 columns, then one list pass), timed beside the shipped
  * lexical-v1 rows in the same process, with its cosines checked against scripts/list-feedback.ts.
  * Runs only on an addon built from the patch: bench/feedback-native/fused-run.sh does that in a copy.
  *
@@ -21,7 +21,7 @@ import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import type { NativeCorpusStats } from '../../src/features/native.js';
 import { tokenize } from '../../src/features/tokenize.js';
 import { loadAddon } from '../../src/native/addon.js';
-import { FeedbackCentroid } from '../../scripts/list-feedback.js';
+import { corpusIdf, FeedbackCentroid, feedbackSet } from '../../scripts/list-feedback.js';
 
 const { values } = parseArgs({
   options: {
@@ -111,10 +111,7 @@ const microsPerPair = (lists: readonly List[], feedback: boolean): number => {
 };
 const median = (v: number[]): number => v.sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 
-const idfOf = (term: string): number => {
-  const df = stats.documentFrequency(term).any;
-  return Math.log(1 + (stats.docCount - df + 0.5) / (df + 0.5));
-};
+const idfOf = corpusIdf(stats);
 /** Largest |native − scripts/list-feedback.ts| cosine, lists whose feedback set differs, and v1 columns that differ. */
 const parity = (lists: readonly List[]): { cosine: number; sets: number; v1Columns: number } => {
   let cosine = 0;
@@ -131,10 +128,10 @@ const parity = (lists: readonly List[]): { cosine: number; sets: number; v1Colum
         if (!(a === b || (Number.isNaN(a) && Number.isNaN(b)))) v1Columns++;
       }
     // The set by the float32 bm25_all column (the native pass orders by the double, so a float32 tie may differ).
-    const byBm25 = Array.from({ length: n }, (_, i) => i)
-      .sort((a, b) => v2[b * WIDTH + BM25_ALL]! - v2[a * WIDTH + BM25_ALL]! || a - b)
-      .slice(0, 10)
-      .sort((a, b) => a - b);
+    const byBm25 = feedbackSet(
+      Array.from({ length: n }, (_, i) => v2[i * WIDTH + BM25_ALL]!),
+      10,
+    ).sort((a, b) => a - b);
     const members = Array.from({ length: n }, (_, i) => i).filter((i) => v2[i * WIDTH + MEMBER] === 1);
     if (byBm25.join() !== members.join()) sets++;
     const centroid = new FeedbackCentroid(idfOf);
@@ -145,6 +142,7 @@ const parity = (lists: readonly List[]): { cosine: number; sets: number; v1Colum
   return { cosine, sets, v1Columns };
 };
 
+const skipped = process.env.RG_FUSED_SKIP_LIST_PASS !== undefined;
 for (const [name, lists] of [
   [`BM25 top ${k}`, bm25Lists],
   ['random k = 20', randomLists],
@@ -158,7 +156,6 @@ for (const [name, lists] of [
     v1.push(microsPerPair(lists, false));
     v2.push(microsPerPair(lists, true));
   }
-  const skipped = process.env.RG_FUSED_SKIP_LIST_PASS !== undefined;
   const p = skipped ? { cosine: 0, sets: 0, v1Columns: 0 } : parity(lists);
   const pairs = lists.reduce((n, l) => n + l.texts.length, 0);
   console.log(

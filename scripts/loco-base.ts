@@ -11,13 +11,15 @@
  * collection's validation + test + all queries with an existing model directory (OUT/shipped.json).
  * Features are computed once per collection per process (memoised) so the folds reuse them.
  *
- * `--extra bm25-variants,idf-spread,prf` appends candidate ranking features computed here in JS (measurement
+ * `--extra bm25-variants,idf-spread,prf,lsi` appends candidate ranking features computed here in JS (measurement
  * only; docs/eval.md "Ranking features the fast path lacks"). `prf` features depend on the whole candidate
- * list (pseudo-relevance feedback from its BM25 head), unlike every lexical-v1 feature.
+ * list (pseudo-relevance feedback from its BM25 head), unlike every lexical-v1 feature; `lsi` features
+ * (lsi, lsi-head, lsi-rel) depend on a latent basis built from the collection's own documents without
+ * labels (scripts/corpus-lsi.ts), as `relevance-gate stats` could build it.
  *
  * Usage: npx tsx scripts/loco-base.ts [--data ../shared/data] [--out /tmp/rg-loco/quick] [--grid quick]
  *        [--only cisi,med] [--shipped models/fastpath-lexical] [--seed 42] [--extra idf-spread]
- *        [--head-terms 48]
+ *        [--head-terms 48] [--lsi-rank 64]
  */
 import type { ScoredQuery } from './loco-fold-data.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -36,6 +38,7 @@ import { GRIDS, type GridName, discoverCollections } from '../src/training/fastp
 import { trainFastPath } from '../src/training/train-fastpath.js';
 import { createXGBoostBackend } from '../src/training/xgboost-backend.js';
 import type { Passage } from '../src/types.js';
+import { buildLsi, foldIn, latentCosine, type LsiModel } from './corpus-lsi.js';
 import { corpusIdf, FeedbackCentroid, feedbackSet } from './list-feedback.js';
 
 const { values } = parseArgs({
@@ -47,10 +50,13 @@ const { values } = parseArgs({
     shipped: { type: 'string' },
     seed: { type: 'string', default: '42' },
     // Candidate ranking features, computed here in JS and appended to the extractor's (measurement
-    // only: the shipped extractor does not compute them): bm25-variants, idf-spread, prf.
+    // only: the shipped extractor does not compute them): bm25-variants, idf-spread, prf, prf-centroid,
+    // prf-expansion, prf-centroid-head, lsi, lsi-rel, lsi-head.
     extra: { type: 'string' },
-    // Terms per passage of --extra prf-centroid-head (default 48).
+    // Terms per passage of --extra prf-centroid-head and lsi-head (default 48).
     'head-terms': { type: 'string', default: '48' },
+    // Rank of --extra lsi's corpus SVD (default 64).
+    'lsi-rank': { type: 'string', default: '64' },
   },
 });
 const extras = new Set(values.extra ? (values.extra as string).split(',') : []);
@@ -64,6 +70,9 @@ const KNOWN_EXTRAS = new Set([
   'prf-centroid',
   'prf-expansion',
   'prf-centroid-head',
+  'lsi',
+  'lsi-rel',
+  'lsi-head',
 ]);
 for (const e of extras) if (!KNOWN_EXTRAS.has(e)) throw new Error(`unknown --extra ${e}`);
 // prf: the feedback set is the list's own BM25 top PRF_DOCS (by the BM25 computed here, so neither the
@@ -71,6 +80,12 @@ for (const e of extras) if (!KNOWN_EXTRAS.has(e)) throw new Error(`unknown --ext
 const PRF_DOCS = 10;
 const PRF_TERMS = 20;
 const PRF_HEAD_TERMS = Number(values['head-terms']);
+// lsi: the cosine of query and passage in the collection's own rank-LSI_RANK latent space
+// (scripts/corpus-lsi.ts, built from its documents at featurizer time: unlabelled, as `stats` could);
+// lsi-rel adds that cosine minus the list's highest; lsi-head folds in each passage's first --head-terms
+// tokens only (what a native pass that stops early would resolve; the query is folded in whole).
+const LSI_RANK = Number(values['lsi-rank']);
+if (!Number.isSafeInteger(LSI_RANK) || LSI_RANK < 1) throw new Error('--lsi-rank must be a positive integer');
 if (!Number.isSafeInteger(PRF_HEAD_TERMS) || PRF_HEAD_TERMS < 1)
   throw new Error('--head-terms must be a positive integer');
 const dataDir = resolve(values.data as string);
@@ -99,7 +114,15 @@ async function featurizerFor(collection: { readonly name?: string; docs: readonl
   if (known) return known;
   const stats = await buildCorpusStats(collection.docs);
   const inner = new LexicalFeaturizer(stats);
-  const extra = extras.size === 0 ? null : extraFeaturizer(stats);
+  const lsi =
+    extras.has('lsi') || extras.has('lsi-rel') || extras.has('lsi-head')
+      ? buildLsi(
+          collection.docs.map((d) => tokenize(`${d.title} ${d.text}`)),
+          corpusIdf(stats),
+          { rank: LSI_RANK, seed },
+        )
+      : null;
+  const extra = extras.size === 0 ? null : extraFeaturizer(stats, lsi);
   const memo = new Map<string, Float32Array>();
   const f: PairFeaturizer = {
     featureNames: extra === null ? inner.featureNames : [...inner.featureNames, ...extra.names],
@@ -120,7 +143,7 @@ async function featurizerFor(collection: { readonly name?: string; docs: readonl
 }
 
 /** The candidate features of --extra, on title+body as one field, with the extractor's tokenizer and IDF. */
-function extraFeaturizer(stats: CorpusStats) {
+function extraFeaturizer(stats: CorpusStats, lsi: LsiModel | null) {
   const names: string[] = [];
   if (extras.has('bm25-variants')) names.push('bm25_all_k0.9_b0.4', 'bm25_all_k2_b0.9');
   if (extras.has('idf-spread')) names.push('query_idf_sd', 'query_idf_max', 'top_idf_term_matched');
@@ -130,10 +153,15 @@ function extraFeaturizer(stats: CorpusStats) {
   if (prfCentroid) names.push('prf_centroid_cos');
   if (prfExpansion) names.push('prf_expansion_score');
   if (prfCentroid || prfExpansion) names.push('prf_feedback_member');
+  if (extras.has('lsi') || extras.has('lsi-rel') || extras.has('lsi-head')) names.push('lsi_cos');
+  if (extras.has('lsi-rel')) names.push('lsi_cos_below_best');
   const idf = corpusIdf(stats);
   const avgLength = stats.avgBodyLength + stats.avgTitleLength;
   const centroidOf = new FeedbackCentroid(idf);
-  const docTerms = new Map<string, { counts: Map<string, number>; length: number; ids: Int32Array }>();
+  const docTerms = new Map<
+    string,
+    { counts: Map<string, number>; length: number; ids: Int32Array; latent: Float32Array | null }
+  >();
   const termsOf = (p: Passage) => {
     const key = `${p.id}\u0000${p.title ?? ''}\u0000${p.text}`;
     let t = docTerms.get(key);
@@ -141,7 +169,13 @@ function extraFeaturizer(stats: CorpusStats) {
       const tokens = tokenize(`${p.title ?? ''} ${p.text}`);
       const counts = new Map<string, number>();
       for (const w of tokens) counts.set(w, (counts.get(w) ?? 0) + 1);
-      t = { counts, length: tokens.length, ids: centroidOf.intern(prfHead ? tokens.slice(0, PRF_HEAD_TERMS) : tokens) };
+      t = {
+        counts,
+        length: tokens.length,
+        ids: centroidOf.intern(prfHead ? tokens.slice(0, PRF_HEAD_TERMS) : tokens),
+        latent:
+          lsi === null ? null : foldIn(lsi, extras.has('lsi-head') ? tokens.slice(0, PRF_HEAD_TERMS) : tokens, idf),
+      };
       docTerms.set(key, t);
     }
     return t;
@@ -210,6 +244,10 @@ function extraFeaturizer(stats: CorpusStats) {
       const max = idfs.length === 0 ? 0 : Math.max(...idfs);
       const top = qTerms[idfs.indexOf(max)];
       const prf = prfCentroid || prfExpansion ? feedbackFeatures(qAll, passages) : null;
+      const qLatent = lsi === null ? null : foldIn(lsi, qAll, idf);
+      const latent =
+        qLatent === null ? null : passages.map((p) => latentCosine(qLatent, termsOf(p).latent as Float32Array));
+      const bestLatent = latent === null || latent.length === 0 ? 0 : Math.max(...latent);
       const out = new Float32Array(passages.length * (width + names.length));
       passages.forEach((p, i) => {
         out.set(rows.subarray(i * width, (i + 1) * width), i * (width + names.length));
@@ -221,6 +259,10 @@ function extraFeaturizer(stats: CorpusStats) {
           if (prfCentroid) values.push(prf.centroid[i]!);
           if (prfExpansion) values.push(prf.expansion[i]!);
           values.push(prf.member[i]!);
+        }
+        if (latent !== null) {
+          values.push(latent[i]!);
+          if (extras.has('lsi-rel')) values.push(latent[i]! - bestLatent);
         }
         out.set(values, i * (width + names.length) + width);
       });

@@ -19,12 +19,11 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { judgedQueryIds, loadCollection } from '../src/eval/collection.js';
-import { createBm25FirstStage } from '../src/eval/first-stage.js';
+import { loadCollection } from '../src/eval/collection.js';
 import { buildCorpusStats } from '../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../src/features/featurizer.js';
 import { tokenize } from '../src/features/tokenize.js';
-import type { Passage } from '../src/types.js';
+import { judgedBm25Lists } from './bm25-lists.js';
 import { corpusIdf, FeedbackCentroid, feedbackSet } from './list-feedback.js';
 
 const { values } = parseArgs({
@@ -43,32 +42,16 @@ const k = Number(values.k);
 const collection = loadCollection(join(resolve(values.data as string), values.collection as string));
 const stats = await buildCorpusStats(collection.docs);
 const extractor = new LexicalFeaturizer(stats);
-const firstStage = createBm25FirstStage(collection);
-
 const centroid = new FeedbackCentroid(corpusIdf(stats));
 
-interface List {
-  readonly query: string;
-  readonly passages: Passage[];
-  readonly terms: Int32Array[];
-  readonly bm25: Float64Array;
-}
-const lists: List[] = [];
-for (const qid of judgedQueryIds(collection.qrels)) {
-  const query = collection.queryById.get(qid)!.text;
-  const candidates = firstStage.search(query, k);
-  if (candidates.length === 0) continue;
-  const passages = candidates.map((c) => {
-    const d = collection.docById.get(c.docId)!;
-    return { id: d.id, title: d.title, text: d.text };
-  });
-  const head = Number(values.head);
-  const terms = passages.map((p) => {
+const head = Number(values.head);
+const lists = judgedBm25Lists(collection, k).map((l) => ({
+  ...l,
+  terms: l.passages.map((p) => {
     const tokens = tokenize(`${p.title} ${p.text}`);
     return centroid.intern(head > 0 ? tokens.slice(0, head) : tokens);
-  });
-  lists.push({ query, passages, terms, bm25: Float64Array.from(candidates, (c) => c.score) });
-}
+  }),
+}));
 const pairs = lists.reduce((a, l) => a + l.passages.length, 0);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;

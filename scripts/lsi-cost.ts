@@ -22,12 +22,12 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { judgedQueryIds, loadCollection } from '../src/eval/collection.js';
-import { createBm25FirstStage } from '../src/eval/first-stage.js';
+import { loadCollection } from '../src/eval/collection.js';
 import { buildCorpusStats } from '../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../src/features/featurizer.js';
 import { tokenize } from '../src/features/tokenize.js';
 import type { Passage } from '../src/types.js';
+import { judgedBm25Lists } from './bm25-lists.js';
 import { buildLsi, foldIn, latentCosine } from './corpus-lsi.js';
 import { corpusIdf } from './list-feedback.js';
 
@@ -49,7 +49,6 @@ const collection = loadCollection(join(resolve(values.data as string), values.co
 const stats = await buildCorpusStats(collection.docs);
 const idf = corpusIdf(stats);
 const extractor = new LexicalFeaturizer(stats);
-const firstStage = createBm25FirstStage(collection);
 
 let t0 = performance.now();
 const model = buildLsi(
@@ -73,14 +72,7 @@ interface List {
   readonly reference: Float64Array;
 }
 const lists: List[] = [];
-for (const qid of judgedQueryIds(collection.qrels)) {
-  const query = collection.queryById.get(qid)!.text;
-  const candidates = firstStage.search(query, k);
-  if (candidates.length === 0) continue;
-  const passages = candidates.map((c) => {
-    const d = collection.docById.get(c.docId)!;
-    return { id: d.id, title: d.title, text: d.text };
-  });
+for (const { query, passages } of judgedBm25Lists(collection, k)) {
   const queryVector = foldIn(model, tokenize(query), idf);
   const tokens = passages.map((p) => {
     const all = tokenize(`${p.title} ${p.text}`);

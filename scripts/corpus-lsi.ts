@@ -9,6 +9,7 @@
  * folded in as Uᵀ a (for a corpus document that is its row of V Σ). Only U (terms × R) is kept: what a
  * stats file would carry.
  */
+import { tokenize } from '../src/features/tokenize.js';
 
 export interface LsiModel {
   readonly rank: number;
@@ -219,6 +220,20 @@ export function buildLsi(
     }
   const singularValues = Float64Array.from(keep, (w) => Math.sqrt(Math.max(0, values[w]!)));
   return { rank, singularValues, termRow, basis };
+}
+
+/** The terms a document or passage enters the basis with: title and body as one field, the extractor's tokenizer. */
+export function lsiTokens(d: { readonly title?: string; readonly text: string }): string[] {
+  return tokenize(`${d.title ?? ''} ${d.text}`);
+}
+
+/** The rank-R LSI basis of a collection's documents (title and body), weighted by `idf`. */
+export function buildCollectionLsi(
+  docs: readonly { readonly title?: string; readonly text: string }[],
+  idf: (term: string) => number,
+  options: LsiOptions,
+): LsiModel {
+  return buildLsi(docs.map(lsiTokens), idf, options);
 }
 
 /** A text folded into the latent space (Uᵀ a of its unit tf-idf vector), scaled to unit length (zero if none of its terms are known). */

@@ -38,7 +38,7 @@ import { GRIDS, type GridName, discoverCollections } from '../src/training/fastp
 import { trainFastPath } from '../src/training/train-fastpath.js';
 import { createXGBoostBackend } from '../src/training/xgboost-backend.js';
 import type { Passage } from '../src/types.js';
-import { buildLsi, foldIn, latentCosine, type LsiModel } from './corpus-lsi.js';
+import { buildCollectionLsi, foldIn, latentCosine, type LsiModel } from './corpus-lsi.js';
 import { corpusIdf, FeedbackCentroid, feedbackSet } from './list-feedback.js';
 
 const { values } = parseArgs({
@@ -85,6 +85,8 @@ const PRF_HEAD_TERMS = Number(values['head-terms']);
 // lsi-rel adds that cosine minus the list's highest; lsi-head folds in each passage's first --head-terms
 // tokens only (what a native pass that stops early would resolve; the query is folded in whole).
 const LSI_RANK = Number(values['lsi-rank']);
+const LSI = extras.has('lsi') || extras.has('lsi-rel') || extras.has('lsi-head');
+const NO_LATENT = new Float32Array(0);
 if (!Number.isSafeInteger(LSI_RANK) || LSI_RANK < 1) throw new Error('--lsi-rank must be a positive integer');
 if (!Number.isSafeInteger(PRF_HEAD_TERMS) || PRF_HEAD_TERMS < 1)
   throw new Error('--head-terms must be a positive integer');
@@ -114,15 +116,9 @@ async function featurizerFor(collection: { readonly name?: string; docs: readonl
   if (known) return known;
   const stats = await buildCorpusStats(collection.docs);
   const inner = new LexicalFeaturizer(stats);
-  const lsi =
-    extras.has('lsi') || extras.has('lsi-rel') || extras.has('lsi-head')
-      ? buildLsi(
-          collection.docs.map((d) => tokenize(`${d.title} ${d.text}`)),
-          corpusIdf(stats),
-          { rank: LSI_RANK, seed },
-        )
-      : null;
-  const extra = extras.size === 0 ? null : extraFeaturizer(stats, lsi);
+  const idf = corpusIdf(stats);
+  const lsi = LSI ? buildCollectionLsi(collection.docs, idf, { rank: LSI_RANK, seed }) : null;
+  const extra = extras.size === 0 ? null : extraFeaturizer(stats, idf, lsi);
   const memo = new Map<string, Float32Array>();
   const f: PairFeaturizer = {
     featureNames: extra === null ? inner.featureNames : [...inner.featureNames, ...extra.names],
@@ -143,7 +139,7 @@ async function featurizerFor(collection: { readonly name?: string; docs: readonl
 }
 
 /** The candidate features of --extra, on title+body as one field, with the extractor's tokenizer and IDF. */
-function extraFeaturizer(stats: CorpusStats, lsi: LsiModel | null) {
+function extraFeaturizer(stats: CorpusStats, idf: (term: string) => number, lsi: LsiModel | null) {
   const names: string[] = [];
   if (extras.has('bm25-variants')) names.push('bm25_all_k0.9_b0.4', 'bm25_all_k2_b0.9');
   if (extras.has('idf-spread')) names.push('query_idf_sd', 'query_idf_max', 'top_idf_term_matched');
@@ -153,14 +149,13 @@ function extraFeaturizer(stats: CorpusStats, lsi: LsiModel | null) {
   if (prfCentroid) names.push('prf_centroid_cos');
   if (prfExpansion) names.push('prf_expansion_score');
   if (prfCentroid || prfExpansion) names.push('prf_feedback_member');
-  if (extras.has('lsi') || extras.has('lsi-rel') || extras.has('lsi-head')) names.push('lsi_cos');
+  if (LSI) names.push('lsi_cos');
   if (extras.has('lsi-rel')) names.push('lsi_cos_below_best');
-  const idf = corpusIdf(stats);
   const avgLength = stats.avgBodyLength + stats.avgTitleLength;
   const centroidOf = new FeedbackCentroid(idf);
   const docTerms = new Map<
     string,
-    { counts: Map<string, number>; length: number; ids: Int32Array; latent: Float32Array | null }
+    { counts: Map<string, number>; length: number; ids: Int32Array; latent: Float32Array }
   >();
   const termsOf = (p: Passage) => {
     const key = `${p.id}\u0000${p.title ?? ''}\u0000${p.text}`;
@@ -174,7 +169,9 @@ function extraFeaturizer(stats: CorpusStats, lsi: LsiModel | null) {
         length: tokens.length,
         ids: centroidOf.intern(prfHead ? tokens.slice(0, PRF_HEAD_TERMS) : tokens),
         latent:
-          lsi === null ? null : foldIn(lsi, extras.has('lsi-head') ? tokens.slice(0, PRF_HEAD_TERMS) : tokens, idf),
+          lsi === null
+            ? NO_LATENT
+            : foldIn(lsi, extras.has('lsi-head') ? tokens.slice(0, PRF_HEAD_TERMS) : tokens, idf),
       };
       docTerms.set(key, t);
     }
@@ -245,8 +242,7 @@ function extraFeaturizer(stats: CorpusStats, lsi: LsiModel | null) {
       const top = qTerms[idfs.indexOf(max)];
       const prf = prfCentroid || prfExpansion ? feedbackFeatures(qAll, passages) : null;
       const qLatent = lsi === null ? null : foldIn(lsi, qAll, idf);
-      const latent =
-        qLatent === null ? null : passages.map((p) => latentCosine(qLatent, termsOf(p).latent as Float32Array));
+      const latent = qLatent === null ? null : passages.map((p) => latentCosine(qLatent, termsOf(p).latent));
       const bestLatent = latent === null || latent.length === 0 ? 0 : Math.max(...latent);
       const out = new Float32Array(passages.length * (width + names.length));
       passages.forEach((p, i) => {

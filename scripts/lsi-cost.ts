@@ -28,7 +28,7 @@ import { LexicalFeaturizer } from '../src/features/featurizer.js';
 import { tokenize } from '../src/features/tokenize.js';
 import type { Passage } from '../src/types.js';
 import { judgedBm25Lists } from './bm25-lists.js';
-import { buildLsi, foldIn, latentCosine } from './corpus-lsi.js';
+import { buildCollectionLsi, foldIn, latentCosine, lsiTokens } from './corpus-lsi.js';
 import { corpusIdf } from './list-feedback.js';
 
 const { values } = parseArgs({
@@ -51,11 +51,7 @@ const idf = corpusIdf(stats);
 const extractor = new LexicalFeaturizer(stats);
 
 let t0 = performance.now();
-const model = buildLsi(
-  collection.docs.map((d) => tokenize(`${d.title} ${d.text}`)),
-  idf,
-  { rank: Number(values.rank), seed: 42 },
-);
+const model = buildCollectionLsi(collection.docs, idf, { rank: Number(values.rank), seed: 42 });
 const buildSeconds = (performance.now() - t0) / 1000;
 const rank = model.rank;
 const basis = model.basis;
@@ -75,7 +71,7 @@ const lists: List[] = [];
 for (const { query, passages } of judgedBm25Lists(collection, k)) {
   const queryVector = foldIn(model, tokenize(query), idf);
   const tokens = passages.map((p) => {
-    const all = tokenize(`${p.title} ${p.text}`);
+    const all = lsiTokens(p);
     return head > 0 ? all.slice(0, head) : all;
   });
   lists.push({

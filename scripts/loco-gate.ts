@@ -215,7 +215,7 @@ if (values.shipped !== undefined) {
   for (const r of fitRows) w(r);
   w("\n#### Upper bounds on the held-out collection (chosen with the held-out collection's own labels)\n");
   w(
-    "Best point of the fit grid: the operating-point rule (the ranked cut) with the one (β, shift) that is best on H's labels; no way of choosing one point per collection (a fit, unlabelled corpus statistics) does better on H. Best cut per query: each query keeps the prefix of the order the gate returns (the fold model's ranking signal) that is best for that query; no cut of that ranking does better.\n",
+    "Best point of the fit grid: the operating-point rule (the ranked cut) with the one (β, shift) that is best on H's labels; no way of choosing one point per collection (a fit, unlabelled corpus statistics) does better on H. Best cut per query: each query keeps a prefix of the order the gate returns (the fold model's ranking signal), the prefixes chosen together for the highest pooled F1 (`oracleCutF1`, exact); no cut of that ranking does better.\n",
   );
   w(
     '| held-out | F1 keep-all | 1.3 × keep-all | F1, best point of the fit grid | ratio | F1, best cut per query | ratio |\n|---|---|---|---|---|---|---|',

@@ -119,31 +119,51 @@ export function keepAllF1(lists: readonly GateList[]): number {
 }
 
 /**
- * Upper bound of any rank cut: the pooled F1 when each query keeps the prefix of its order (the
- * ranking signal when the list has one, else relevance: the order the operating points cut) that
- * maximises that query's own F1 (labels known). No gate can beat it without a better ranking.
+ * Upper bound of any rank cut: the best pooled F1 over every choice of one prefix per query of its
+ * order (the ranking signal when the list has one, else relevance: the order the operating points
+ * cut), labels known. No gate can beat it without a better ranking.
+ *
+ * Pooled F1 = 2·TP / (K + R) (TP relevant kept, K kept, R relevant candidates, all summed over the
+ * queries), so a query's best cut for the pool is not its own best F1 cut: where relevant
+ * candidates are dense, a long cut pays; where one sits at rank 9, keeping nothing may. Maximised
+ * exactly by Dinkelbach's method: for a ratio f, each query independently keeps the prefix that
+ * maximises 2·tp − f·k (the empty one included); f ← the pooled F1 of those cuts, until it stops
+ * rising. Each step keeps 2·TP − f·(K + R) ≥ 0, and when the best choice gives 0 no choice has a
+ * ratio above f. A handful of passes over the prefix counts, linear in the candidates.
  */
 export function oracleCutF1(lists: readonly GateList[]): number {
-  let kept = 0;
-  let relevantKept = 0;
+  const prefixes: Int32Array[] = [];
   let relevantAll = 0;
   for (const list of lists) {
     const by = list.order ?? list.relevances;
     const order = by.map((_, i) => i).sort((a, b) => by[b]! - by[a]! || a - b);
-    const r = list.relevant.filter(Boolean).length;
-    relevantAll += r;
-    if (r === 0) continue;
-    let tp = 0;
-    let best = { tp: 0, k: 0, f: -1 };
-    for (let k = 1; k <= order.length; k++) {
-      if (list.relevant[order[k - 1]!]) tp++;
-      const f = (2 * tp) / (k + r);
-      if (f > best.f) best = { tp, k, f };
-    }
-    kept += best.k;
-    relevantKept += best.tp;
+    const tp = new Int32Array(order.length + 1);
+    for (let k = 1; k <= order.length; k++) tp[k] = tp[k - 1]! + (list.relevant[order[k - 1]!] ? 1 : 0);
+    relevantAll += tp[order.length]!;
+    if (tp[order.length]! > 0) prefixes.push(tp);
   }
-  return f1Of(kept === 0 ? null : relevantKept / kept, relevantAll === 0 ? null : relevantKept / relevantAll);
+  if (relevantAll === 0) return 0;
+  let f = 0;
+  for (;;) {
+    let truePositives = 0;
+    let kept = 0;
+    for (const tp of prefixes) {
+      let bestValue = 0;
+      let bestK = 0;
+      for (let k = 1; k < tp.length; k++) {
+        const value = 2 * tp[k]! - f * k;
+        if (value > bestValue) {
+          bestValue = value;
+          bestK = k;
+        }
+      }
+      truePositives += tp[bestK]!;
+      kept += bestK;
+    }
+    const next = (2 * truePositives) / (kept + relevantAll);
+    if (!(next > f)) return f;
+    f = next;
+  }
 }
 
 /** What each operating point is fitted for (on the training collections, each collection counted once). */
@@ -161,7 +181,7 @@ export const FIT_SHIFTS: readonly number[] = Object.freeze(Array.from({ length: 
  * Upper bound of the operating-point rule itself on these lists: the pooled F1 of the best (beta, shift)
  * of the fit grid (FIT_BETAS × FIT_SHIFTS, floor 0) chosen with the lists' own labels. Whatever picks
  * one point for a collection (a fit on other collections, unlabelled corpus statistics, a person) does
- * no better there; oracleCutF1 is the bound of any cut, per query. Ties keep the earlier grid point.
+ * no better there; oracleCutF1 is the bound of any cut (one prefix per query). Ties keep the earlier grid point.
  */
 export function gridBestF1(lists: readonly GateList[]): { readonly point: OperatingPoint; readonly f1: number } {
   let best = { point: { beta: FIT_BETAS[0]!, shift: FIT_SHIFTS[0]!, floor: 0 } as OperatingPoint, f1: -1 };
@@ -181,7 +201,7 @@ export interface OperatingPointBounds {
   readonly f1KeepAll: number;
   /** The best (beta, shift) of the fit grid on these lists' own labels. */
   readonly gridBest: { readonly point: OperatingPoint; readonly f1: number; readonly f1Ratio: number };
-  /** Each query keeps the prefix of its relevance order that is best for that query. */
+  /** Each query keeps a prefix of its order (ranking, else relevance), chosen together for the best pooled F1 (oracleCutF1). */
   readonly perQueryCut: { readonly f1: number; readonly f1Ratio: number };
 }
 
@@ -216,8 +236,8 @@ function mean(values: readonly number[]): number {
 }
 
 /**
- * The balanced point aims at this ratio of keeping all. A training collection whose best per-query
- * cut (oracleCutF1, labels known) stays below it cannot reach it by any cut of the scorer's ranking,
+ * The balanced point aims at this ratio of keeping all. A training collection whose best cut
+ * (oracleCutF1, labels known) stays below it cannot reach it by any cut of the scorer's ranking,
  * and letting it decide the worst case made the fit keep nearly everything on every collection; it
  * only breaks near-ties (BALANCED_TIE_TOLERANCE) among the points that are best on the others.
  */

@@ -62,6 +62,55 @@ describe('kept-set metrics of operating points', () => {
     expect(keepAllF1(LISTS)).toBeLessThanOrEqual(oracle);
   });
 
+  it('the oracle cut is the best pooled F1 over every choice of one prefix per query (brute force)', () => {
+    // Pooled F1 = 2·TP / (K + R): enumerate every combination of prefix lengths.
+    const bruteForce = (lists: readonly GateList[]): number => {
+      const orders = lists.map((l) =>
+        l.relevances.map((_, i) => i).sort((a, b) => l.relevances[b]! - l.relevances[a]! || a - b),
+      );
+      const r = lists.reduce((s, l) => s + l.relevant.filter(Boolean).length, 0);
+      if (r === 0) return 0; // F1 has no relevant to find: 0, as keepAllF1
+      let best = 0;
+      const walk = (q: number, tp: number, k: number): void => {
+        if (q === lists.length) {
+          best = Math.max(best, (2 * tp) / (k + r));
+          return;
+        }
+        let t = 0;
+        walk(q + 1, tp, k);
+        orders[q]!.forEach((i, j) => {
+          if (lists[q]!.relevant[i]) t++;
+          walk(q + 1, tp + t, k + j + 1);
+        });
+      };
+      walk(0, 0, 0);
+      return best;
+    };
+    let seed = 12345;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    for (let trial = 0; trial < 200; trial++) {
+      const lists = Array.from({ length: 1 + Math.floor(rand() * 4) }, () => {
+        const n = 1 + Math.floor(rand() * 6);
+        return list(
+          Array.from({ length: n }, () => rand()),
+          Array.from({ length: n }, () => (rand() < 0.35 ? 1 : 0)),
+        );
+      });
+      expect(oracleCutF1(lists)).toBeCloseTo(bruteForce(lists), 12);
+    }
+  });
+
+  it('the oracle cut is not each query cut at its own best F1: the pool can prefer another prefix', () => {
+    // Query 1's only relevant candidate is third: its own best cut keeps all three (F1 0.5). Query 2
+    // keeps both. Pooled: 2·3 / (5 + 3) = 0.75. Query 1 keeping nothing instead: 2·2 / (2 + 3) = 0.8.
+    const lists = [list([0.9, 0.8, 0.7], [0, 0, 1]), list([0.9, 0.8], [1, 1])];
+    expect(oracleCutF1(lists)).toBeCloseTo(0.8, 12);
+    expect(operatingPointBounds(lists)!.perQueryCut.f1).toBeCloseTo(0.8, 12);
+  });
+
   it('the best grid point is the operating point with the best F1 on the lists themselves', () => {
     const best = gridBestF1(LISTS);
     expect(FIT_BETAS).toContain(best.point.beta);

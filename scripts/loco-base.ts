@@ -11,6 +11,14 @@
  * collection's validation + test + all queries with an existing model directory (OUT/shipped.json).
  * Features are computed once per collection per process (memoised) so the folds reuse them.
  *
+ * `--in-domain` measures the other side: how far the same recipe goes on a collection whose labels it
+ * HAS seen. For each collection C, its judged queries (qrels.tsv, what LOCO measures on) are cut into
+ * --cv seeded folds; for fold j the model trains on every collection, C with the other folds' queries
+ * (and, for SciFact, its official training queries) as train/validation (80/20), and OUT/cv-<C>-<j>.json
+ * holds fold j's margins (`all`) and C's validation margins, with `trainedOn: [C]`: fitted on C's own
+ * queries by scripts/loco-gate.ts's rules, every C query measured once by a model that never trained
+ * on it (scripts/in-domain-gate.ts pools the folds).
+ *
  * `--extra bm25-variants,idf-spread,prf,lsi` appends candidate ranking features computed here in JS (measurement
  * only; docs/eval.md "Ranking features the fast path lacks"). `prf` features depend on the whole candidate
  * list (pseudo-relevance feedback from its BM25 head), unlike every lexical-v1 feature; `lsi` features
@@ -19,15 +27,15 @@
  *
  * Usage: npx tsx scripts/loco-base.ts [--data ../shared/data] [--out /tmp/rg-loco/quick] [--grid quick]
  *        [--only cisi,med] [--shipped models/fastpath-lexical] [--seed 42] [--extra idf-spread]
- *        [--head-terms 48] [--lsi-rank 64]
+ *        [--head-terms 48] [--lsi-rank 64] [--in-domain --cv 5]
  */
 import type { ScoredQuery } from './loco-fold-data.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type Collection, judgedQueryIds, loadCollection } from '../src/eval/collection.js';
+import { type Collection, compareIds, judgedQueryIds, loadCollection } from '../src/eval/collection.js';
 import { createBm25FirstStage } from '../src/eval/first-stage.js';
-import { splitQueries } from '../src/eval/splits.js';
+import { type QuerySplit, fnv1a, seededRandom, shuffled, splitQueries } from '../src/eval/splits.js';
 import { type CorpusStats, buildCorpusStats } from '../src/features/corpus-stats.js';
 import { tokenize } from '../src/features/tokenize.js';
 import { LexicalFeaturizer } from '../src/features/featurizer.js';
@@ -57,6 +65,8 @@ const { values } = parseArgs({
     'head-terms': { type: 'string', default: '48' },
     // Rank of --extra lsi's corpus SVD (default 64).
     'lsi-rank': { type: 'string', default: '64' },
+    'in-domain': { type: 'boolean', default: false },
+    cv: { type: 'string', default: '5' },
   },
 });
 const extras = new Set(values.extra ? (values.extra as string).split(',') : []);
@@ -337,6 +347,70 @@ if (values.shipped !== undefined) {
     JSON.stringify({ calibration: meta.calibration ?? null, rankingBlend: meta.rankingBlend ?? null, scores: out }),
   );
   log(`loco-base: wrote ${join(outDir, 'shipped.json')}`);
+} else if (values['in-domain']) {
+  const grid = GRIDS[values.grid as GridName];
+  if (!grid) throw new Error(`unknown grid ${values.grid}`);
+  const cv = Number(values.cv);
+  if (!Number.isSafeInteger(cv) || cv < 2) throw new Error('--cv must be an integer >= 2');
+  for (const target of values.only ? (values.only as string).split(',') : names) {
+    const c = collectionOf(target);
+    const measured = shuffled(judgedQueryIds(c.qrels), seededRandom(fnv1a(`${seed}:cv:${target}`)));
+    const officialTrain = c.trainQrels === null ? [] : judgedQueryIds(c.trainQrels);
+    for (let j = 0; j < cv; j++) {
+      const t0 = performance.now();
+      const test = measured.filter((_, i) => i % cv === j);
+      const testSet = new Set(test);
+      const rest = shuffled(
+        [...new Set([...measured, ...officialTrain])].filter((q) => !testSet.has(q)).sort(compareIds),
+        seededRandom(fnv1a(`${seed}:cv:${target}:${j}`)),
+      );
+      const nValidation = Math.round(0.2 * rest.length);
+      const split: QuerySplit = {
+        train: rest.slice(nValidation).sort(compareIds),
+        validation: rest.slice(0, nValidation).sort(compareIds),
+        test: [...test].sort(compareIds),
+      };
+      const result = await trainFastPath(
+        {
+          collectionDirs: names.map((n) => join(dataDir, n)),
+          seed,
+          k: K,
+          gateK: 20,
+          targetPrecision: 0.5,
+          grid,
+          retrievalRankDropout: 0.5,
+          minQueriesPerCollection: 100,
+          querySplits: { [target]: split },
+          log,
+        },
+        { featurizerFor: (x) => featurizerFor(x as Collection), backend: createXGBoostBackend() },
+      );
+      const file = join(outDir, `cv-${target}-${j}.json`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          heldOut: target,
+          trainedOn: [target],
+          grid: values.grid,
+          cv: { folds: cv, fold: j },
+          chosen: { point: result.chosen.point, trees: result.chosen.trees },
+          calibration: result.calibration,
+          recommendedThreshold: result.threshold.threshold,
+          rankingBlend: result.rankingBlend?.blend ?? null,
+          scores: {
+            [target]: {
+              all: await scoreQueries(result.modelBytes, c, split.test),
+              validation: await scoreQueries(result.modelBytes, c, split.validation),
+              test: [],
+            },
+          },
+        }),
+      );
+      log(
+        `loco-base: in-domain ${target} fold ${j + 1}/${cv}: wrote ${file} (${Math.round(performance.now() - t0)} ms)`,
+      );
+    }
+  }
 } else {
   const grid = GRIDS[values.grid as GridName];
   if (!grid) throw new Error(`unknown grid ${values.grid}`);

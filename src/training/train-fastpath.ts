@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { IDENTITY_PLATT, type PlattParameters, fitPlatt, plattProbability } from '../calibration/platt.js';
 import { InvalidArgumentError } from '../errors.js';
-import { type Collection, loadCollection } from '../eval/collection.js';
+import { type Collection, judgedQueryIds, loadCollection } from '../eval/collection.js';
 import { type FirstStage, createBm25FirstStage } from '../eval/first-stage.js';
 import {
   type KeptSetStats,
@@ -61,6 +61,13 @@ export interface TrainFastPathOptions {
   readonly minQueriesPerCollection: number;
   /** Use at most this many train and validation queries per collection (quick runs and tests). */
   readonly maxQueriesPerSplit?: number;
+  /**
+   * The query split of these collections (by collection name) instead of the seeded one: a split of
+   * the caller's own, or one fold of a cross-validation. Every id must be a judged query of that
+   * collection (qrels.tsv or qrels_train.tsv), none in two parts; judged queries left out are not
+   * used. Recorded in the splits file.
+   */
+  readonly querySplits?: Readonly<Record<string, QuerySplit>>;
   readonly log?: (line: string) => void;
   readonly onDatasetProgress?: (phase: string, done: number, total: number) => void;
 }
@@ -112,6 +119,29 @@ export interface TrainFastPathResult {
 export const SPLIT_METHOD =
   `judged queries sorted by id, shuffled with mulberry32(fnv1a(\`\${seed}:\${collection}\`)), cut 60/20/20 into train/validation/test; ` +
   'collections with qrels_train.tsv (SciFact): train/validation = 80/20 of the official training queries, test = the official test queries (qrels.tsv)';
+
+/** A caller's split of a collection's judged queries, checked (TrainFastPathOptions.querySplits). */
+function checkedSplit(collection: Collection, split: QuerySplit): QuerySplit {
+  const judged = new Set([
+    ...judgedQueryIds(collection.qrels),
+    ...(collection.trainQrels === null ? [] : judgedQueryIds(collection.trainQrels)),
+  ]);
+  const seen = new Set<string>();
+  for (const part of ['train', 'validation', 'test'] as const) {
+    const ids = split[part];
+    if (!Array.isArray(ids))
+      throw new InvalidArgumentError(`querySplits.${collection.name}.${part} must be an array of query ids`);
+    for (const id of ids) {
+      if (typeof id !== 'string' || !judged.has(id))
+        throw new InvalidArgumentError(
+          `querySplits.${collection.name}.${part}: ${JSON.stringify(id)} is not a judged query of ${collection.name}`,
+        );
+      if (seen.has(id)) throw new InvalidArgumentError(`querySplits.${collection.name}: query ${id} is in two parts`);
+      seen.add(id);
+    }
+  }
+  return { train: [...split.train], validation: [...split.validation], test: [...split.test] };
+}
 
 function limit(ids: readonly string[], max: number | undefined): readonly string[] {
   return max === undefined ? ids : ids.slice(0, max);
@@ -191,13 +221,19 @@ async function buildTrainingDatasets(
     const collection = loadCollection(dir);
     if (names.has(collection.name)) throw new InvalidArgumentError(`two collections are named "${collection.name}"`);
     names.add(collection.name);
-    const split = splitQueries(collection, { seed: options.seed });
+    const given = options.querySplits?.[collection.name];
+    const split =
+      given === undefined ? splitQueries(collection, { seed: options.seed }) : checkedSplit(collection, given);
     const featurizer = await deps.featurizerFor(collection);
     loaded.push({ collection, firstStage: createBm25FirstStage(collection), featurizer, split });
     log(
       `train-fastpath: ${collection.name}: ${collection.docs.length} docs; queries train ${split.train.length}, validation ${split.validation.length}, test ${split.test.length}`,
     );
   }
+
+  for (const name of Object.keys(options.querySplits ?? {}))
+    if (!names.has(name))
+      throw new InvalidArgumentError(`querySplits names "${name}", which is not a collection trained on`);
 
   const rankOf = (list: CandidateList, i: number): Record<string, number> => ({
     retrieval_rank: list.candidates[i]!.rank,
@@ -320,7 +356,10 @@ export async function trainFastPath(
   const splits: SplitsFile = {
     version: 1,
     seed: options.seed,
-    method: SPLIT_METHOD,
+    method:
+      options.querySplits === undefined || Object.keys(options.querySplits).length === 0
+        ? SPLIT_METHOD
+        : `${SPLIT_METHOD}; given by the caller for ${Object.keys(options.querySplits).sort().join(', ')}`,
     collections: Object.fromEntries(
       loaded.map((l) => [
         l.collection.name,

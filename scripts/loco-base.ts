@@ -324,6 +324,40 @@ function splitsOf(collection: Collection) {
   return splitQueries(collection, { seed });
 }
 
+/** The fold recipe: the training pipeline on these collections, the grid of --grid, optionally a split of one. */
+async function trainOn(collectionNames: readonly string[], querySplits?: Readonly<Record<string, QuerySplit>>) {
+  const grid = GRIDS[values.grid as GridName];
+  if (!grid) throw new Error(`unknown grid ${values.grid}`);
+  const result = await trainFastPath(
+    {
+      collectionDirs: collectionNames.map((n) => join(dataDir, n)),
+      seed,
+      k: K,
+      gateK: 20,
+      targetPrecision: 0.5,
+      grid,
+      retrievalRankDropout: 0.5,
+      minQueriesPerCollection: 100,
+      ...(querySplits === undefined ? {} : { querySplits }),
+      log,
+    },
+    { featurizerFor: (c) => featurizerFor(c as Collection), backend: createXGBoostBackend() },
+  );
+  return {
+    modelBytes: result.modelBytes,
+    /** What a fold file says of its model. */
+    fields: {
+      grid: values.grid,
+      chosen: { point: result.chosen.point, trees: result.chosen.trees },
+      calibration: result.calibration,
+      recommendedThreshold: result.threshold.threshold,
+      // The pipeline's ranking-blend λ (chosen on the training collections' validation queries only).
+      rankingBlend: result.rankingBlend?.blend ?? null,
+      rankingBlendSelection: result.rankingBlend ?? null,
+    },
+  };
+}
+
 if (values.shipped !== undefined) {
   const dir = resolve(values.shipped);
   const modelBytes = new Uint8Array(readFileSync(join(dir, 'model.json')));
@@ -348,8 +382,6 @@ if (values.shipped !== undefined) {
   );
   log(`loco-base: wrote ${join(outDir, 'shipped.json')}`);
 } else if (values['in-domain']) {
-  const grid = GRIDS[values.grid as GridName];
-  if (!grid) throw new Error(`unknown grid ${values.grid}`);
   const cv = Number(values.cv);
   if (!Number.isSafeInteger(cv) || cv < 2) throw new Error('--cv must be an integer >= 2');
   for (const target of values.only ? (values.only as string).split(',') : names) {
@@ -370,37 +402,19 @@ if (values.shipped !== undefined) {
         validation: rest.slice(0, nValidation).sort(compareIds),
         test: [...test].sort(compareIds),
       };
-      const result = await trainFastPath(
-        {
-          collectionDirs: names.map((n) => join(dataDir, n)),
-          seed,
-          k: K,
-          gateK: 20,
-          targetPrecision: 0.5,
-          grid,
-          retrievalRankDropout: 0.5,
-          minQueriesPerCollection: 100,
-          querySplits: { [target]: split },
-          log,
-        },
-        { featurizerFor: (x) => featurizerFor(x as Collection), backend: createXGBoostBackend() },
-      );
+      const model = await trainOn(names, { [target]: split });
       const file = join(outDir, `cv-${target}-${j}.json`);
       writeFileSync(
         file,
         JSON.stringify({
           heldOut: target,
           trainedOn: [target],
-          grid: values.grid,
           cv: { folds: cv, fold: j },
-          chosen: { point: result.chosen.point, trees: result.chosen.trees },
-          calibration: result.calibration,
-          recommendedThreshold: result.threshold.threshold,
-          rankingBlend: result.rankingBlend?.blend ?? null,
+          ...model.fields,
           scores: {
             [target]: {
-              all: await scoreQueries(result.modelBytes, c, split.test),
-              validation: await scoreQueries(result.modelBytes, c, split.validation),
+              all: await scoreQueries(model.modelBytes, c, split.test),
+              validation: await scoreQueries(model.modelBytes, c, split.validation),
               test: [],
             },
           },
@@ -412,35 +426,20 @@ if (values.shipped !== undefined) {
     }
   }
 } else {
-  const grid = GRIDS[values.grid as GridName];
-  if (!grid) throw new Error(`unknown grid ${values.grid}`);
   const folds = values.only ? (values.only as string).split(',') : names;
   for (const heldOut of folds) {
     const t0 = performance.now();
     const trainNames = names.filter((n) => n !== heldOut);
-    const result = await trainFastPath(
-      {
-        collectionDirs: trainNames.map((n) => join(dataDir, n)),
-        seed,
-        k: K,
-        gateK: 20,
-        targetPrecision: 0.5,
-        grid,
-        retrievalRankDropout: 0.5,
-        minQueriesPerCollection: 100,
-        log,
-      },
-      { featurizerFor: (c) => featurizerFor(c as Collection), backend: createXGBoostBackend() },
-    );
+    const model = await trainOn(trainNames);
     const scores: Record<string, Record<string, ScoredQuery[]>> = {};
     const held = collectionOf(heldOut);
-    scores[heldOut] = { all: await scoreQueries(result.modelBytes, held, judgedQueryIds(held.qrels)) };
+    scores[heldOut] = { all: await scoreQueries(model.modelBytes, held, judgedQueryIds(held.qrels)) };
     for (const n of trainNames) {
       const c = collectionOf(n);
       const s = splitsOf(c);
       scores[n] = {
-        validation: await scoreQueries(result.modelBytes, c, s.validation),
-        test: await scoreQueries(result.modelBytes, c, s.test),
+        validation: await scoreQueries(model.modelBytes, c, s.validation),
+        test: await scoreQueries(model.modelBytes, c, s.test),
       };
     }
     const file = join(outDir, `fold-${heldOut}.json`);
@@ -449,13 +448,7 @@ if (values.shipped !== undefined) {
       JSON.stringify({
         heldOut,
         trainedOn: trainNames,
-        grid: values.grid,
-        chosen: { point: result.chosen.point, trees: result.chosen.trees },
-        calibration: result.calibration,
-        recommendedThreshold: result.threshold.threshold,
-        // The pipeline's ranking-blend λ (chosen on the training collections' validation queries only).
-        rankingBlend: result.rankingBlend?.blend ?? null,
-        rankingBlendSelection: result.rankingBlend ?? null,
+        ...model.fields,
         scores,
       }),
     );

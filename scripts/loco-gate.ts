@@ -12,7 +12,7 @@
  * With --shipped FILE (loco-base.ts --shipped output) it fits the shipped model's operating points
  * the same way on every collection's validation + test queries and prints them.
  *
- * Usage: npx tsx scripts/loco-gate.ts --folds /tmp/rg-loco/quick [--json out.json]
+ * Usage: npx tsx scripts/loco-gate.ts --folds /tmp/rg-loco/quick [--json out.json] [--precise-recall-floor 0.4]
  *        npx tsx scripts/loco-gate.ts --shipped /tmp/rg-loco/shipped.json
  */
 import {
@@ -32,6 +32,7 @@ import { parseArgs } from 'node:util';
 import type { PlattParameters } from '../src/calibration/platt.js';
 import {
   type GateList,
+  type FitOptions,
   type OperatingPointFit,
   type OperatingPointMetrics,
   fitOperatingPoints,
@@ -50,8 +51,12 @@ const { values } = parseArgs({
     shipped: { type: 'string' },
     json: { type: 'string' },
     'card-module': { type: 'string' },
+    // The recall floor of the `precise` fit (default PRECISE_RECALL_FLOOR; docs/eval.md "Operating points").
+    'precise-recall-floor': { type: 'string' },
   },
 });
+const fitOptions: FitOptions =
+  values['precise-recall-floor'] === undefined ? {} : { preciseRecallFloor: Number(values['precise-recall-floor']) };
 /**
  * nDCG@10 of BM25, of the margin (relevance) order, and of the order the gate returns (the ranking
  * signal when the fold model declares a blend; ties by BM25 rank, as the gate breaks them by input rank).
@@ -97,7 +102,7 @@ if (values.shipped !== undefined) {
   const train: Record<string, GateList[]> = {};
   for (const [name, sets] of Object.entries(file.scores))
     train[name] = gateLists([...(sets.validation ?? []), ...(sets.test ?? [])], cal, file.rankingBlend);
-  const fits = fitOperatingPoints(train);
+  const fits = fitOperatingPoints(train, fitOptions);
   for (const op of OPERATING_POINT_NAMES) {
     const f = fits[op];
     process.stdout.write(
@@ -124,7 +129,7 @@ if (values.shipped !== undefined) {
     const fold = JSON.parse(readFileSync(join(dir, f), 'utf8')) as FoldFile;
     const cal = fold.calibration ?? IDENTITY;
     const train = foldTrainingLists(fold, fold.rankingBlend);
-    const fits: Record<OperatingPointName, OperatingPointFit> = fitOperatingPoints(train);
+    const fits: Record<OperatingPointName, OperatingPointFit> = fitOperatingPoints(train, fitOptions);
     const heldQueries = fold.scores[fold.heldOut]!.all!;
     const held = gateLists(heldQueries, cal, fold.rankingBlend);
     const result: Record<string, unknown> = { heldOut: fold.heldOut, chosen: fold.chosen, queries: held.length };

@@ -55,6 +55,7 @@ export {
   FIT_OBJECTIVES,
   FIT_BETAS,
   FIT_SHIFTS,
+  PRECISE_RECALL_FLOOR,
   type GateList,
   type JudgedGateList,
   type OperatingPointBounds,

@@ -14,6 +14,7 @@ import {
   operatingPointThreshold,
   rankedCutValue,
 } from '../gate/policies/operating-points.js';
+import { InvalidArgumentError } from '../errors.js';
 import { meanOf, ndcgAt } from './metrics.js';
 
 export interface GateList {
@@ -166,9 +167,12 @@ export function oracleCutF1(lists: readonly GateList[]): number {
   }
 }
 
+/** `precise` is fitted for the highest mean precision with at least this recall on every collection. */
+export const PRECISE_RECALL_FLOOR = 0.35;
+
 /** What each operating point is fitted for (on the training collections, each collection counted once). */
 export const FIT_OBJECTIVES: Readonly<Record<OperatingPointName, string>> = Object.freeze({
-  precise: 'highest mean precision with recall >= 0.35 on every collection',
+  precise: `highest mean precision with recall >= ${PRECISE_RECALL_FLOOR} on every collection`,
   balanced:
     'highest worst-collection F1 / F1 of keeping all over the collections where a per-query cut can reach 1.3× (within 0.02: highest worst over all, then mean)',
   related: 'highest mean precision with recall >= 0.8 on every collection',
@@ -267,12 +271,17 @@ function chooseBalanced(candidates: readonly Candidate[], steering: readonly str
   return best ?? candidates[0]!;
 }
 
-function choose(candidates: readonly Candidate[], name: OperatingPointName, steering: readonly string[]): Candidate {
+function choose(
+  candidates: readonly Candidate[],
+  name: OperatingPointName,
+  steering: readonly string[],
+  preciseRecallFloor: number,
+): Candidate {
   if (name === 'balanced') return chooseBalanced(candidates, steering);
   const ms = (c: Candidate) => Object.values(c.metrics);
   const minRecall = (c: Candidate) => Math.min(...ms(c).map((m) => m.recall ?? 0));
   const meanPrecision = (c: Candidate) => mean(ms(c).map((m) => m.precision ?? 0));
-  const floor = name === 'precise' ? 0.35 : 0.8;
+  const floor = name === 'precise' ? preciseRecallFloor : 0.8;
   const score = (c: Candidate): [number, number] => (minRecall(c) >= floor ? [1, meanPrecision(c)] : [0, minRecall(c)]);
   let best = candidates[0]!;
   let bestScore = score(best);
@@ -292,6 +301,8 @@ export interface FitOptions {
    * candidate point on the lists' ranked cut (their `order`), the alternative docs/eval.md measures.
    */
   readonly fitOn?: 'relevance-head' | 'ranked-cut';
+  /** The recall `precise` must keep on every collection (default PRECISE_RECALL_FLOOR; docs/eval.md measures others). */
+  readonly preciseRecallFloor?: number;
 }
 
 /**
@@ -311,6 +322,9 @@ export function fitOperatingPoints(
   lists: Readonly<Record<string, readonly GateList[]>>,
   options: FitOptions = {},
 ): Record<OperatingPointName, OperatingPointFit> {
+  const preciseRecallFloor = options.preciseRecallFloor ?? PRECISE_RECALL_FLOOR;
+  if (!(preciseRecallFloor >= 0 && preciseRecallFloor <= 1))
+    throw new InvalidArgumentError(`preciseRecallFloor must be in [0, 1], got ${preciseRecallFloor}`);
   const byCollection: Record<string, readonly GateList[]> = {};
   for (const [name, ls] of Object.entries(lists))
     byCollection[name] =
@@ -332,10 +346,13 @@ export function fitOperatingPoints(
   const steering = reachable.length > 0 ? reachable : names;
   const out = {} as Record<OperatingPointName, OperatingPointFit>;
   for (const name of OPERATING_POINT_NAMES) {
-    const c = choose(candidates, name, steering);
+    const c = choose(candidates, name, steering, preciseRecallFloor);
     out[name] = {
       point: c.point,
-      objective: FIT_OBJECTIVES[name],
+      objective:
+        name === 'precise' && preciseRecallFloor !== PRECISE_RECALL_FLOOR
+          ? `highest mean precision with recall >= ${preciseRecallFloor} on every collection`
+          : FIT_OBJECTIVES[name],
       perCollection: Object.fromEntries(
         names.map((n) => {
           const m = c.metrics[n]!;

@@ -14,7 +14,7 @@ import {
   thresholdMetrics,
 } from '../../src/eval/operating-points.js';
 import { OPERATING_POINT_NAMES, operatingPointThreshold } from '../../src/gate/policies/operating-points.js';
-import { createGate, RANKING, type ScorerPairResult } from '../../src/index.js';
+import { createGate, InvalidArgumentError, RANKING, type ScorerPairResult } from '../../src/index.js';
 import { ids, passages, tableScorer } from '../gate/helpers.js';
 
 const list = (relevances: number[], relevant: number[]): GateList => ({
@@ -134,6 +134,21 @@ describe('kept-set metrics of operating points', () => {
     expect(b.perQueryCut.f1Ratio).toBeCloseTo(1 / b.f1KeepAll, 12);
     expect(operatingPointBounds([list([0.9, 0.1], [0, 0])])).toBeNull();
     expect(operatingPointBounds([])).toBeNull();
+  });
+
+  it('precise keeps the recall floor it is given on every collection, and refuses a floor outside [0, 1]', () => {
+    const lists = { a: LISTS, b: [list([0.6, 0.5, 0.4, 0.1], [1, 1, 0, 0]), list([0.7, 0.6, 0.2, 0.1], [1, 0, 1, 0])] };
+    const byDefault = fitOperatingPoints(lists);
+    expect(fitOperatingPoints(lists, { preciseRecallFloor: 0.35 })).toEqual(byDefault);
+    const strict = fitOperatingPoints(lists, { preciseRecallFloor: 0.9 });
+    for (const c of Object.values(strict.precise.perCollection)) expect(c.recall!).toBeGreaterThanOrEqual(0.9);
+    expect(strict.precise.objective).toBe('highest mean precision with recall >= 0.9 on every collection');
+    expect(byDefault.precise.objective).toBe('highest mean precision with recall >= 0.35 on every collection');
+    // the other points do not read it
+    expect(strict.balanced).toEqual(byDefault.balanced);
+    expect(strict.related).toEqual(byDefault.related);
+    for (const bad of [-0.1, 1.5, Number.NaN])
+      expect(() => fitOperatingPoints(lists, { preciseRecallFloor: bad })).toThrow(InvalidArgumentError);
   });
 
   it('fits each operating point by its objective on the training collections', () => {

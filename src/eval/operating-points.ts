@@ -141,6 +141,7 @@ export function oracleCutF1(lists: readonly GateList[]): number {
     const tp = new Int32Array(order.length + 1);
     for (let k = 1; k <= order.length; k++) tp[k] = tp[k - 1]! + (list.relevant[order[k - 1]!] ? 1 : 0);
     relevantAll += tp[order.length]!;
+    // A list without a relevant candidate keeps nothing at the optimum (any prefix only adds to K).
     if (tp[order.length]! > 0) prefixes.push(tp);
   }
   if (relevantAll === 0) return 0;
@@ -170,9 +171,13 @@ export function oracleCutF1(lists: readonly GateList[]): number {
 /** `precise` is fitted for the highest mean precision with at least this recall on every collection. */
 export const PRECISE_RECALL_FLOOR = 0.35;
 
+function preciseObjective(recallFloor: number): string {
+  return `highest mean precision with recall >= ${recallFloor} on every collection`;
+}
+
 /** What each operating point is fitted for (on the training collections, each collection counted once). */
 export const FIT_OBJECTIVES: Readonly<Record<OperatingPointName, string>> = Object.freeze({
-  precise: `highest mean precision with recall >= ${PRECISE_RECALL_FLOOR} on every collection`,
+  precise: preciseObjective(PRECISE_RECALL_FLOOR),
   balanced:
     'highest worst-collection F1 / F1 of keeping all over the collections where a per-query cut can reach 1.3× (within 0.02: highest worst over all, then mean)',
   related: 'highest mean precision with recall >= 0.8 on every collection',
@@ -349,10 +354,7 @@ export function fitOperatingPoints(
     const c = choose(candidates, name, steering, preciseRecallFloor);
     out[name] = {
       point: c.point,
-      objective:
-        name === 'precise' && preciseRecallFloor !== PRECISE_RECALL_FLOOR
-          ? `highest mean precision with recall >= ${preciseRecallFloor} on every collection`
-          : FIT_OBJECTIVES[name],
+      objective: name === 'precise' ? preciseObjective(preciseRecallFloor) : FIT_OBJECTIVES[name],
       perCollection: Object.fromEntries(
         names.map((n) => {
           const m = c.metrics[n]!;

@@ -5,8 +5,8 @@
  * objectives) and applies it, with the fold model's ranking blend, to the fold's measured queries
  * (BM25 top 20), exactly as scripts/loco-gate.ts does for a held-out collection. Every judged query
  * of the collection is measured once, by a model that never trained on it; the kept sets are pooled
- * over the folds. Printed beside nothing else: docs/eval.md puts it next to the leave-one-collection-out
- * table, to separate what transfer costs from what the lexical features can do at all.
+ * over the folds. docs/eval.md ("The same recipe on collections it has seen") sets it beside the
+ * leave-one-collection-out tables, to separate what transfer costs from what the scorer cannot do.
  *
  * Usage: npx tsx scripts/in-domain-gate.ts --folds /tmp/rg-loco/in-domain
  */

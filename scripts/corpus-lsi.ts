@@ -9,7 +9,8 @@
  * folded in as Uᵀ a (for a corpus document that is its row of V Σ). Only U (terms × R) is kept: what a
  * stats file would carry.
  */
-import { tokenize } from '../src/features/tokenize.js';
+import { passageTokens } from './list-feedback.js';
+import { mulberry32 } from '../src/util/seeded-random.js';
 
 export interface LsiModel {
   readonly rank: number;
@@ -58,16 +59,9 @@ function unitTfIdf(
   return { rows: Int32Array.from(rows), weights: Float64Array.from(weights, (w) => w * scale) };
 }
 
-/** mulberry32 uniform in [0, 1), then Box–Muller normals: a seeded Gaussian test matrix. */
+/** Box–Muller normals from the project's seeded uniform PRNG: a seeded Gaussian test matrix. */
 function gaussian(seed: number): () => number {
-  let s = seed >>> 0;
-  const uniform = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const uniform = mulberry32(seed);
   return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
 }
 
@@ -222,18 +216,13 @@ export function buildLsi(
   return { rank, singularValues, termRow, basis };
 }
 
-/** The terms a document or passage enters the basis with: title and body as one field, the extractor's tokenizer. */
-export function lsiTokens(d: { readonly title?: string; readonly text: string }): string[] {
-  return tokenize(`${d.title ?? ''} ${d.text}`);
-}
-
 /** The rank-R LSI basis of a collection's documents (title and body), weighted by `idf`. */
 export function buildCollectionLsi(
   docs: readonly { readonly title?: string; readonly text: string }[],
   idf: (term: string) => number,
   options: LsiOptions,
 ): LsiModel {
-  return buildLsi(docs.map(lsiTokens), idf, options);
+  return buildLsi(docs.map(passageTokens), idf, options);
 }
 
 /** A text folded into the latent space (Uᵀ a of its unit tf-idf vector), scaled to unit length (zero if none of its terms are known). */

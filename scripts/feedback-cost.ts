@@ -22,9 +22,8 @@ import { parseArgs } from 'node:util';
 import { loadCollection } from '../src/eval/collection.js';
 import { buildCorpusStats } from '../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../src/features/featurizer.js';
-import { tokenize } from '../src/features/tokenize.js';
 import { judgedBm25Lists } from './bm25-lists.js';
-import { corpusIdf, FeedbackCentroid, feedbackSet } from './list-feedback.js';
+import { corpusIdf, FeedbackCentroid, feedbackSet, passageTokens } from './list-feedback.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,7 +47,7 @@ const head = Number(values.head);
 const lists = judgedBm25Lists(collection, k).map((l) => ({
   ...l,
   terms: l.passages.map((p) => {
-    const tokens = tokenize(`${p.title} ${p.text}`);
+    const tokens = passageTokens(p);
     return centroid.intern(head > 0 ? tokens.slice(0, head) : tokens);
   }),
 }));

@@ -21,7 +21,6 @@ import {
   gridBestF1,
   keepAllF1,
   keptMetrics,
-  type OperatingPointMetrics,
   operatingPointKept,
   operatingPointMetrics,
   oracleCutF1,
@@ -32,9 +31,9 @@ import {
   foldTrainingLists,
   gateLists,
   IDENTITY_CALIBRATION,
-  queryNdcgAt10,
-  rankingSignal,
+  queryOrderNdcgs,
 } from './loco-fold-data.js';
+import { fmt, operatingPointHeader, operatingPointRow } from './loco-report.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' } } });
 if (values.folds === undefined) throw new Error('--folds DIR is required (the output of loco-base.ts --in-domain)');
@@ -70,25 +69,22 @@ for (const f of readdirSync(dir)
     });
   }
   for (const q of measured) {
-    p.bm25.push(
-      queryNdcgAt10(
-        q,
-        q.m.map((_, i) => -i),
-      ),
-    );
-    p.reranked.push(queryNdcgAt10(q, blend === null ? q.m : rankingSignal(q, blend.lambda)));
+    const n = queryOrderNdcgs(q, blend);
+    p.bm25.push(n.bm25);
+    p.reranked.push(n.reranked);
   }
 }
 
-const fmt = (v: number | null, digits = 3) => (v === null || Number.isNaN(v) ? 'n/a' : v.toFixed(digits));
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const rows: Record<OperatingPointName, string[]> = { precise: [], balanced: [], related: [] };
 const summary: string[] = [];
 for (const [name, p] of [...byCollection.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
   OPERATING_POINT_NAMES.forEach((op, i) => {
-    const m: OperatingPointMetrics = keptMetrics(p.lists, (l) => p.kept[i]!.get(l)!);
     rows[op].push(
-      `| ${name} | ${fmt(m.precision)} | ${fmt(m.recall)} | ${fmt(m.f1)} | ${fmt(m.f1KeepAll)} | ${fmt(m.f1 / m.f1KeepAll, 2)}× | ${m.nothingKept} / ${m.queriesWithRelevant} | ${fmt(m.keptPerQuery, 2)} |`,
+      operatingPointRow(
+        name,
+        keptMetrics(p.lists, (l) => p.kept[i]!.get(l)!),
+      ),
     );
   });
   const keepAll = keepAllF1(p.lists);
@@ -116,8 +112,7 @@ for (const op of OPERATING_POINT_NAMES) {
     '',
     `#### in-domain, operating point \`${op}\` (fitted on the collection's own validation queries)`,
     '',
-    '| collection | precision kept | recall kept | F1 kept | F1 keep-all 20 | F1 ratio | nothing kept (of queries with a relevant in top 20) | kept / query |',
-    '|---|---|---|---|---|---|---|---|',
+    operatingPointHeader('collection'),
     ...rows[op],
   );
 }

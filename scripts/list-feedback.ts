@@ -4,6 +4,15 @@
  * which trains on it, and scripts/feedback-cost.ts, which times it. Terms are interned to integer ids
  * once per passage (as a native extractor holds term hashes), so one list costs its passages' terms.
  */
+import { tokenize } from '../src/features/tokenize.js';
+
+/**
+ * The terms a document or passage enters the JS-side measurement features with (feedback, latent
+ * cosine): title and body as one field, the extractor's tokenizer.
+ */
+export function passageTokens(d: { readonly title?: string; readonly text: string }): string[] {
+  return tokenize(`${d.title ?? ''} ${d.text}`);
+}
 
 /** BM25 IDF of a term from corpus statistics (either-field document frequency), as the extractor's Idf(). */
 export function corpusIdf(stats: {

@@ -47,7 +47,7 @@ import { trainFastPath } from '../src/training/train-fastpath.js';
 import { createXGBoostBackend } from '../src/training/xgboost-backend.js';
 import type { Passage } from '../src/types.js';
 import { buildCollectionLsi, foldIn, latentCosine, type LsiModel } from './corpus-lsi.js';
-import { corpusIdf, FeedbackCentroid, feedbackSet } from './list-feedback.js';
+import { corpusIdf, FeedbackCentroid, feedbackSet, passageTokens } from './list-feedback.js';
 
 const { values } = parseArgs({
   options: {
@@ -171,7 +171,7 @@ function extraFeaturizer(stats: CorpusStats, idf: (term: string) => number, lsi:
     const key = `${p.id}\u0000${p.title ?? ''}\u0000${p.text}`;
     let t = docTerms.get(key);
     if (!t) {
-      const tokens = tokenize(`${p.title ?? ''} ${p.text}`);
+      const tokens = passageTokens(p);
       const counts = new Map<string, number>();
       for (const w of tokens) counts.set(w, (counts.get(w) ?? 0) + 1);
       t = {

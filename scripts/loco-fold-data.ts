@@ -61,6 +61,27 @@ export function queryNdcgAt10(q: ScoredQuery, score: readonly number[]): number 
   return ndcgAt(order.map(String), judgments, 10) ?? 0;
 }
 
+/**
+ * One query's nDCG@10 in BM25 order, in the margin (relevance) order, and in the order the gate returns
+ * (the ranking signal when the fold model declares a blend; ties by BM25 rank, as the gate breaks them
+ * by input rank).
+ */
+export function queryOrderNdcgs(
+  q: ScoredQuery,
+  blend: RankingBlend | null,
+): { readonly bm25: number; readonly byRelevance: number; readonly reranked: number } {
+  const bm25 = queryNdcgAt10(
+    q,
+    q.m.map((_, i) => -i),
+  );
+  const byRelevance = queryNdcgAt10(q, q.m);
+  return {
+    bm25,
+    byRelevance,
+    reranked: blend === null ? byRelevance : queryNdcgAt10(q, rankingSignal(q, blend.lambda)),
+  };
+}
+
 /** A fold query with the per-pair features the ranking signal reads. */
 export type RankedQuery = ScoredQuery & { readonly f: Record<string, number[]> };
 

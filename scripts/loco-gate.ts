@@ -22,10 +22,10 @@ import {
   GATE_K,
   gateLists,
   IDENTITY_CALIBRATION as IDENTITY,
-  queryNdcgAt10,
-  rankingSignal,
+  queryOrderNdcgs,
   type ScoredQuery,
 } from './loco-fold-data.js';
+import { fmt, operatingPointHeader, operatingPointRow } from './loco-report.js';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,7 +34,6 @@ import {
   type GateList,
   type FitOptions,
   type OperatingPointFit,
-  type OperatingPointMetrics,
   fitOperatingPoints,
   gridBestF1,
   keepAllF1,
@@ -57,10 +56,7 @@ const { values } = parseArgs({
 });
 const fitOptions: FitOptions =
   values['precise-recall-floor'] === undefined ? {} : { preciseRecallFloor: Number(values['precise-recall-floor']) };
-/**
- * nDCG@10 of BM25, of the margin (relevance) order, and of the order the gate returns (the ranking
- * signal when the fold model declares a blend; ties by BM25 rank, as the gate breaks them by input rank).
- */
+/** Mean nDCG@10 of BM25, of the margin (relevance) order and of the order the gate returns (queryOrderNdcgs). */
 function ndcg(
   queries: readonly ScoredQuery[],
   blend: RankingBlend | null,
@@ -69,28 +65,17 @@ function ndcg(
   let b = 0;
   let c = 0;
   for (const q of queries) {
-    a += queryNdcgAt10(
-      q,
-      q.m.map((_, i) => -i),
-    );
-    const m = queryNdcgAt10(q, q.m);
-    b += m;
-    c += blend === null ? m : queryNdcgAt10(q, rankingSignal(q, blend.lambda));
+    const n = queryOrderNdcgs(q, blend);
+    a += n.bm25;
+    b += n.byRelevance;
+    c += n.reranked;
   }
   const n = queries.length;
   return { bm25: a / n, byRelevance: b / n, reranked: c / n };
 }
 
-function fmt(v: number | null, digits = 3): string {
-  return v === null || Number.isNaN(v) ? 'n/a' : v.toFixed(digits);
-}
-
-function row(name: string, m: OperatingPointMetrics): string {
-  return `| ${name} | ${fmt(m.precision)} | ${fmt(m.recall)} | ${fmt(m.f1)} | ${fmt(m.f1KeepAll)} | ${fmt(m.f1 / m.f1KeepAll, 2)}× | ${m.nothingKept} / ${m.queriesWithRelevant} (${fmt((100 * m.nothingKept) / Math.max(1, m.queriesWithRelevant), 1)} %) | ${fmt(m.keptPerQuery, 2)} |`;
-}
-
-const HEADER =
-  '| held-out | precision kept | recall kept | F1 kept | F1 keep-all 20 | F1 ratio | nothing kept (of queries with a relevant in top 20) | kept / query |\n|---|---|---|---|---|---|---|---|';
+const HEADER = operatingPointHeader('held-out');
+const row = operatingPointRow;
 
 if (values.shipped !== undefined) {
   const file = JSON.parse(readFileSync(values.shipped, 'utf8')) as {

@@ -28,8 +28,8 @@ import { LexicalFeaturizer } from '../src/features/featurizer.js';
 import { tokenize } from '../src/features/tokenize.js';
 import type { Passage } from '../src/types.js';
 import { judgedBm25Lists } from './bm25-lists.js';
-import { buildCollectionLsi, foldIn, latentCosine, lsiTokens } from './corpus-lsi.js';
-import { corpusIdf } from './list-feedback.js';
+import { buildCollectionLsi, foldIn, latentCosine } from './corpus-lsi.js';
+import { corpusIdf, passageTokens } from './list-feedback.js';
 
 const { values } = parseArgs({
   options: {
@@ -71,7 +71,7 @@ const lists: List[] = [];
 for (const { query, passages } of judgedBm25Lists(collection, k)) {
   const queryVector = foldIn(model, tokenize(query), idf);
   const tokens = passages.map((p) => {
-    const all = lsiTokens(p);
+    const all = passageTokens(p);
     return head > 0 ? all.slice(0, head) : all;
   });
   lists.push({

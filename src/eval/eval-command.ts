@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createProgress } from '../util/progress.js';
 import { InvalidArgumentError } from '../errors.js';
+import { operatingPointsForScorer, readOperatingPointsFile } from '../gate/operating-points-file.js';
 import { loadCollection } from './collection.js';
 import { QUERY_SET_NAMES, type QuerySetName, resolveQuerySet } from './query-set.js';
 import { renderOperatingPointsSvg, renderPrecisionRecallSvg, summarizeReport } from './report.js';
@@ -27,6 +28,8 @@ export interface EvalCommandOptions {
   readonly progress: boolean;
   /** Pass first-stage ranks as the retrieval_rank feature (default true). */
   readonly retrievalRank?: boolean;
+  /** An operating-points file (`relevance-gate fit-points --out`) to measure instead of the model's own points. */
+  readonly operatingPointsFile?: string | undefined;
   readonly log?: (line: string) => void;
 }
 
@@ -79,6 +82,11 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
       log(
         'eval: WARNING: this model is a speed/shape model with random weights; its relevance numbers are meaningless',
       );
+    const operatingPoints =
+      options.operatingPointsFile === undefined
+        ? undefined
+        : operatingPointsForScorer(await readOperatingPointsFile(options.operatingPointsFile), tier.scorer.id);
+    if (operatingPoints !== undefined) log(`eval: operating points from ${options.operatingPointsFile}`);
     const targetPrecision = options.targetPrecision ?? tier.targetPrecision ?? 0.5;
     const progress = options.progress ? createProgress(`eval ${collection.name}`, querySet.queryIds.length) : null;
     const report = await runEval({
@@ -90,6 +98,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
       targetPrecision,
       retrievalRank: options.retrievalRank ?? true,
       ...(tier.recommendedThreshold !== undefined ? { gateThreshold: tier.recommendedThreshold } : {}),
+      ...(operatingPoints === undefined ? {} : { operatingPoints }),
       ...(progress ? { onProgress: (done: number) => progress.update(done) } : {}),
     });
     progress?.finish();

@@ -63,3 +63,12 @@ export {
   type OperatingPointMetrics,
   type OperatingPointRow,
 } from './operating-points.js';
+export {
+  scoreCollectionForFit,
+  fitScorerOperatingPoints,
+  operatingPointsFileOf,
+  type FitCollection,
+  type ScoredCollection,
+  type CollectionPointsReport,
+  type ScorerPointsFit,
+} from './fit-scorer-points.js';

@@ -7,7 +7,8 @@
  *
  * Default query set: the model's TEST split for such a collection; otherwise every query with a relevant
  * judgment in qrels.tsv ("all"). For SciFact-like folders, qrels.tsv holds the official test judgments, so
- * "all" never includes the qrels_train.tsv queries.
+ * "all" never includes the qrels_train.tsv queries. "heldout": the validation + test splits for such a
+ * collection (what a model's operating points are fitted on), else "all".
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { InvalidArgumentError, ModelFormatError } from '../errors.js';
@@ -27,8 +28,8 @@ export interface SplitsFile {
   readonly collections: Readonly<Record<string, CollectionSplitEntry>>;
 }
 
-export type QuerySetName = 'default' | 'test' | 'validation' | 'train' | 'all';
-export const QUERY_SET_NAMES: readonly QuerySetName[] = ['default', 'test', 'validation', 'train', 'all'];
+export type QuerySetName = 'default' | 'test' | 'validation' | 'train' | 'heldout' | 'all';
+export const QUERY_SET_NAMES: readonly QuerySetName[] = ['default', 'test', 'validation', 'train', 'heldout', 'all'];
 
 export interface ResolvedQuerySet {
   readonly name: Exclude<QuerySetName, 'default'>;
@@ -99,6 +100,15 @@ export function resolveQuerySet(
       : 'all queries judged in qrels.tsv (the model was not trained on this collection)',
   });
   if (requested === 'all') return all();
+  if (requested === 'heldout') {
+    // What operating points and thresholds are fitted on: queries the model did not train on.
+    if (!match) return { ...all(), name: 'heldout' };
+    return {
+      name: 'heldout',
+      queryIds: [...checkedIds(collection, match.entry.validation), ...checkedIds(collection, match.entry.test)],
+      reason: `validation + test splits of "${match.name}" from the model's ${SPLITS_FILE} (the queries it did not train on)`,
+    };
+  }
   if (requested === 'default') {
     if (!match) return all();
     return {
@@ -112,14 +122,18 @@ export function resolveQuerySet(
       `--queries ${requested}: the model's ${SPLITS_FILE} has no split for this collection (fingerprint ${collection.fingerprint.slice(0, 12)}…); use --queries all`,
     );
   }
-  const ids = match.entry[requested];
+  return {
+    name: requested,
+    queryIds: checkedIds(collection, match.entry[requested]),
+    reason: `${requested} split of "${match.name}" from the model's ${SPLITS_FILE}`,
+  };
+}
+
+/** A split's query ids, each checked to exist in the collection. */
+function checkedIds(collection: Collection, ids: readonly string[]): readonly string[] {
   for (const id of ids) {
     if (!collection.queryById.has(id))
       throw new ModelFormatError(`${SPLITS_FILE}: query "${id}" is not in collection ${collection.name}`);
   }
-  return {
-    name: requested,
-    queryIds: ids,
-    reason: `${requested} split of "${match.name}" from the model's ${SPLITS_FILE}`,
-  };
+  return ids;
 }

@@ -190,6 +190,19 @@ export async function scoreCandidateListWithOrder(
   return { scores, order: passages.length === 0 ? null : order };
 }
 
+/** A list's first `gateK` candidates as the gate sees them, with labels: what operating points are measured and fitted on. */
+export function judgedGateList(list: CandidateList, scored: ScoredCandidates, gateK: number): JudgedGateList {
+  const top = list.candidates.slice(0, gateK);
+  const { scores, order } = scored;
+  return {
+    relevances: top.map((_, i) => scores[i]!),
+    relevant: top.map((c) => c.grade > 0),
+    docIds: top.map((c) => c.docId),
+    judgments: list.judgments,
+    ...(order === null ? {} : { order: top.map((_, i) => order[i]!) }),
+  };
+}
+
 /** Candidate order after reranking: by score descending, ties by first-stage rank. */
 export function rerankOrder(list: CandidateList, scores: Float64Array): string[] {
   const idx = list.candidates.map((_, i) => i);
@@ -243,13 +256,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     apReranked.push(averagePrecision(reranked, list.judgments));
     const top = list.candidates.slice(0, gateK);
     gatePools.push(top.map((c, i) => ({ score: scores[i]!, relevant: c.grade > 0 })));
-    judgedLists.push({
-      relevances: top.map((_, i) => scores[i]!),
-      relevant: top.map((c) => c.grade > 0),
-      docIds: top.map((c) => c.docId),
-      judgments: list.judgments,
-      ...(order === null ? {} : { order: top.map((_, i) => order[i]!) }),
-    });
+    judgedLists.push(judgedGateList(list, { scores, order }, gateK));
     options.onProgress?.(q + 1, lists.length);
   }
   const t2 = performance.now();

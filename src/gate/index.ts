@@ -64,3 +64,16 @@ export {
   OPERATING_POINT_NAMES,
 } from './policies/operating-points.js';
 export type { GateMode, OperatingPoint, OperatingPointName, OperatingPoints } from './types.js';
+export {
+  OPERATING_POINTS_FORMAT,
+  OperatingPointsFormatError,
+  OperatingPointsModelMismatchError,
+  loadOperatingPoints,
+  readOperatingPointsFile,
+  parseOperatingPointsFile,
+  operatingPointsForScorer,
+  serializeOperatingPointsFile,
+  type OperatingPointsFile,
+  type OperatingPointsFittedOn,
+  type OperatingPointsHeldOut,
+} from './operating-points-file.js';

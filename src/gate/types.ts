@@ -137,7 +137,8 @@ export interface GatePolicy {
   readonly relatedThreshold?: number;
   /**
    * Operating-point parameters for this scorer (overrides the table of known models), e.g. fitted
-   * with `relevance-gate eval` on your own labelled data. null unsets.
+   * with `relevance-gate fit-points` on your own labelled data and read with loadOperatingPoints.
+   * null unsets.
    */
   readonly operatingPoints?: OperatingPoints | null;
   /** Threshold per caller-supplied query class (FilterOptions.queryClass). */

@@ -47,12 +47,19 @@ export interface FastPathModelConfig extends ModelCommonConfig {
   readonly dir?: string;
   /** Corpus statistics of your collection (a `relevance-gate stats` file); default the model's own. */
   readonly stats?: string;
+  /** An operating-points file fitted for this model (`relevance-gate fit-points --out`); default the model's own. */
+  readonly operatingPoints?: string;
 }
 
 /** An ONNX cross-encoder folder served by a worker pool. */
 export interface CrossEncoderModelConfig extends ModelCommonConfig {
   readonly type: 'cross-encoder';
   readonly dir: string;
+  /**
+   * An operating-points file fitted for this model (`relevance-gate fit-points --tier cross-encoder`):
+   * requests without a policy then decide by its `balanced` point instead of an absolute threshold.
+   */
+  readonly operatingPoints?: string;
   /** Worker threads; default sized so all processes' threads fit the cores (see docs/server.md). */
   readonly workers?: number;
   readonly intraOpThreads?: number;
@@ -198,10 +205,11 @@ const LIMIT_KEYS: ReadonlySet<string> = new Set([
 ]);
 const COMMON_MODEL_KEYS = ['type', 'policy', 'budgetMs', 'maxInFlightPairs'];
 const MODEL_KEYS: Readonly<Record<ModelConfig['type'], ReadonlySet<string>>> = {
-  fastpath: new Set([...COMMON_MODEL_KEYS, 'dir', 'stats']),
+  fastpath: new Set([...COMMON_MODEL_KEYS, 'dir', 'stats', 'operatingPoints']),
   'cross-encoder': new Set([
     ...COMMON_MODEL_KEYS,
     'dir',
+    'operatingPoints',
     'workers',
     'intraOpThreads',
     'maxBatchTokens',
@@ -275,6 +283,8 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
   checkKeys(where, raw, MODEL_KEYS[type]);
   if (raw.policy !== undefined && !isRecord(raw.policy))
     throw new ServerConfigError(`${where}.policy must be an object`);
+  if (raw.operatingPoints !== undefined && raw.policy?.operatingPoints !== undefined)
+    throw new ServerConfigError(`${where}: give operatingPoints (a file) or policy.operatingPoints, not both`);
   const common = {
     policy: raw.policy as GatePolicy | undefined,
     budgetMs: optional(raw.budgetMs, (v) => num(`${where}.budgetMs`, v, (n) => n > 0, 'a number of ms > 0')),
@@ -287,6 +297,7 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
         type,
         dir: optional(raw.dir, (v) => path(baseDir, `${where}.dir`, v)),
         stats: optional(raw.stats, (v) => path(baseDir, `${where}.stats`, v)),
+        operatingPoints: optional(raw.operatingPoints, (v) => path(baseDir, `${where}.operatingPoints`, v)),
       };
     case 'cross-encoder': {
       const truncation = raw.truncation;
@@ -296,6 +307,7 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
         ...common,
         type,
         dir: path(baseDir, `${where}.dir`, raw.dir),
+        operatingPoints: optional(raw.operatingPoints, (v) => path(baseDir, `${where}.operatingPoints`, v)),
         workers: optional(raw.workers, (v) => int(`${where}.workers`, v, 1, 256)),
         intraOpThreads: optional(raw.intraOpThreads, (v) => int(`${where}.intraOpThreads`, v, 1, 256)),
         maxBatchTokens: optional(raw.maxBatchTokens, (v) => int(`${where}.maxBatchTokens`, v, 1)),

@@ -13,6 +13,7 @@ import {
   createScoreCache,
   crossEncoderTier,
   loadFastPathScorer,
+  loadOperatingPoints,
   treesTier,
   type CrossEncoder,
   type CrossEncoderStats,
@@ -20,6 +21,7 @@ import {
   type Gate,
   type GateMode,
   type GatePolicy,
+  type OperatingPoints,
   type Passage,
   type Router,
   type ScoreCache,
@@ -79,6 +81,8 @@ interface TierModel {
   readonly name: string;
   readonly config: ModelConfig;
   readonly scorer: Scorer;
+  /** The model's `operatingPoints` file, checked against its scorer. */
+  readonly operatingPoints: OperatingPoints | undefined;
   readonly fastPath: FastPathScorer | undefined;
   readonly encoder: CrossEncoder | undefined;
   readonly close: () => Promise<void>;
@@ -115,6 +119,14 @@ function recordingScorer(router: Router, into: WeakMap<Passage, DegradeLabel>): 
   };
 }
 
+/** A model's `operatingPoints` file, refused when fitted for another model; undefined when not configured. */
+async function configuredOperatingPoints(
+  path: string | undefined,
+  scorer: Scorer,
+): Promise<OperatingPoints | undefined> {
+  return path === undefined ? undefined : loadOperatingPoints(path, scorer);
+}
+
 function withoutEarlyStop(policy: GatePolicy): GatePolicy {
   return { ...policy, earlyStop: null };
 }
@@ -140,6 +152,7 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
           name,
           config: model,
           scorer,
+          operatingPoints: await configuredOperatingPoints(model.operatingPoints, scorer),
           fastPath: scorer,
           encoder: undefined,
           close: async () => scorer.model.dispose(),
@@ -161,10 +174,19 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
           // The HTTP limit is the bound; the pool must accept every admitted request.
           maxPassagesPerRequest: Math.max(config.limits.documentsPerRequest, 1024),
         });
+        const scorer = createCrossEncoderScorer(encoder);
+        let operatingPoints: OperatingPoints | undefined;
+        try {
+          operatingPoints = await configuredOperatingPoints(ce.operatingPoints, scorer);
+        } catch (error) {
+          await encoder.close();
+          throw error;
+        }
         return {
           name,
           config: model,
-          scorer: createCrossEncoderScorer(encoder),
+          scorer,
+          operatingPoints,
           fastPath: undefined,
           encoder,
           close: () => encoder.close(),
@@ -176,6 +198,7 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
           name,
           config: model,
           scorer,
+          operatingPoints: undefined,
           fastPath: undefined,
           encoder: undefined,
           close: async () => {
@@ -194,8 +217,18 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
    * otherwise (a router, whose pairs come from tiers of different scales, or a threshold option) the
    * fast path's recommended threshold is the default threshold.
    */
-  const basePolicy = (model: ModelConfig, fastPath: FastPathScorer | undefined, scorer: Scorer): GatePolicy => {
-    const merged: Record<string, unknown> = { relevanceSignal: RELEVANCE_SIGNALS, ...config.policy, ...model.policy };
+  const basePolicy = (
+    model: ModelConfig,
+    fastPath: FastPathScorer | undefined,
+    scorer: Scorer,
+    operatingPoints: OperatingPoints | undefined,
+  ): GatePolicy => {
+    const merged: Record<string, unknown> = {
+      relevanceSignal: RELEVANCE_SIGNALS,
+      ...config.policy,
+      ...(operatingPoints === undefined ? {} : { operatingPoints }),
+      ...model.policy,
+    };
     if (
       merged.threshold !== undefined ||
       merged.calibrated !== undefined ||
@@ -220,9 +253,10 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
       routing: string | undefined;
       maxInputTokens: number | undefined;
       tierName?: string;
+      operatingPoints?: OperatingPoints | undefined;
     },
   ): void => {
-    const policy = basePolicy(model, extras.fastPath, scorer);
+    const policy = basePolicy(model, extras.fastPath, scorer, extras.operatingPoints);
     const common = {
       scorer,
       maxPassages: Math.max(1, config.limits.documentsPerRequest * 16),
@@ -390,6 +424,7 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
             routing: undefined,
             maxInputTokens: encoder?.info.maxLength,
             tierName: tier.config.type === 'scorer' ? tier.config.tierName : undefined,
+            operatingPoints: tier.operatingPoints,
           });
           log(
             `model ${name}: ${tier.config.type} ${tier.scorer.id}${encoder === undefined ? '' : ` (${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads, max length ${encoder.info.maxLength})`}`,

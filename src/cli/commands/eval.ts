@@ -20,6 +20,7 @@ interface EvalCliOptions {
   plot?: string;
   progress: boolean;
   retrievalRank: boolean;
+  operatingPoints?: string;
 }
 
 export function register(program: Command): void {
@@ -46,6 +47,10 @@ export function register(program: Command): void {
     .option(
       '--target-precision <p>',
       "target precision for the threshold search (default: the model's stated target, else 0.5)",
+    )
+    .option(
+      '--operating-points <file>',
+      "measure the operating points of this file (relevance-gate fit-points --out) instead of the model's own",
     )
     .option('--json <file>', 'write the JSON report here')
     .option('--plot <file>', 'write the precision/recall/F1-vs-threshold plot (SVG) here')
@@ -83,6 +88,7 @@ export function register(program: Command): void {
         plotOut: opts.plot,
         progress: opts.progress,
         retrievalRank: opts.retrievalRank,
+        operatingPointsFile: opts.operatingPoints,
       });
     });
 }

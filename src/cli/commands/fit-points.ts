@@ -1,0 +1,84 @@
+/**
+ * `relevance-gate fit-points`: fit the gate's operating points (precise / balanced / related) for a
+ * model on judged collections, measure each point on each collection held out (fitted on the
+ * others), and write the operating-points file a gate or the server loads.
+ */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from '../../errors.js';
+import { isPositiveInt, numberOption, optionalNumberOption } from '../number-option.js';
+
+interface FitPointsCliOptions {
+  collection: string[];
+  tier: string;
+  model?: string;
+  queries: string;
+  gateK: string;
+  preciseRecallFloor?: string;
+  out?: string;
+  json?: string;
+  progress: boolean;
+  retrievalRank: boolean;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export function register(program: Command): void {
+  program
+    .command('fit-points')
+    .description(
+      'Fit the operating points (precise, balanced, related) of a model on judged collections (docs.jsonl, queries.jsonl, ' +
+        'qrels.tsv), measure each on every collection with points fitted on the others, and write the operating-points file.',
+    )
+    .requiredOption(
+      '--collection <dir>',
+      'a judged collection folder; repeat for each (two or more measure the points held out)',
+      collect,
+      [],
+    )
+    .option('--tier <name>', 'scorer tier: trees | cross-encoder', 'trees')
+    .option(
+      '--model <path>',
+      'model folder (default for trees: the shipped fast-path model; required for cross-encoder)',
+    )
+    .option(
+      '--queries <set>',
+      'heldout | all | test | validation | train | default (heldout: the validation + test splits of collections the model trained on, else all judged queries)',
+      'heldout',
+    )
+    .option('--gate-k <n>', 'first-stage candidates the gate sees per query', '20')
+    .option('--precise-recall-floor <r>', 'recall `precise` must keep on every collection (default 0.35)')
+    .option('--out <file>', 'write the operating-points file here (load it with loadOperatingPoints or a server model)')
+    .option('--json <file>', 'write the whole fit (every row and bound) as JSON here')
+    .option('--no-progress', 'no progress display')
+    .option(
+      '--no-retrieval-rank',
+      "do not pass the first-stage rank as the passages' retrieval_rank feature (text-only scoring)",
+    )
+    .action(async (opts: FitPointsCliOptions) => {
+      const { runFitPointsCommand } = await import('../../eval/fit-points-command.js');
+      let model = opts.model;
+      if (model === undefined) {
+        if (opts.tier !== 'trees') throw new InvalidArgumentError(`--model is required for --tier ${opts.tier}`);
+        model = (await import('../../tiers/trees/fast-path-scorer.js')).SHIPPED_FASTPATH_MODEL_DIR;
+      }
+      await runFitPointsCommand({
+        collectionDirs: opts.collection,
+        tier: opts.tier,
+        model,
+        queries: opts.queries,
+        gateK: numberOption('gate-k', opts.gateK, isPositiveInt, 'a positive integer'),
+        preciseRecallFloor: optionalNumberOption(
+          'precise-recall-floor',
+          opts.preciseRecallFloor,
+          (n) => n >= 0 && n <= 1,
+          'a number in [0, 1]',
+        ),
+        out: opts.out,
+        jsonOut: opts.json,
+        progress: opts.progress,
+        retrievalRank: opts.retrievalRank,
+      });
+    });
+}

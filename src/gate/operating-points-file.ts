@@ -1,0 +1,196 @@
+/**
+ * Operating points stored for one model: what `relevance-gate fit-points` writes after fitting
+ * `precise` / `balanced` / `related` on a user's own judged collections, and what a gate loads to
+ * decide by them (`createGate({ scorer, policy: { operatingPoints: await loadOperatingPoints(file, scorer) } })`,
+ * or a server model's `operatingPoints` file).
+ *
+ * Points are fitted on one scorer's probabilities, so the file names the model (the scorer id before
+ * `@`, as MODEL_OPERATING_POINTS does: the fast path's corpus statistics may differ) and is refused
+ * for any other (OperatingPointsModelMismatchError), like a calibrated threshold.
+ *
+ * Format `relevance-gate/operating-points@1`:
+ *   { format, model, gateK, points: { precise, balanced, related } of { beta, shift, floor },
+ *     fittedOn: [{ collection, fingerprint, queries }],
+ *     heldOut?: [{ collection, point, precision, recall, f1Ratio, nothingKeptShare, keptPerQuery }] }
+ * `heldOut` is what each point measured on each collection with points fitted on the others
+ * (leave-one-collection-out): the documented meaning of the points, carried with them.
+ */
+import { readFile } from 'node:fs/promises';
+import { RelevanceGateError } from '../errors.js';
+import { modelIdOf, OPERATING_POINT_NAMES, type OperatingPointName } from './policies/operating-points.js';
+import { parseOperatingPoints } from './policy.js';
+import type { OperatingPoints } from './types.js';
+
+export const OPERATING_POINTS_FORMAT = 'relevance-gate/operating-points@1';
+
+/** An operating-points file is malformed (not JSON, wrong format tag, a bad field). */
+export class OperatingPointsFormatError extends RelevanceGateError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_OPERATING_POINTS_FORMAT', message, options);
+  }
+}
+
+/** Operating points fitted for another model than the scorer they are used with. */
+export class OperatingPointsModelMismatchError extends RelevanceGateError {
+  readonly expectedModel: string;
+  readonly actualModel: string;
+  constructor(expectedModel: string, actualModel: string) {
+    super(
+      'ERR_OPERATING_POINTS_MODEL_MISMATCH',
+      `operating points were fitted for model ${JSON.stringify(expectedModel)} but the scorer is ${JSON.stringify(actualModel)}; fit them for this model (relevance-gate fit-points)`,
+    );
+    this.expectedModel = expectedModel;
+    this.actualModel = actualModel;
+  }
+}
+
+/** One judged collection the points were fitted on. */
+export interface OperatingPointsFittedOn {
+  readonly collection: string;
+  /** sha256 of the collection's docs.jsonl + queries.jsonl. */
+  readonly fingerprint: string;
+  readonly queries: number;
+}
+
+/** One point measured on one collection with points fitted on the OTHER collections. */
+export interface OperatingPointsHeldOut {
+  readonly collection: string;
+  readonly point: OperatingPointName;
+  readonly precision: number | null;
+  readonly recall: number | null;
+  /** F1 of the kept set / F1 of keeping all gateK. */
+  readonly f1Ratio: number;
+  /** Of the queries with a relevant candidate, the share that got nothing kept (null: none had one). */
+  readonly nothingKeptShare: number | null;
+  readonly keptPerQuery: number;
+}
+
+export interface OperatingPointsFile {
+  readonly format: typeof OPERATING_POINTS_FORMAT;
+  /** The model the points belong to: the scorer id before `@`. */
+  readonly model: string;
+  /** Candidates per query the points were fitted on (the first-stage top gateK). */
+  readonly gateK: number;
+  readonly points: OperatingPoints;
+  readonly fittedOn: readonly OperatingPointsFittedOn[];
+  /** Leave-one-collection-out measurement; absent when fitted on one collection. */
+  readonly heldOut?: readonly OperatingPointsHeldOut[];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function field<T>(where: string, ok: (v: unknown) => v is T, value: unknown, requirement: string): T {
+  if (!ok(value)) throw new OperatingPointsFormatError(`${where} must be ${requirement}, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+const isString = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isShare = (v: unknown): v is number | null => v === null || (isFiniteNumber(v) && v >= 0 && v <= 1);
+const isPointName = (v: unknown): v is OperatingPointName =>
+  typeof v === 'string' && (OPERATING_POINT_NAMES as readonly string[]).includes(v);
+
+function parseFittedOn(value: unknown, i: number): OperatingPointsFittedOn {
+  const where = `fittedOn[${i}]`;
+  if (!isRecord(value)) throw new OperatingPointsFormatError(`${where} must be an object`);
+  return {
+    collection: field(`${where}.collection`, isString, value.collection, 'a non-empty string'),
+    fingerprint: field(`${where}.fingerprint`, isString, value.fingerprint, 'a non-empty string'),
+    queries: field(`${where}.queries`, isCount, value.queries, 'a whole number ≥ 0'),
+  };
+}
+
+function parseHeldOut(value: unknown, i: number): OperatingPointsHeldOut {
+  const where = `heldOut[${i}]`;
+  if (!isRecord(value)) throw new OperatingPointsFormatError(`${where} must be an object`);
+  return {
+    collection: field(`${where}.collection`, isString, value.collection, 'a non-empty string'),
+    point: field(`${where}.point`, isPointName, value.point, `one of ${OPERATING_POINT_NAMES.join(', ')}`),
+    precision: field(`${where}.precision`, isShare, value.precision, 'a number in [0, 1] or null'),
+    recall: field(`${where}.recall`, isShare, value.recall, 'a number in [0, 1] or null'),
+    f1Ratio: field(`${where}.f1Ratio`, (v): v is number => isFiniteNumber(v) && v >= 0, value.f1Ratio, 'a number ≥ 0'),
+    nothingKeptShare: field(`${where}.nothingKeptShare`, isShare, value.nothingKeptShare, 'a number in [0, 1] or null'),
+    keptPerQuery: field(
+      `${where}.keptPerQuery`,
+      (v): v is number => isFiniteNumber(v) && v >= 0,
+      value.keptPerQuery,
+      'a number ≥ 0',
+    ),
+  };
+}
+
+/** Validates an operating-points file's content (parsed JSON). */
+export function parseOperatingPointsFile(value: unknown): OperatingPointsFile {
+  if (!isRecord(value)) throw new OperatingPointsFormatError('an operating-points file must hold a JSON object');
+  if (value.format !== OPERATING_POINTS_FORMAT)
+    throw new OperatingPointsFormatError(
+      `format must be ${JSON.stringify(OPERATING_POINTS_FORMAT)}, got ${JSON.stringify(value.format)}`,
+    );
+  let points: OperatingPoints;
+  try {
+    points = parseOperatingPoints(value.points, 'points');
+  } catch (cause) {
+    throw new OperatingPointsFormatError((cause as Error).message.replace(/^policy\./, ''), { cause });
+  }
+  const fittedOn = field('fittedOn', Array.isArray, value.fittedOn, 'an array').map(parseFittedOn);
+  const heldOut =
+    value.heldOut === undefined
+      ? undefined
+      : field('heldOut', Array.isArray, value.heldOut, 'an array').map(parseHeldOut);
+  return Object.freeze({
+    format: OPERATING_POINTS_FORMAT,
+    model: field('model', isString, value.model, 'a non-empty string'),
+    gateK: field('gateK', (v): v is number => isCount(v) && v > 0, value.gateK, 'a whole number > 0'),
+    points,
+    fittedOn: Object.freeze(fittedOn),
+    ...(heldOut === undefined ? {} : { heldOut: Object.freeze(heldOut) }),
+  });
+}
+
+/** The file's points for `scorerId`; refuses points fitted for another model. */
+export function operatingPointsForScorer(file: OperatingPointsFile, scorerId: string): OperatingPoints {
+  const model = modelIdOf(scorerId);
+  if (file.model !== model) throw new OperatingPointsModelMismatchError(file.model, model);
+  return file.points;
+}
+
+/** Reads and validates an operating-points file (parseOperatingPointsFile). */
+export async function readOperatingPointsFile(path: string): Promise<OperatingPointsFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (cause) {
+    throw new OperatingPointsFormatError(`cannot read operating points ${path}: ${(cause as Error).message}`, {
+      cause,
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new OperatingPointsFormatError(`${path}: invalid JSON`, { cause });
+  }
+  try {
+    return parseOperatingPointsFile(value);
+  } catch (err) {
+    if (err instanceof OperatingPointsFormatError)
+      throw new OperatingPointsFormatError(`${path}: ${err.message}`, { cause: err });
+    throw err;
+  }
+}
+
+/**
+ * The operating points in `path`, checked against the scorer they will gate: pass the result as
+ * `policy.operatingPoints` and the gate decides by `balanced` unless told otherwise.
+ */
+export async function loadOperatingPoints(path: string, scorer: { readonly id: string }): Promise<OperatingPoints> {
+  return operatingPointsForScorer(await readOperatingPointsFile(path), scorer.id);
+}
+
+/** JSON of an operating-points file (validated first, so nothing malformed is ever written). */
+export function serializeOperatingPointsFile(file: OperatingPointsFile): string {
+  return `${JSON.stringify(parseOperatingPointsFile(file), null, 2)}\n`;
+}

@@ -1,0 +1,278 @@
+/**
+ * Fitting operating points for any scorer: the shipped model's points come back exactly when fitted
+ * the way they were (`relevance-gate fit-points` on the five collections' validation + test queries),
+ * the held-out rows are the points fitted without that collection, the written file gates as the
+ * shipped points do, and a fit refuses inputs it cannot make sense of.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadCollection } from '../../src/eval/collection.js';
+import { runEvalCommand } from '../../src/eval/eval-command.js';
+import { runFitPointsCommand } from '../../src/eval/fit-points-command.js';
+import {
+  fitScorerOperatingPoints,
+  operatingPointsFileOf,
+  type ScoredCollection,
+  scoreCollectionForFit,
+} from '../../src/eval/fit-scorer-points.js';
+import { fitOperatingPoints, type JudgedGateList, operatingPointRows } from '../../src/eval/operating-points.js';
+import { EvalScoringError } from '../../src/eval/run-eval.js';
+import {
+  createGate,
+  InvalidArgumentError,
+  loadFastPathScorer,
+  loadOperatingPoints,
+  OPERATING_POINT_NAMES,
+  operatingPointsFor,
+  type Passage,
+  parseOperatingPointsFile,
+  type Scorer,
+} from '../../src/index.js';
+import { mulberry32 as seededRandom } from '../../src/util/seeded-random.js';
+import { packageRoot } from '../../src/util/package-root.js';
+import { createCrossEncoder, createCrossEncoderScorer } from '../../src/index.js';
+import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
+
+const DATA = join(packageRoot(), '..', 'shared', 'data');
+const COLLECTIONS = ['cisi', 'cranfield', 'med', 'nfcorpus', 'scifact'];
+const dir = mkdtempSync(join(tmpdir(), 'rg-fit-points-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const silent = () => {};
+
+/** Runs a CLI work function without its tables on stdout. */
+async function quietly<T>(fn: () => Promise<T>): Promise<T> {
+  const write = process.stdout.write;
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+  try {
+    return await fn();
+  } finally {
+    process.stdout.write = write;
+  }
+}
+
+/** Seeded synthetic lists: relevance rises with the label, noisier in some collections than others. */
+function syntheticCollection(
+  name: string,
+  seed: number,
+  noise: number,
+  model = 'model-a',
+  gateK = 10,
+): ScoredCollection {
+  const random = seededRandom(seed);
+  const lists: JudgedGateList[] = [];
+  for (let q = 0; q < 40; q++) {
+    const relevant = Array.from({ length: gateK }, () => random() < 0.3);
+    const relevances = relevant.map((r) =>
+      Math.min(0.999, Math.max(0.001, (r ? 0.6 : 0.3) + noise * (random() - 0.5))),
+    );
+    lists.push({
+      relevances,
+      relevant,
+      docIds: relevances.map((_, i) => `${q}-${i}`),
+      judgments: new Map(relevant.flatMap((r, i) => (r ? [[`${q}-${i}`, 1] as [string, number]] : []))),
+    });
+  }
+  return { name, fingerprint: `fp-${name}`, model, gateK, lists };
+}
+
+describe('fitScorerOperatingPoints', () => {
+  const scored = [syntheticCollection('a', 1, 0.4), syntheticCollection('b', 2, 0.8), syntheticCollection('c', 3, 1.2)];
+
+  it('fits on every collection, and measures each collection with points fitted on the others', () => {
+    const fit = fitScorerOperatingPoints(scored);
+    const all = fitOperatingPoints(Object.fromEntries(scored.map((c) => [c.name, c.lists])));
+    for (const name of OPERATING_POINT_NAMES) expect(fit.points[name]).toEqual(all[name].point);
+    expect(fit.model).toBe('model-a');
+    expect(fit.gateK).toBe(10);
+    for (const c of fit.collections) {
+      const own = scored.find((s) => s.name === c.collection)!;
+      const others = fitOperatingPoints(
+        Object.fromEntries(scored.filter((s) => s !== own).map((s) => [s.name, s.lists])),
+      );
+      const heldOutPoints = Object.fromEntries(OPERATING_POINT_NAMES.map((n) => [n, others[n].point]));
+      expect(c.heldOut?.points).toEqual(heldOutPoints);
+      expect(c.heldOut?.rows).toEqual(operatingPointRows(own.lists, c.heldOut!.points));
+      expect(c.fitted).toEqual(operatingPointRows(own.lists, fit.points));
+      expect(c.queries).toBe(40);
+      expect(c.bounds?.perQueryCut.f1).toBeGreaterThanOrEqual(c.bounds!.gridBest.f1);
+    }
+    // The file carries the points, what they were fitted on, and every held-out row.
+    const file = operatingPointsFileOf(fit);
+    expect(parseOperatingPointsFile(JSON.parse(JSON.stringify(file)))).toEqual(file);
+    expect(file.fittedOn.map((f) => f.collection)).toEqual(['a', 'b', 'c']);
+    expect(file.heldOut).toHaveLength(3 * 3);
+  });
+
+  it('with one collection there is nothing to hold out', () => {
+    const fit = fitScorerOperatingPoints([scored[0]!]);
+    expect(fit.collections[0]!.heldOut).toBeNull();
+    expect(operatingPointsFileOf(fit).heldOut).toBeUndefined();
+  });
+
+  it('refuses no collections, a collection twice, two models and two list lengths', () => {
+    expect(() => fitScorerOperatingPoints([])).toThrow(InvalidArgumentError);
+    expect(() => fitScorerOperatingPoints([scored[0]!, scored[0]!])).toThrow(/given twice/);
+    expect(() => fitScorerOperatingPoints([scored[0]!, syntheticCollection('d', 4, 0.5, 'model-b')])).toThrow(
+      /operating points belong to one model/,
+    );
+    expect(() => fitScorerOperatingPoints([scored[0]!, syntheticCollection('d', 4, 0.5, 'model-a', 5)])).toThrow(
+      /gateK 5/,
+    );
+  });
+});
+
+describe('scoreCollectionForFit', () => {
+  const med = loadCollection(join(DATA, 'med'));
+  const queryIds = ['1', '2', '3'];
+
+  it("scores each query's first-stage top gateK with its qrels labels", async () => {
+    const seen: number[] = [];
+    const scorer: Scorer = {
+      id: 'length@stats/x',
+      async score(_query: string, passages: readonly Passage[]) {
+        seen.push(passages.length);
+        return passages.map((p) => ({ relevant: Math.min(1, p.text.length / 2000) }));
+      },
+    };
+    const scoredMed = await scoreCollectionForFit({ collection: med, scorer, queryIds, gateK: 7 });
+    expect(scoredMed.model).toBe('length');
+    expect(scoredMed.lists).toHaveLength(3);
+    expect(seen).toEqual([7, 7, 7]);
+    for (const [q, list] of scoredMed.lists.entries()) {
+      expect(list.relevances).toHaveLength(7);
+      const judged = med.qrels.get(queryIds[q]!)!;
+      expect(list.relevant).toEqual(list.docIds.map((id) => (judged.get(id) ?? 0) > 0));
+    }
+  });
+
+  it('refuses a scorer that leaves a pair unscored, and an empty query set', async () => {
+    const partial: Scorer = {
+      id: 'partial',
+      async score(_query: string, passages: readonly Passage[]) {
+        return passages.map((_, i) => (i === 2 ? null : { relevant: 0.5 }));
+      },
+    };
+    await expect(scoreCollectionForFit({ collection: med, scorer: partial, queryIds })).rejects.toThrow(
+      EvalScoringError,
+    );
+    await expect(scoreCollectionForFit({ collection: med, scorer: partial, queryIds: [] })).rejects.toThrow(
+      /no queries/,
+    );
+  });
+});
+
+describe('relevance-gate fit-points', () => {
+  it("reproduces the shipped model's points from its five collections' validation + test queries", async () => {
+    const out = join(dir, 'shipped.json');
+    const { fit, file } = await quietly(() =>
+      runFitPointsCommand({
+        collectionDirs: COLLECTIONS.map((c) => join(DATA, c)),
+        tier: 'trees',
+        model: join(packageRoot(), 'models', 'fastpath-lexical'),
+        queries: 'heldout',
+        gateK: 20,
+        out,
+        progress: false,
+        log: silent,
+      }),
+    );
+    const scorer = await loadFastPathScorer();
+    const shipped = operatingPointsFor(scorer.id);
+    expect(shipped).toBeDefined();
+    expect(fit.points).toEqual(shipped);
+    // validation + test of each collection (splits.json): the queries the model did not train on
+    expect(file.fittedOn.map((f) => f.queries)).toEqual([30, 90, 12, 130, 462]);
+    expect(file.heldOut).toHaveLength(COLLECTIONS.length * 3);
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual(JSON.parse(JSON.stringify(file)));
+
+    // The file gates as the shipped points do.
+    const points = await loadOperatingPoints(out, scorer);
+    const passages = med().slice(0, 20);
+    const query = 'the crystalline lens in vertebrates, including humans.';
+    const byFile = await createGate({ scorer, policy: { operatingPoints: points } }).filter(query, passages);
+    const byDefault = await createGate({ scorer }).filter(query, passages);
+    expect(byFile.included.map((i) => i.id)).toEqual(byDefault.included.map((i) => i.id));
+    scorer.model.dispose();
+
+    // eval measures a file's points: the same rows as the model's own points, which they equal.
+    const evalArgs = {
+      collectionDir: join(DATA, 'med'),
+      tier: 'trees',
+      model: join(packageRoot(), 'models', 'fastpath-lexical'),
+      queries: 'all',
+      k: 20,
+      gateK: 20,
+      progress: false,
+      log: silent,
+    };
+    const own = await quietly(() => runEvalCommand(evalArgs));
+    const fromFile = await quietly(() => runEvalCommand({ ...evalArgs, operatingPointsFile: out }));
+    expect(fromFile.operatingPoints).toEqual(own.operatingPoints);
+    await expect(
+      quietly(() => runEvalCommand({ ...evalArgs, operatingPointsFile: join(DATA, 'med', 'qrels.tsv') })),
+    ).rejects.toThrow(/invalid JSON/);
+  }, 120_000);
+
+  it('fits a cross-encoder, whose folder then gates by its own balanced point', async () => {
+    // A speed/shape model (random weights): the figures mean nothing, the workflow is what is checked.
+    const modelDir = (await writeCrossEncoderModelDir(join(dir, 'tiny-ce'), 'tiny', { seed: 7 })).dir;
+    const out = join(dir, 'ce-points.json');
+    const logs: string[] = [];
+    const { fit, file } = await quietly(() =>
+      runFitPointsCommand({
+        collectionDirs: [join(DATA, 'med'), join(DATA, 'cisi')],
+        tier: 'cross-encoder',
+        model: modelDir,
+        queries: 'heldout',
+        gateK: 10,
+        out,
+        progress: false,
+        log: (line) => logs.push(line),
+      }),
+    );
+    expect(logs.some((l) => /speed\/shape model/.test(l))).toBe(true);
+    // no splits.json: every judged query of each collection
+    expect(file.fittedOn).toEqual([
+      expect.objectContaining({ collection: 'med', queries: 30 }),
+      expect.objectContaining({ collection: 'cisi', queries: 76 }),
+    ]);
+    expect(fit.collections.every((c) => c.heldOut !== null)).toBe(true);
+    const encoder = await createCrossEncoder({ modelDir, workers: 1 });
+    try {
+      const scorer = createCrossEncoderScorer(encoder);
+      expect(fit.model).toBe(scorer.id);
+      const gate = createGate({ scorer, policy: { operatingPoints: await loadOperatingPoints(out, scorer) } });
+      expect(gate.mode).toBe('balanced');
+      expect(gate.operatingPoint).toEqual(file.points.balanced);
+      const result = await gate.filter('lens proteins', med().slice(0, 10));
+      expect(result.included.length).toBeGreaterThan(0);
+      expect(result.stats.threshold).toBeGreaterThan(0);
+      // Another length window is another model: its scores differ, so the points are refused.
+      const other = await createCrossEncoder({ modelDir, workers: 1, maxLength: 64 });
+      try {
+        await expect(loadOperatingPoints(out, createCrossEncoderScorer(other))).rejects.toThrow(/fitted for model/);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await encoder.close();
+    }
+  }, 120_000);
+
+  it('refuses an unknown query set and no collection', async () => {
+    const base = { tier: 'trees', model: 'x', gateK: 20, progress: false, log: silent };
+    await expect(
+      runFitPointsCommand({ ...base, collectionDirs: [join(DATA, 'med')], queries: 'everything' }),
+    ).rejects.toThrow(/--queries/);
+    await expect(runFitPointsCommand({ ...base, collectionDirs: [], queries: 'heldout' })).rejects.toThrow(
+      /--collection/,
+    );
+  });
+});
+
+/** MED passages as the gate receives them (title + text), in file order. */
+function med(): Passage[] {
+  return loadCollection(join(DATA, 'med')).docs.map((d) => ({ id: d.id, text: `${d.title} ${d.text}`.trim() }));
+}

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -73,6 +73,45 @@ describe('relevance-gate score', () => {
       stderr: expect.stringMatching(/cannot be combined with --mode precise/),
     });
   });
+
+  it('--operating-points decides by a fit-points file, and refuses one fitted for another model', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rg-score-points-'));
+    const shipped = await scoreJson();
+    const { stdout } = await run('node', [
+      ...cli,
+      'fit-points',
+      '--collection',
+      join('..', 'shared', 'data', 'med'),
+      '--collection',
+      join('..', 'shared', 'data', 'cisi'),
+      '--queries',
+      'all',
+      '--no-progress',
+      '--out',
+      join(dir, 'points.json'),
+    ]);
+    expect(stdout).toMatch(/\| cisi \| balanced \|/);
+    const points = JSON.parse(readFileSync(join(dir, 'points.json'), 'utf8')) as {
+      points: { balanced: { beta: number; shift: number } };
+    };
+    const fitted = await scoreJson('--operating-points', join(dir, 'points.json'));
+    expect(fitted.mode).toBe('balanced');
+    const table = await run('node', [...cli, 'score', '--operating-points', join(dir, 'points.json')]);
+    expect(table.stdout).toContain(
+      `operating point balanced (beta ${points.points.balanced.beta}, shift ${points.points.balanced.shift})`,
+    );
+    expect(fitted.stats.retrieved).toBe(shipped.stats.retrieved);
+    writeFileSync(
+      join(dir, 'other.json'),
+      readFileSync(join(dir, 'points.json'), 'utf8').replace(/"model": "[^"]+"/, '"model": "fastpath/other"'),
+    );
+    await expect(run('node', [...cli, 'score', '--operating-points', join(dir, 'other.json')])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(
+        /ERR_OPERATING_POINTS_MODEL_MISMATCH: operating points were fitted for model "fastpath\/other"/,
+      ),
+    });
+  }, 60_000);
 
   it('refuses a malformed request file with a typed error and exit code 1', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rg-score-'));

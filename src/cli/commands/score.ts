@@ -22,6 +22,7 @@ interface ScoreCommandOptions {
   mode?: string;
   minKept?: string;
   maxKept?: string;
+  operatingPoints?: string;
   json?: boolean;
 }
 
@@ -69,7 +70,7 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const { join } = await import('node:path');
   const { packageRoot } = await import('../../util/package-root.js');
   const { loadFastPathScorer } = await import('../../tiers/trees/fast-path-scorer.js');
-  const { createGate } = await import('../../gate/index.js');
+  const { createGate, loadOperatingPoints } = await import('../../gate/index.js');
 
   const root = packageRoot();
   const requestPath = options.request ?? join(root, 'examples', 'request.json');
@@ -95,9 +96,13 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const maxKept = optionalNumberOption('max-kept', options.maxKept, isPositive, 'a positive number');
   // Threshold mode without --threshold: the model's recommended threshold, as before operating points.
   const absolute = mode === 'threshold' ? (threshold ?? scorer.recommendedThreshold ?? 0.5) : undefined;
+  // Points fitted for this model (relevance-gate fit-points), checked against it.
+  const operatingPoints =
+    options.operatingPoints === undefined ? undefined : await loadOperatingPoints(options.operatingPoints, scorer);
   const gate = createGate({
     scorer,
     policy: {
+      ...(operatingPoints !== undefined ? { operatingPoints } : {}),
       ...(mode !== undefined ? { mode } : {}),
       ...(absolute !== undefined ? { threshold: absolute } : {}),
       ...(minKept !== undefined ? { minKept } : {}),
@@ -182,6 +187,10 @@ export function register(program: Command): void {
     .option(
       '--threshold <p>',
       "absolute relevance threshold (implies --mode threshold; that mode's default: the model's recommended threshold)",
+    )
+    .option(
+      '--operating-points <file>',
+      "operating points fitted for this model (relevance-gate fit-points --out); default: the model's own",
     )
     .option('--min-kept <n>', 'minimum passages to keep (fallback: top)')
     .option('--max-kept <n>', 'maximum passages to keep')

@@ -51,7 +51,8 @@ export function operatingPointsPlotPath(plotOut: string): string {
   return plotOut.endsWith('.svg') ? `${plotOut.slice(0, -4)}.operating-points.svg` : `${plotOut}.operating-points.svg`;
 }
 
-function writeOut(path: string, content: string): void {
+/** Writes a report file, creating its folder. */
+export function writeOut(path: string, content: string): void {
   const abs = resolve(path);
   mkdirSync(dirname(abs), { recursive: true });
   writeFileSync(abs, content);

@@ -4,12 +4,11 @@
  * chosen queries' first-stage top gateK, release the tier; then fit the operating points on all
  * collections, measure them held out, print the tables and write the operating-points file.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError } from '../errors.js';
 import { type OperatingPointsFile, serializeOperatingPointsFile } from '../gate/operating-points-file.js';
 import { createProgress } from '../util/progress.js';
 import { loadCollection } from './collection.js';
+import { writeOut } from './eval-command.js';
 import {
   fitScorerOperatingPoints,
   operatingPointsFileOf,
@@ -41,12 +40,6 @@ export interface FitPointsCommandOptions {
 export interface FitPointsCommandResult {
   readonly fit: ScorerPointsFit;
   readonly file: OperatingPointsFile;
-}
-
-function writeOut(path: string, content: string): void {
-  const abs = resolve(path);
-  mkdirSync(dirname(abs), { recursive: true });
-  writeFileSync(abs, content);
 }
 
 function num(v: number | null, digits = 3): string {

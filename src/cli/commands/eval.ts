@@ -4,8 +4,9 @@
  * the gate at the model's recommended threshold; optional JSON report and SVG plot.
  */
 import type { Command } from 'commander';
-import { isPositiveInt, numberOption } from '../number-option.js';
 import { InvalidArgumentError } from '../../errors.js';
+import { tierModel } from '../tier-model.js';
+import { isPositiveInt, numberOption } from '../number-option.js';
 
 interface EvalCliOptions {
   collection: string;
@@ -61,11 +62,7 @@ export function register(program: Command): void {
     .option('--no-progress', 'no progress display')
     .action(async (opts: EvalCliOptions) => {
       const { runEvalCommand } = await import('../../eval/eval-command.js');
-      let model = opts.model;
-      if (model === undefined) {
-        if (opts.tier !== 'trees') throw new InvalidArgumentError(`--model is required for --tier ${opts.tier}`);
-        model = (await import('../../tiers/trees/fast-path-scorer.js')).SHIPPED_FASTPATH_MODEL_DIR;
-      }
+      const model = await tierModel(opts.tier, opts.model);
       const k = numberOption('k', opts.k, isPositiveInt, 'a positive integer');
       const gateK = numberOption('gate-k', opts.gateK, isPositiveInt, 'a positive integer');
       let targetPrecision: number | undefined;

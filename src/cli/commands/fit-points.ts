@@ -4,7 +4,7 @@
  * others), and write the operating-points file a gate or the server loads.
  */
 import type { Command } from 'commander';
-import { InvalidArgumentError } from '../../errors.js';
+import { tierModel } from '../tier-model.js';
 import { isPositiveInt, numberOption, optionalNumberOption } from '../number-option.js';
 
 interface FitPointsCliOptions {
@@ -58,11 +58,7 @@ export function register(program: Command): void {
     )
     .action(async (opts: FitPointsCliOptions) => {
       const { runFitPointsCommand } = await import('../../eval/fit-points-command.js');
-      let model = opts.model;
-      if (model === undefined) {
-        if (opts.tier !== 'trees') throw new InvalidArgumentError(`--model is required for --tier ${opts.tier}`);
-        model = (await import('../../tiers/trees/fast-path-scorer.js')).SHIPPED_FASTPATH_MODEL_DIR;
-      }
+      const model = await tierModel(opts.tier, opts.model);
       await runFitPointsCommand({
         collectionDirs: opts.collection,
         tier: opts.tier,

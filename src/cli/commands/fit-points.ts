@@ -20,8 +20,9 @@ interface FitPointsCliOptions {
   retrievalRank: boolean;
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+/** Repeated --collection values, in the order given. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 export function register(program: Command): void {
@@ -35,7 +36,6 @@ export function register(program: Command): void {
       '--collection <dir>',
       'a judged collection folder; repeat for each (two or more measure the points held out)',
       collect,
-      [],
     )
     .option('--tier <name>', 'scorer tier: trees | cross-encoder', 'trees')
     .option(

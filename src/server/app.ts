@@ -1,10 +1,13 @@
 /**
  * The Fastify application: options (body limit, request ids, strict schema validation that still
  * accepts clients' extra fields), the request hooks (arrival time for deadlines, request id on
- * every response, draining, API key), protocol-shaped error and not-found handlers, and the
- * health and metrics routes. Protocol routes live in ./protocols.
+ * every response, draining, API key, content coding), protocol-shaped error and not-found handlers
+ * (also for what Node's HTTP parser refuses before Fastify sees a request), and the health and
+ * metrics routes. Protocol routes live in ./protocols.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createApiKeyCheck } from './auth.js';
 import type { ServerConfig } from './config.js';
@@ -20,6 +23,16 @@ import { toApiError, type Lifecycle, type ServerContext } from './scoring.js';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Routes open without the API key (probes and scrapers). */
 const OPEN_PATHS: ReadonlySet<string> = new Set(['/health', '/health/live', '/health/ready', '/metrics']);
+/** Realm of the `WWW-Authenticate: Bearer` challenge on 401 answers (RFC 6750). */
+export const AUTH_REALM = 'relevance-gate';
+/**
+ * A body refused before it was read (413 by Content-Length, 401, 415, …) is still read and
+ * discarded after the answer, up to this many bytes and this long, so the client finishes sending
+ * and reads the answer instead of failing its write (EPIPE / ECONNRESET) on a closed connection.
+ * Past either bound, or when Content-Length announces more, the connection is closed instead.
+ */
+const DRAIN_MIN_BYTES = 64 * 1024 * 1024;
+const DRAIN_MAX_MS = 10_000;
 
 export interface AppOptions {
   readonly config: ServerConfig;
@@ -70,6 +83,63 @@ function classify(error: FastifyError | Error, bodyLimit: number): ApiError {
   return toApiError(error);
 }
 
+/** True for an absent Content-Encoding or one that only lists `identity` (no coding). */
+function isIdentityEncoding(header: string | undefined): boolean {
+  if (header === undefined) return true;
+  return header.split(',').every((c) => {
+    const coding = c.trim().toLowerCase();
+    return coding === '' || coding === 'identity';
+  });
+}
+
+/**
+ * Reads and discards the rest of a request body whose answer is already decided, at most
+ * `maxBytes` and `maxMs` (then the connection is closed once the answer is written); the
+ * connection stays usable when the body ends within both.
+ */
+function drainRequestBody(req: IncomingMessage, res: ServerResponse, maxBytes: number, maxMs: number): void {
+  let received = 0;
+  const cleanup = (): void => {
+    clearTimeout(timer);
+    req.off('data', onData);
+    req.off('end', cleanup);
+    req.off('close', cleanup);
+  };
+  const cut = (): void => {
+    cleanup();
+    const destroy = (): void => {
+      req.socket.destroy();
+    };
+    if (res.writableFinished) destroy();
+    else res.once('finish', destroy);
+  };
+  const onData = (chunk: Buffer | string): void => {
+    received += chunk.length;
+    if (received > maxBytes) cut();
+  };
+  const timer = setTimeout(cut, maxMs);
+  timer.unref();
+  req.on('data', onData);
+  req.once('end', cleanup);
+  req.once('close', cleanup);
+  req.resume();
+}
+
+/** `[status, reason, message]` of a request Node's HTTP parser refused. */
+function clientErrorStatus(code: string | undefined): readonly [number, string, string] {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'Request Timeout', 'the request was not received in time'];
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return [431, 'Request Header Fields Too Large', 'the request headers are larger than the server accepts'];
+  return [400, 'Bad Request', 'malformed HTTP request (request line or header bytes)'];
+}
+
+/** The path of the request line at the start of the bytes the parser refused, when readable. */
+function pathOfRawPacket(raw: unknown): string | undefined {
+  if (!Buffer.isBuffer(raw)) return undefined;
+  const match = /^[A-Z]{3,10} (\/[^\s?#]*)/.exec(raw.subarray(0, 2048).toString('latin1'));
+  return match?.[1];
+}
+
 function protocolOf(request: FastifyRequest): Protocol {
   const configured = (request.routeOptions.config as { protocol?: Protocol } | undefined)?.protocol;
   return configured ?? protocolOfUrl(pathOf(request.url));
@@ -80,7 +150,37 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const fastifyModule = await import('fastify');
   const Fastify = fastifyModule.default;
   const ctx: ServerContext = { config, registry, metrics, lifecycle, lag: options.lag };
+  const drainMaxBytes = Math.max(DRAIN_MIN_BYTES, 4 * config.limits.bodyBytes);
+  const answered = new WeakSet<Socket>();
+  // Node's HTTP parser refuses bad request lines and header bytes before Fastify sees a request:
+  // answer in the protocol of the path (when the request line was readable), as a well-formed
+  // HTTP/1.1 response, then close the connection (the parser cannot resynchronise).
+  const clientErrorHandler = (error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void => {
+    if (error.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
+    answered.add(socket);
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (!socket.writable || inFlight?.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    const [status, reason, message] = clientErrorStatus(error.code);
+    const id = randomUUID();
+    const protocol = protocolOfUrl(pathOfRawPacket(error.rawPacket) ?? '/');
+    const body = JSON.stringify(formatError(protocol, new ApiError('invalid_request', message), id).body);
+    metrics.failure('unmatched', 'invalid_request');
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${id}\r\nconnection: close\r\n\r\n${body}`,
+    );
+    // Half-closed: the client reads the answer; whatever it still sends is discarded until it closes.
+    socket.on('data', () => undefined);
+    socket.resume();
+    const timer = setTimeout(() => socket.destroy(), 2000);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  };
   const app = Fastify({
+    clientErrorHandler,
     logger:
       config.logLevel === 'silent'
         ? false
@@ -142,15 +242,33 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (OPEN_PATHS.has(path)) return;
     if (apiKeyCheck !== undefined && !apiKeyCheck(request.headers.authorization))
       throw new ApiError('unauthorized', 'invalid api token');
+    // Bodies are read as they are: a compressed one would be parsed as garbage (RFC 7694: 415).
+    if (!isIdentityEncoding(request.headers['content-encoding'])) {
+      reply.header('accept-encoding', 'identity');
+      throw new ApiError(
+        'unsupported_media_type',
+        'request bodies with a Content-Encoding (gzip, deflate, br, ...) are not supported; send the body uncompressed',
+      );
+    }
   });
 
   // Server-Timing: time from arrival to the response being handed over, so clients (and the overload
   // tests) can tell the server's own latency from their network and client overhead.
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     reply.header('server-timing', `total;dur=${reply.elapsedTime.toFixed(2)}`);
     // Draining: a request that reached us is still served (nothing accepted is lost), but its
     // connection closes afterwards so the client reconnects to a live instance.
     if (lifecycle.draining) reply.header('connection', 'close');
+    // Answered before the whole body arrived (a 413 by Content-Length, a 401, ...): read the rest
+    // (bounded) instead of closing under a client that is still writing, so it sees the answer.
+    if (!request.raw.complete) {
+      const declared = Number(request.headers['content-length']);
+      if (lifecycle.draining || declared > drainMaxBytes) reply.header('connection', 'close');
+      else {
+        reply.removeHeader('connection');
+        drainRequestBody(request.raw, reply.raw, drainMaxBytes, DRAIN_MAX_MS);
+      }
+    }
     return payload;
   });
 
@@ -168,6 +286,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const api = classify(error, config.limits.bodyBytes);
     const { status, body } = formatError(protocolOf(request), api, String(request.id));
     if (api.retryAfterSec !== undefined) reply.header('retry-after', String(api.retryAfterSec));
+    // RFC 6750: the challenge on every 401; `invalid_token` when a credential was presented.
+    if (api.kind === 'unauthorized')
+      reply.header(
+        'www-authenticate',
+        request.headers.authorization === undefined
+          ? `Bearer realm="${AUTH_REALM}"`
+          : `Bearer realm="${AUTH_REALM}", error="invalid_token"`,
+      );
     metrics.failure(request.routeOptions.url ?? 'unmatched', api.kind);
     // The server log keeps the cause (with its stack) for bugs; the client gets the message only.
     if (status >= 500 && api.kind !== 'unavailable') request.log.error({ err: api.cause ?? error }, 'request failed');

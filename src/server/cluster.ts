@@ -4,16 +4,32 @@
  * processes' threads fit the cores). The primary only forks, restarts crashed workers, aggregates
  * /metrics across workers (prom-client's AggregatorRegistry) and forwards SIGTERM/SIGINT: each
  * worker drains its in-flight requests and exits 0, then the primary exits 0.
+ *
+ * Secrets never reach a worker through its environment or command line (both readable in
+ * /proc/<pid> and `ps`): a worker asks the primary for the resolved configuration over the cluster's
+ * IPC channel; the secret environment variables (API key, cache signing key) are removed from the
+ * workers' environment (the signing key travels over IPC too); an `--api-key <key>` flag is removed
+ * from their arguments. The primary's own environment keeps what the operator put there.
  */
 import cluster, { type Worker } from 'node:cluster';
-import type { ServerConfig } from './config.js';
+import { ENVIRONMENT_VARIABLES, type ServerConfig } from './config.js';
 
 const MSG_LISTENING = 'relevance-gate:listening';
 const MSG_READY = 'relevance-gate:ready';
 const MSG_FAILED = 'relevance-gate:failed';
 const MSG_METRICS_REQ = 'relevance-gate:metrics-req';
 const MSG_METRICS_RES = 'relevance-gate:metrics-res';
-const CONFIG_ENV = 'RELEVANCE_GATE_CLUSTER_CONFIG';
+const MSG_CONFIG_REQ = 'relevance-gate:config-req';
+const MSG_CONFIG_RES = 'relevance-gate:config-res';
+/** Marks a process forked by runCluster; holds no configuration (that travels over IPC). */
+const WORKER_ENV = 'RELEVANCE_GATE_CLUSTER_WORKER';
+/**
+ * Environment variables that hold secrets: set in the primary, never inherited by its workers.
+ * The API key reaches a worker in its configuration; the others that the server reads from its
+ * environment are handed over IPC and set in the worker's `process.env` (not in its /proc environ).
+ */
+const SECRET_ENVIRONMENT: readonly string[] = [ENVIRONMENT_VARIABLES.apiKey, 'RELEVANCE_GATE_CACHE_SIGNING_KEY'];
+const FORWARDED_SECRETS: readonly string[] = ['RELEVANCE_GATE_CACHE_SIGNING_KEY'];
 const RESTART_WINDOW_MS = 60_000;
 const MAX_RESTARTS_PER_WINDOW = 5;
 
@@ -23,6 +39,8 @@ interface ClusterMessage {
   readonly url?: string;
   readonly text?: string;
   readonly error?: string;
+  readonly config?: ServerConfig;
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 export interface ClusterOptions {
@@ -46,7 +64,17 @@ export async function runCluster(config: ServerConfig, options: ClusterOptions):
 
 /** True in a process forked by runCluster. */
 export function isClusterWorker(): boolean {
-  return cluster.isWorker && process.env[CONFIG_ENV] !== undefined;
+  return cluster.isWorker && process.env[WORKER_ENV] !== undefined;
+}
+
+/** The primary's arguments without an `--api-key <key>` / `--api-key=<key>` flag (workers get the key over IPC). */
+export function workerArguments(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--api-key') i++;
+    else if (!args[i].startsWith('--api-key=')) out.push(args[i]);
+  }
+  return out;
 }
 
 async function runPrimary(config: ServerConfig, options: ClusterOptions): Promise<number> {
@@ -59,13 +87,25 @@ async function runPrimary(config: ServerConfig, options: ClusterOptions): Promis
   let readyReported = false;
   let url = '';
   let exitCode = 0;
-  // Workers must not each try to be the primary of their own cluster, or read flags again.
-  const env = { [CONFIG_ENV]: JSON.stringify(config) };
+  // Workers must not each try to be the primary of their own cluster, or read flags again: they
+  // ask for the resolved configuration over IPC. An undefined value removes an inherited variable.
+  const env: Record<string, string | undefined> = { [WORKER_ENV]: '1' };
+  for (const name of SECRET_ENVIRONMENT) env[name] = undefined;
+  const environment: Record<string, string> = {};
+  for (const name of FORWARDED_SECRETS) {
+    const value = process.env[name];
+    if (value !== undefined) environment[name] = value;
+  }
+  const args = process.argv.slice(2);
+  const scrubbed = workerArguments(args);
+  if (scrubbed.length !== args.length) cluster.setupPrimary({ args: scrubbed });
 
   const fork = (): Worker => {
     const worker = cluster.fork(env);
     worker.on('message', (message: ClusterMessage) => {
-      if (message.type === MSG_LISTENING && typeof message.url === 'string') url = message.url;
+      if (message.type === MSG_CONFIG_REQ) {
+        if (worker.isConnected()) worker.send({ type: MSG_CONFIG_RES, config, environment });
+      } else if (message.type === MSG_LISTENING && typeof message.url === 'string') url = message.url;
       else if (message.type === MSG_READY) {
         ready.add(worker.id);
         if (!readyReported && ready.size >= config.processes) {
@@ -123,10 +163,27 @@ async function runPrimary(config: ServerConfig, options: ClusterOptions): Promis
   });
 }
 
+/** The resolved configuration, asked of the primary over IPC (never through the environment). */
+function configFromPrimary(): Promise<ServerConfig> {
+  return new Promise((resolve, reject) => {
+    if (process.send === undefined || process.env[WORKER_ENV] === undefined) {
+      reject(new Error('runCluster in a worker needs the primary-provided configuration'));
+      return;
+    }
+    const onMessage = (message: ClusterMessage): void => {
+      if (message?.type !== MSG_CONFIG_RES || message.config === undefined) return;
+      process.off('message', onMessage);
+      for (const [name, value] of Object.entries(message.environment ?? {}))
+        if (FORWARDED_SECRETS.includes(name)) process.env[name] = value;
+      resolve(message.config);
+    };
+    process.on('message', onMessage);
+    process.send({ type: MSG_CONFIG_REQ });
+  });
+}
+
 async function runWorker(options: ClusterOptions): Promise<void> {
-  const raw = process.env[CONFIG_ENV];
-  if (raw === undefined) throw new Error('runCluster in a worker needs the primary-provided configuration');
-  const config = JSON.parse(raw) as ServerConfig;
+  const config = await configFromPrimary();
   const prom = await import('prom-client');
   const pending = new Map<number, (text: string) => void>();
   let nextId = 0;

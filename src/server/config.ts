@@ -131,7 +131,10 @@ export interface LimitsConfig {
 export interface ServerConfig {
   readonly host: string;
   readonly port: number;
-  /** Bearer token required on everything but health and metrics; undefined = no auth. */
+  /**
+   * Bearer token required on everything but health and metrics; undefined = no auth. `serve` reads
+   * it from `--api-key-file`, `RELEVANCE_GATE_API_KEY` or (warned: visible in `ps`) `--api-key`.
+   */
   readonly apiKey: string | undefined;
   readonly defaultModel: string;
   readonly models: Readonly<Record<string, ModelConfig>>;
@@ -388,6 +391,37 @@ function validateReferences(models: Readonly<Record<string, ModelConfig>>): void
   }
 }
 
+/** An API key is sent in a header: printable, without surrounding whitespace (it could never match). */
+function apiKey(value: unknown): string {
+  const key = str('apiKey', value);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (key.trim() !== key || /[\u0000-\u001f\u007f]/.test(key))
+    throw new ServerConfigError(
+      'apiKey must be printable characters without leading or trailing whitespace (it is sent in an Authorization header)',
+    );
+  return key;
+}
+
+/**
+ * Reads the API key of `serve --api-key-file`: once, at start. Surrounding whitespace (the trailing
+ * newline an editor or `echo` leaves) is trimmed; an unreadable or empty file, or one holding more
+ * than one line, is a ServerConfigError (start-up fails with exit code 1).
+ */
+export async function readApiKeyFile(file: string): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (cause) {
+    throw new ServerConfigError(`cannot read the API key file ${file}: ${(cause as Error).message}`, { cause });
+  }
+  const key = text.trim();
+  if (key.length === 0) throw new ServerConfigError(`the API key file ${file} is empty`);
+  if (/[\r\n]/.test(key))
+    throw new ServerConfigError(`the API key file ${file} holds more than one line; it must hold the key alone`);
+  return apiKey(key);
+}
+
 /** Validates and completes a config; throws ServerConfigError naming the first bad field. */
 export function resolveServerConfig(input: ServerConfigInput = {}): ServerConfig {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
@@ -461,7 +495,7 @@ export function resolveServerConfig(input: ServerConfigInput = {}): ServerConfig
   return {
     host,
     port: input.port === undefined ? DEFAULT_PORT : int('port', input.port, 0, 65_535),
-    apiKey: input.apiKey === undefined || input.apiKey === '' ? undefined : str('apiKey', input.apiKey),
+    apiKey: input.apiKey === undefined || input.apiKey === '' ? undefined : apiKey(input.apiKey),
     defaultModel,
     models,
     policy: input.policy ?? {},

@@ -2,6 +2,8 @@
  * `relevance-gate serve`: the HTTP reranking server (src/server). With no flags it serves the
  * shipped fast-path model as `fastpath` on 127.0.0.1:8080. Configuration layers, later winning:
  * config file (--config / RELEVANCE_GATE_CONFIG) < environment (RELEVANCE_GATE_*) < flags.
+ * The API key comes from --api-key-file or RELEVANCE_GATE_API_KEY; --api-key still works but warns,
+ * since every user of the host can read a process's command line.
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
@@ -11,6 +13,7 @@ interface ServeCliOptions {
   host?: string;
   port?: string;
   apiKey?: string;
+  apiKeyFile?: string;
   config?: string;
   processes?: string;
   model?: string;
@@ -50,6 +53,14 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
     return;
   }
   const num = optionalNumberOption;
+  if (opts.apiKey !== undefined && opts.apiKeyFile !== undefined)
+    throw new InvalidArgumentError('give --api-key-file or --api-key, not both');
+  if (opts.apiKey !== undefined)
+    process.stderr.write(
+      `relevance-gate: warning: --api-key puts the key on the command line, where any user of this host can read it (ps, /proc/<pid>/cmdline); give it with --api-key-file <path> or the ${server.ENVIRONMENT_VARIABLES.apiKey} environment variable instead\n`,
+    );
+  const { readApiKeyFile } = await import('../../server/config.js');
+  const apiKey = opts.apiKeyFile === undefined ? opts.apiKey : await readApiKeyFile(opts.apiKeyFile);
   const configFile = opts.config ?? process.env[server.ENVIRONMENT_VARIABLES.config];
   const fromFile = configFile === undefined ? {} : await server.readConfigFile(configFile);
   const models: Record<string, unknown> = {};
@@ -75,7 +86,7 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
   const flags: Record<string, unknown> = {
     host: opts.host,
     port: num('port', opts.port, (n) => Number.isInteger(n) && n >= 0 && n <= 65_535, 'a port number 0..65535'),
-    apiKey: opts.apiKey,
+    apiKey,
     processes: num('processes', opts.processes, isPositiveInt, 'a positive integer'),
     defaultModel: opts.defaultModel,
     budgetMs: num('budget-ms', opts.budgetMs, isPositive, 'a positive number of ms'),
@@ -130,7 +141,7 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
       `relevance-gate serving on ${url} (${config.processes} process${config.processes === 1 ? '' : 'es'})`,
       `  models: ${scorers}`,
       ...ENDPOINTS.map((e) => `  ${e}`),
-      `  auth: ${config.apiKey === undefined ? 'none (set --api-key or RELEVANCE_GATE_API_KEY to require a Bearer token)' : 'Bearer token required (health and metrics open)'}`,
+      `  auth: ${config.apiKey === undefined ? `none (set --api-key-file or ${server.ENVIRONMENT_VARIABLES.apiKey} to require a Bearer token)` : 'Bearer token required (health and metrics open)'}`,
       `  try: curl -s ${url}/v1/rerank -H 'content-type: application/json' -d '{"query":"what is BM25?","documents":["BM25 is a ranking function","bananas are yellow"]}'`,
       '',
     ].join('\n');
@@ -188,7 +199,11 @@ export function register(program: Command): void {
     )
     .option('--host <host>', 'interface to bind (default 127.0.0.1; 0.0.0.0 to serve the network)')
     .option('--port <port>', 'port (default 8080; 0 = any free port)')
-    .option('--api-key <key>', 'require Authorization: Bearer <key> on everything but health and metrics')
+    .option(
+      '--api-key-file <path>',
+      'require Authorization: Bearer <key> on everything but health and metrics, the key read from this file (or set RELEVANCE_GATE_API_KEY)',
+    )
+    .option('--api-key <key>', 'the same with the key on the command line (visible in ps: prefer --api-key-file)')
     .option('--config <file>', 'JSON config file (models, policy, cache, limits; see docs/server.md)')
     .option('--processes <n>', 'HTTP processes sharing the port (node:cluster); default 1')
     .option('--model <dir>', 'fast-path model directory served as "fastpath" (default: the shipped model)')

@@ -1,5 +1,5 @@
 /** Typed errors of the score cache. */
-import { RelevanceGateError } from '../errors.js';
+import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
 
 export type SnapshotFailure =
   | 'not-found' // no file at the path
@@ -29,5 +29,21 @@ export class SnapshotError extends RelevanceGateError {
 export class ScoreMissesContractError extends RelevanceGateError {
   constructor(message: string) {
     super('ERR_SCORE_MISSES_CONTRACT', message);
+  }
+}
+
+export type SigningKeyFailure =
+  | 'type' // not a string, Buffer or Uint8Array
+  | 'too-short'; // fewer than MIN_SIGNING_KEY_BYTES bytes (an empty key included)
+
+/**
+ * The L2 signing key was refused (`redis.signingKey`, or the server's
+ * RELEVANCE_GATE_CACHE_SIGNING_KEY). The message never contains the key.
+ */
+export class CacheSigningKeyError extends InvalidArgumentError {
+  readonly reason: SigningKeyFailure;
+  constructor(reason: SigningKeyFailure, message: string) {
+    super(message);
+    this.reason = reason;
   }
 }

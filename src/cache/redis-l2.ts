@@ -2,7 +2,9 @@
  * Shared second-level cache in Redis. Best effort by design: every read is bounded by a timeout,
  * every failure is counted and swallowed, and a circuit breaker skips Redis entirely while it is
  * down or slow, so callers see L1 behaviour (never an error, never Redis latency) until it is back.
- * One MGET per call for reads, one pipeline of SET … PX per call for writes.
+ * One MGET per call for reads, one pipeline of SET … PX per call for writes. With a signing key,
+ * values are signed on write and verified on read (signing.ts): without one, whoever can write to
+ * Redis decides which scores are served.
  */
 import { positiveNumber } from '../util/validate-options.js';
 import { performance } from 'node:perf_hooks';
@@ -12,6 +14,7 @@ import { requirePackage } from '../util/optional-package.js';
 import { CircuitBreaker, type BreakerState } from './circuit-breaker.js';
 import { decodeEntry, encodeEntry } from './codec.js';
 import type { CacheEntry } from './entry.js';
+import { EntrySigner, signingKeyObject, type CacheSigningKey } from './signing.js';
 
 export interface RedisL2Options {
   /** redis:// or rediss:// URL (password and db may be in it). */
@@ -34,6 +37,14 @@ export interface RedisL2Options {
   readonly connectTimeoutMs?: number;
   /** Write batches allowed in flight; more are dropped (counted) rather than queued; default 64. */
   readonly maxPendingWrites?: number;
+  /**
+   * Secret shared by the instances that share this Redis (at least 16 bytes; a string counts its
+   * UTF-8 bytes). With it, every value is written with an HMAC-SHA256 over its key and bytes, and
+   * a value read back is served only if its HMAC checks out: unsigned, foreign or altered values
+   * are dropped (`l2SignatureFailures`) and rescored. Without it, anyone who can write to this
+   * Redis controls the scores the cache serves.
+   */
+  readonly signingKey?: CacheSigningKey;
 }
 
 export interface L2Counters {
@@ -45,6 +56,11 @@ export interface L2Counters {
   l2Skipped: number;
   /** Keys asked of Redis. */
   l2Reads: number;
+  /**
+   * Keys asked of Redis (in reads that answered) that it had no entry for, or only one older than
+   * the L2 TTL. Of answered reads: l2Reads = l2Hits + l2Misses + l2Invalid + l2SignatureFailures.
+   */
+  l2Misses: number;
   /** Keys written to Redis (acknowledged). */
   l2Writes: number;
   /** Write batches dropped because maxPendingWrites were already in flight. */
@@ -54,8 +70,28 @@ export interface L2Counters {
    * (a probability outside [0, 1], no required signal, scored in the future): dropped, rescored.
    */
   l2Invalid: number;
+  /**
+   * Values dropped because the cache has a signing key and the value was unsigned, signed with
+   * another key, signed for another Redis key, or altered: dropped before decoding, rescored.
+   */
+  l2SignatureFailures: number;
   /** 'error' events of the connection (refused, reset, …); reconnects are automatic. */
   l2ConnectionErrors: number;
+}
+
+/** Upper bounds (seconds) of the L2 read-latency buckets: a loopback MGET takes tens to hundreds of µs. */
+export const L2_READ_BUCKETS_SECONDS: readonly number[] = Object.freeze([
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1,
+]);
+
+/** How long calls waited for their L2 read (one MGET per call; a timed-out read counts its wait). */
+export interface L2LatencyHistogram {
+  /** Bucket upper bounds, seconds (L2_READ_BUCKETS_SECONDS). */
+  readonly boundsSeconds: readonly number[];
+  /** Reads per bucket (not cumulative); one more than the bounds: the last counts reads above the last bound. */
+  readonly counts: readonly number[];
+  readonly sumSeconds: number;
+  readonly count: number;
 }
 
 const TIMED_OUT = Symbol('timed out');
@@ -67,19 +103,36 @@ export function zeroL2Counters(): L2Counters {
     l2Timeouts: 0,
     l2Skipped: 0,
     l2Reads: 0,
+    l2Misses: 0,
     l2Writes: 0,
     l2WritesDropped: 0,
     l2Invalid: 0,
+    l2SignatureFailures: 0,
     l2ConnectionErrors: 0,
+  };
+}
+
+/** An empty L2 read-latency histogram (also what stats() reports when no Redis is configured). */
+export function emptyL2Latency(): L2LatencyHistogram {
+  return {
+    boundsSeconds: L2_READ_BUCKETS_SECONDS,
+    counts: new Array<number>(L2_READ_BUCKETS_SECONDS.length + 1).fill(0),
+    sumSeconds: 0,
+    count: 0,
   };
 }
 
 export class RedisL2 {
   readonly counters: L2Counters = zeroL2Counters();
   readonly timeoutMs: number;
+  /** Redis expiry of each entry; the cache also expires L1 copies at this age. */
+  readonly ttlMs: number;
   private readonly client: Redis;
   private readonly prefix: string;
-  private readonly ttlMs: number;
+  private readonly signer: EntrySigner | undefined;
+  private readonly latencyCounts = new Array<number>(L2_READ_BUCKETS_SECONDS.length + 1).fill(0);
+  private latencySum = 0;
+  private latencyCount = 0;
   private readonly writeTimeoutMs: number;
   private readonly maxPendingWrites: number;
   private readonly breaker: CircuitBreaker;
@@ -90,6 +143,7 @@ export class RedisL2 {
     if (typeof options.url !== 'string' || options.url.length === 0)
       throw new InvalidArgumentError('redis.url must be a non-empty string');
     this.prefix = options.prefix ?? 'rg:score:';
+    this.signer = options.signingKey === undefined ? undefined : new EntrySigner(signingKeyObject(options.signingKey));
     this.ttlMs = positiveInt('redis.ttlMs', options.ttlMs ?? defaultTtlMs ?? 24 * 3600 * 1000);
     this.timeoutMs = positiveInt('redis.timeoutMs', options.timeoutMs ?? 5);
     this.writeTimeoutMs = positiveInt('redis.writeTimeoutMs', options.writeTimeoutMs ?? 1000);
@@ -122,6 +176,20 @@ export class RedisL2 {
 
   get breakerState(): BreakerState {
     return this.breaker.current;
+  }
+
+  /** Whether values are signed and verified. */
+  get signed(): boolean {
+    return this.signer !== undefined;
+  }
+
+  get latency(): L2LatencyHistogram {
+    return {
+      boundsSeconds: L2_READ_BUCKETS_SECONDS,
+      counts: [...this.latencyCounts],
+      sumSeconds: this.latencySum,
+      count: this.latencyCount,
+    };
   }
 
   get connected(): boolean {
@@ -162,6 +230,7 @@ export class RedisL2 {
     this.counters.l2Reads += keys.length;
     const redisKeys = new Array<string>(keys.length);
     for (let i = 0; i < keys.length; i++) redisKeys[i] = this.prefix + keys[i];
+    const started = performance.now();
     const read = this.client.mgetBuffer(redisKeys);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
@@ -176,6 +245,7 @@ export class RedisL2 {
       return undefined;
     } finally {
       clearTimeout(timer);
+      this.observeLatency((performance.now() - started) / 1000);
     }
     if (values === TIMED_OUT) {
       read.catch(() => undefined); // the late reply (or error) is dropped
@@ -186,14 +256,37 @@ export class RedisL2 {
     }
     this.breaker.onSuccess();
     const out = new Array<CacheEntry | undefined>(keys.length);
+    const signer = this.signer;
     for (let i = 0; i < keys.length; i++) {
-      const bytes = values[i];
-      if (bytes === null || bytes === undefined) continue;
+      const stored = values[i];
+      if (stored === null || stored === undefined) {
+        this.counters.l2Misses++;
+        continue;
+      }
+      let bytes: Buffer = stored;
+      if (signer !== undefined) {
+        // Checked before decoding: bytes nobody holding the key wrote never reach the decoder.
+        const payload = signer.verify(redisKeys[i], stored);
+        if (payload === undefined) {
+          this.counters.l2SignatureFailures++;
+          continue;
+        }
+        bytes = payload;
+      }
       const entry = decodeEntry(bytes);
       if (entry === undefined) this.counters.l2Invalid++;
       else out[i] = entry;
     }
     return out;
+  }
+
+  private observeLatency(seconds: number): void {
+    const bounds = L2_READ_BUCKETS_SECONDS;
+    let b = 0;
+    while (b < bounds.length && seconds > bounds[b]) b++;
+    this.latencyCounts[b]++;
+    this.latencySum += seconds;
+    this.latencyCount++;
   }
 
   /** Writes entries in one pipeline, in the background. Never rejects; failures are counted. */
@@ -208,7 +301,12 @@ export class RedisL2 {
       return;
     }
     const pipeline = this.client.pipeline();
-    for (const { key, entry } of items) pipeline.set(this.prefix + key, encodeEntry(entry), 'PX', this.ttlMs);
+    const signer = this.signer;
+    for (const { key, entry } of items) {
+      const redisKey = this.prefix + key;
+      const bytes = encodeEntry(entry);
+      pipeline.set(redisKey, signer === undefined ? bytes : signer.sign(redisKey, bytes), 'PX', this.ttlMs);
+    }
     const exec = pipeline.exec();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<typeof TIMED_OUT>((resolve) => {

@@ -13,7 +13,14 @@ import { estimateEntryBytes, hasAnySignal, toCacheableResult, type CacheableResu
 import { ScoreMissesContractError, SnapshotError } from './errors.js';
 import { KEY_SCHEMA_VERSION, pairKey, scopeHash } from './keys.js';
 import { compileQueryNormalizer, type CompiledNormalizer, type QueryNormalization } from './normalize-query.js';
-import { RedisL2, zeroL2Counters, type L2Counters, type RedisL2Options } from './redis-l2.js';
+import {
+  emptyL2Latency,
+  RedisL2,
+  zeroL2Counters,
+  type L2Counters,
+  type L2LatencyHistogram,
+  type RedisL2Options,
+} from './redis-l2.js';
 import { SingleFlight, type Flight, type FlightOutcome } from './single-flight.js';
 import {
   decodeSnapshot,
@@ -27,7 +34,10 @@ import {
 export interface ScoreCacheOptions {
   /** Upper bound of the L1's estimated heap bytes (keys, values and LRU bookkeeping); ≥ 4096. */
   readonly maxBytes: number;
-  /** Maximum age of a score (since it was scored) before it is treated as a miss; default: none. */
+  /**
+   * Maximum age of a score (since it was scored) before it is treated as a miss; default: none.
+   * With `redis`, no entry (L1 copies included) outlives the L2 TTL either.
+   */
   readonly ttlMs?: number;
   /** How queries are normalised for keys; default NFC + trim + collapsed whitespace, case kept. */
   readonly normalizeQuery?: QueryNormalization;
@@ -88,6 +98,10 @@ export interface ScoreCacheStats extends L2Counters {
   l2Enabled: boolean;
   l2Connected: boolean;
   l2Breaker: 'closed' | 'open' | 'half-open' | 'disabled';
+  /** Whether L2 values are signed and verified (`redis.signingKey`). */
+  l2Signed: boolean;
+  /** How long calls waited for their L2 read (one MGET per call), as a histogram. */
+  l2ReadLatency: L2LatencyHistogram;
 }
 
 export interface WarmStartReport {
@@ -170,7 +184,8 @@ export function createScoreCache(options: ScoreCacheOptions): ScoreCache {
 class ScoreCacheImpl implements ScoreCache {
   warmStartResult: WarmStartReport | SnapshotError | undefined;
   private readonly maxBytes: number;
-  private readonly ttlMs: number | undefined;
+  /** Age at which an entry expires: ttlMs, capped by the L2 TTL when Redis is configured. */
+  private readonly maxAgeMs: number | undefined;
   private readonly clock: () => number;
   private readonly requiredSignals: readonly string[];
   private readonly maxClockSkewMs: number;
@@ -217,7 +232,6 @@ class ScoreCacheImpl implements ScoreCache {
     this.requiredSignals = Object.freeze([...required]);
     this.maxClockSkewMs = skew;
     this.maxBytes = Math.floor(maxBytes);
-    this.ttlMs = ttlMs;
     this.clock = options.clock ?? Date.now;
     this.normalizer = compileQueryNormalizer(options.normalizeQuery);
     this.scopeTag = `k${KEY_SCHEMA_VERSION}|${this.normalizer.tag}`;
@@ -229,6 +243,8 @@ class ScoreCacheImpl implements ScoreCache {
       },
     });
     this.l2 = options.redis === undefined ? undefined : new RedisL2(options.redis, ttlMs);
+    // An entry read from Redis must not outlive its Redis copy in L1 (nor one scored here its L2 copy).
+    this.maxAgeMs = this.l2 === undefined ? ttlMs : Math.min(ttlMs ?? Number.POSITIVE_INFINITY, this.l2.ttlMs);
     if (options.fromSnapshot !== undefined) {
       try {
         this.warmStartResult = this.load(
@@ -420,15 +436,19 @@ class ScoreCacheImpl implements ScoreCache {
         continue;
       }
       if (this.isExpired(entry, now)) {
+        l2.counters.l2Misses++;
         rest.push(pair);
         continue;
       }
-      this.l1Set(pair.key, entry);
+      // Scored up to maxClockSkewMs "in the future" by another instance's clock: age it from now,
+      // so its L1 copy expires no later than its L2 copy does.
+      const promoted = entry.scoredAt > now ? { result: entry.result, scoredAt: now } : entry;
+      this.l1Set(pair.key, promoted);
       call.results[pair.index] = entry.result;
       call.cached[pair.index] = true;
       this.counters.l2Hits++;
       this.counters.hits++;
-      this.settle(pair, { ok: true, entry });
+      this.settle(pair, { ok: true, entry: promoted });
     }
     return rest;
   }
@@ -505,7 +525,7 @@ class ScoreCacheImpl implements ScoreCache {
   }
 
   private isExpired(entry: CacheEntry, now: number): boolean {
-    return this.ttlMs !== undefined && now - entry.scoredAt >= this.ttlMs;
+    return this.maxAgeMs !== undefined && now - entry.scoredAt >= this.maxAgeMs;
   }
 
   private l1Get(key: string, now: number): CacheEntry | undefined {
@@ -536,6 +556,8 @@ class ScoreCacheImpl implements ScoreCache {
       l2Enabled: l2 !== undefined,
       l2Connected: l2?.connected ?? false,
       l2Breaker: l2?.breakerState ?? 'disabled',
+      l2Signed: l2?.signed ?? false,
+      l2ReadLatency: l2?.latency ?? emptyL2Latency(),
     };
   }
 

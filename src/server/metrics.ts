@@ -5,8 +5,8 @@
  * (cross-encoder batches, queue depth) are read when Prometheus scrapes, not on the hot path.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CrossEncoderStats, GateResult } from '../index.js';
+import type { Counter, Gauge, Histogram, Metric, Registry } from 'prom-client';
+import type { CrossEncoderStats, GateResult, ScoreCacheStats } from '../index.js';
 
 export const METRIC_PREFIX = 'relevance_gate_';
 /** Millisecond-range buckets (seconds): the budget is ~100 ms, so resolution matters below it. */
@@ -43,7 +43,11 @@ type PromClient = typeof import('prom-client');
 export function createServerMetrics(
   prom: PromClient,
   models: () => readonly ModelMetricsSource[],
-  options: { readonly defaultMetrics?: boolean } = {},
+  options: {
+    readonly defaultMetrics?: boolean;
+    /** The server's score cache counters (undefined while there is none), for the Redis (L2) figures. */
+    readonly cacheStats?: () => ScoreCacheStats | undefined;
+  } = {},
 ): ServerMetrics {
   const registry = new prom.Registry();
   const p = METRIC_PREFIX;
@@ -209,6 +213,8 @@ export function createServerMetrics(
     (t) => t.dropped,
   );
 
+  registerCacheL2Metrics(prom, registry, options.cacheStats ?? (() => undefined));
+
   const loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   new prom.Gauge({
@@ -271,4 +277,106 @@ export function createServerMetrics(
     },
   };
   return metrics;
+}
+
+type L2Total =
+  | 'l2Hits'
+  | 'l2Misses'
+  | 'l2Errors'
+  | 'l2Timeouts'
+  | 'l2Skipped'
+  | 'l2Invalid'
+  | 'l2SignatureFailures'
+  | 'l2WritesDropped';
+
+/**
+ * The score cache's Redis (L2) figures, read from its counters when Prometheus scrapes: nothing is
+ * added to the per-pair path. Counters follow the cache's totals; the read latency is the cache's
+ * own histogram, exported as a Prometheus histogram (summed over a cluster's processes).
+ */
+function registerCacheL2Metrics(
+  prom: PromClient,
+  registry: Registry,
+  cacheStats: () => ScoreCacheStats | undefined,
+): void {
+  const p = METRIC_PREFIX;
+  const total = (name: string, help: string, field: L2Total): void => {
+    let reported = 0;
+    new prom.Counter({
+      name: `${p}cache_l2_${name}_total`,
+      help,
+      registers: [registry],
+      collect() {
+        const stats = cacheStats();
+        if (stats === undefined) return;
+        const now = stats[field];
+        if (now > reported) this.inc(now - reported);
+        reported = now;
+      },
+    });
+  };
+  total('hits', 'Pairs served from Redis (L2), promoted to the in-process cache', 'l2Hits');
+  total('misses', 'Keys read from Redis that it had no entry for (or only one older than the L2 TTL)', 'l2Misses');
+  total(
+    'errors',
+    'Redis reads and write batches that failed, timed out or found Redis disconnected (the pairs were scored)',
+    'l2Errors',
+  );
+  total('timeouts', 'Redis reads slower than the cache timeout (a subset of cache_l2_errors_total)', 'l2Timeouts');
+  total('skipped', 'Redis reads and writes skipped: circuit breaker open or deadline too near', 'l2Skipped');
+  total(
+    'invalid_entries',
+    'Values under the cache keys that were not valid entries (wrong format, out-of-range score, scored in the future): dropped and rescored',
+    'l2Invalid',
+  );
+  total(
+    'signature_failures',
+    'Values under the cache keys whose signature was missing or wrong (cache signing key set): dropped and rescored',
+    'l2SignatureFailures',
+  );
+  total('writes_dropped', 'Redis write batches dropped because too many were in flight', 'l2WritesDropped');
+  new prom.Gauge({
+    name: `${p}cache_l2_connected`,
+    help: '1 while the score cache is connected to Redis (in a cluster: in every process)',
+    registers: [registry],
+    aggregator: 'min',
+    collect() {
+      this.set(cacheStats()?.l2Connected === true ? 1 : 0);
+    },
+  });
+  new prom.Gauge({
+    name: `${p}cache_l2_signed`,
+    help: '1 when Redis entries are signed and verified (RELEVANCE_GATE_CACHE_SIGNING_KEY); 0: anyone who can write to Redis controls the scores served',
+    registers: [registry],
+    aggregator: 'min',
+    collect() {
+      this.set(cacheStats()?.l2Signed === true ? 1 : 0);
+    },
+  });
+
+  // A histogram whose buckets the cache keeps: exported as prom-client exports its own histograms.
+  const name = `${p}cache_l2_read_duration_seconds`;
+  const latency = {
+    name,
+    help: 'How long requests waited for their Redis (L2) read, one MGET per request (a timed-out read counts its wait)',
+    type: 'histogram',
+    aggregator: 'sum',
+    get() {
+      const h = cacheStats()?.l2ReadLatency;
+      const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+      if (h !== undefined) {
+        let cumulative = 0;
+        for (let b = 0; b < h.boundsSeconds.length; b++) {
+          cumulative += h.counts[b];
+          values.push({ labels: { le: h.boundsSeconds[b] }, value: cumulative, metricName: `${name}_bucket` });
+        }
+        values.push({ labels: { le: '+Inf' }, value: h.count, metricName: `${name}_bucket` });
+        values.push({ labels: {}, value: h.sumSeconds, metricName: `${name}_sum` });
+        values.push({ labels: {}, value: h.count, metricName: `${name}_count` });
+      }
+      return Promise.resolve({ name, help: latency.help, type: 'histogram', values, aggregator: 'sum' });
+    },
+    reset() {},
+  };
+  registry.registerMetric(latency as unknown as Metric);
 }

@@ -25,6 +25,7 @@ import {
   type Passage,
   type Router,
   type ScoreCache,
+  type ScoreCacheStats,
   type Scorer,
   type ScoreOptions,
   type ScorerPairResult,
@@ -41,6 +42,13 @@ import {
 } from './config.js';
 import { ServerConfigError } from './errors.js';
 import { warmUp, warmupRequest } from './warmup.js';
+
+/**
+ * Environment variable with the secret that signs the score cache's Redis entries (shared by the
+ * replicas). Read here, never put into the config: it stays out of --print-config and of what a
+ * cluster primary hands its workers. Set but empty or shorter than 16 bytes: the server refuses to start.
+ */
+export const CACHE_SIGNING_KEY_ENV = 'RELEVANCE_GATE_CACHE_SIGNING_KEY';
 
 /** Signals read as relevance, newest name first (older fast-path models report `relevance`). */
 export const RELEVANCE_SIGNALS: readonly string[] = Object.freeze([RELEVANT]);
@@ -101,6 +109,8 @@ export interface ModelRegistry {
   all(): readonly ServedModel[];
   /** Whether a model of that name is configured (loaded or not). */
   has(name: string): boolean;
+  /** Counters of the score cache (undefined when it is off or not created yet). */
+  cacheStats(): ScoreCacheStats | undefined;
   close(): Promise<void>;
 }
 
@@ -131,7 +141,11 @@ function withoutEarlyStop(policy: GatePolicy): GatePolicy {
   return { ...policy, earlyStop: null };
 }
 
-export function createModelRegistry(config: ServerConfig, log: (msg: string) => void): ModelRegistry {
+export function createModelRegistry(
+  config: ServerConfig,
+  log: (msg: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): ModelRegistry {
   let state: RegistryState = 'loading';
   let failure: Error | undefined;
   const served = new Map<string, ServedModel>();
@@ -384,11 +398,7 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
     async load() {
       try {
         if (config.cache.enabled) {
-          cache = createScoreCache({
-            maxBytes: Math.max(4096, Math.floor(config.cache.l1Mb * 1024 * 1024)),
-            ...(config.cache.ttlMs === undefined ? {} : { ttlMs: config.cache.ttlMs }),
-            ...(config.cache.redisUrl === undefined ? {} : { redis: { url: config.cache.redisUrl } }),
-          });
+          cache = createServerCache(config, env, log);
         }
         const tierEntries = Object.entries(config.models).filter(([, m]) => m.type !== 'router');
         const loaded = await Promise.allSettled(tierEntries.map(([name, m]) => loadTier(name, m)));
@@ -455,6 +465,9 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
     has(name) {
       return Object.hasOwn(config.models, name);
     },
+    cacheStats() {
+      return cache?.stats();
+    },
     async close() {
       if (state === 'closed') return;
       state = 'closed';
@@ -462,4 +475,33 @@ export function createModelRegistry(config: ServerConfig, log: (msg: string) => 
       await closeAll();
     },
   };
+}
+
+/** The server's score cache; its Redis entries are signed when CACHE_SIGNING_KEY_ENV is set. */
+function createServerCache(config: ServerConfig, env: NodeJS.ProcessEnv, log: (msg: string) => void): ScoreCache {
+  const { redisUrl, ttlMs } = config.cache;
+  const signingKey = env[CACHE_SIGNING_KEY_ENV];
+  if (redisUrl === undefined && signingKey !== undefined)
+    log(`cache: ${CACHE_SIGNING_KEY_ENV} is set but no Redis is configured: nothing to sign`);
+  let cache: ScoreCache;
+  try {
+    cache = createScoreCache({
+      maxBytes: Math.max(4096, Math.floor(config.cache.l1Mb * 1024 * 1024)),
+      ...(ttlMs === undefined ? {} : { ttlMs }),
+      ...(redisUrl === undefined
+        ? {}
+        : { redis: { url: redisUrl, ...(signingKey === undefined ? {} : { signingKey }) } }),
+    });
+  } catch (error) {
+    if (error instanceof Error && error.name === 'CacheSigningKeyError')
+      throw new ServerConfigError(`${CACHE_SIGNING_KEY_ENV} refused: ${error.message}`, { cause: error });
+    throw error;
+  }
+  if (redisUrl !== undefined)
+    log(
+      signingKey === undefined
+        ? `cache: Redis entries are NOT signed: anyone who can write to that Redis decides the scores served (set ${CACHE_SIGNING_KEY_ENV})`
+        : 'cache: Redis entries signed and verified (HMAC-SHA256)',
+    );
+  return cache;
 }

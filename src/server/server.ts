@@ -70,7 +70,7 @@ export async function createServer(
         ready: () => registry?.state === 'ready',
         crossEncoders: () => m.crossEncoders,
       })),
-    { defaultMetrics: options.defaultMetrics },
+    { defaultMetrics: options.defaultMetrics, cacheStats: () => registry?.cacheStats() },
   );
   let app: FastifyInstance | undefined;
   const log = options.log ?? ((message: string) => app?.log.info(message));

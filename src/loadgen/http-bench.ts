@@ -17,6 +17,7 @@ import {
   type BenchPoint,
   type BenchProgress,
   formatPointHead,
+  formatRequestOutcomes,
   phaseGeneratorFields,
   phaseLoadFields,
   share,
@@ -166,12 +167,10 @@ export async function runHttpPoints(
             }),
       };
       points.push(point);
-      const statuses = Object.entries(client.statuses)
-        .map(([s, n]) => `${s}×${n}`)
-        .join(' ');
+      // Measured requests only (warm-up excluded), so refusals and errors are disjoint and add up.
       options.log(
         formatPointHead(label, point) +
-          `errors ${point.errors} (HTTP ${statuses}), degraded ${point.degradedPairs}` +
+          `${formatRequestOutcomes(phase)}, degraded ${point.degradedPairs}` +
           `${point.serverCpuMsPerRequest === undefined ? '' : `, server CPU ${point.serverCpuMsPerRequest.toFixed(3)} ms/request`}`,
       );
       if (phase.firstErrors.length > 0) options.log(`  first errors: ${phase.firstErrors.join(' | ')}`);

@@ -3,7 +3,7 @@
  * server (or any server speaking the protocol) over a keep-alive connection pool. The remaining
  * budget travels in `x-budget-ms` (so a request the generator sent late gets less time, exactly
  * as in-process), request bodies are serialised once per workload query, and a non-2xx answer is
- * an error of that request (the table counts it).
+ * an error of that request (the table counts it), except 429: a refusal under load, counted apart.
  */
 import { Agent, request as httpRequest } from 'node:http';
 import type { Passage } from '../types.js';
@@ -27,6 +27,18 @@ export interface HttpTarget extends LoadTarget {
   /** Responses by HTTP status. */
   readonly statuses: Readonly<Record<string, number>>;
   close(): void;
+}
+
+/** A non-2xx answer. `refused` for 429 (the server shed the request): not an error of the run. */
+export class HttpStatusError extends Error {
+  readonly status: number;
+  readonly refused: boolean;
+  constructor(status: number, text: string) {
+    super(`HTTP ${status}: ${text.slice(0, 200)}`);
+    this.name = 'HttpStatusError';
+    this.status = status;
+    this.refused = status === 429;
+  }
 }
 
 const PATHS: Readonly<Record<HttpProtocol, string>> = { cohere: '/v1/rerank', tei: '/rerank', gate: '/v1/gate' };
@@ -101,17 +113,18 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
       // A budget already spent still goes out (the server answers at once): the latency counts.
       const { status, text } = await post(body, deadline === undefined ? undefined : deadline - Date.now());
       statuses[status] = (statuses[status] ?? 0) + 1;
-      if (status < 200 || status >= 300) throw new Error(`HTTP ${status}: ${text.slice(0, 200)}`);
+      if (status < 200 || status >= 300) throw new HttpStatusError(status, text);
       const k = passages.length;
       if (options.protocol === 'gate') {
         const parsed = JSON.parse(text) as GateResponse;
         if (parsed.tier !== undefined && parsed.stats !== undefined)
-          return { tier: parsed.tier, stats: parsed.stats, errors: [] };
+          return { tier: parsed.tier, stats: parsed.stats, errors: [], status };
       } else JSON.parse(text);
       return {
         tier: { scorer: 'http', name: 'http', counts: {} },
         stats: { retrieved: k, unscored: 0, unscoredByReason: {} },
         errors: [],
+        status,
       };
     },
     close() {

@@ -33,9 +33,15 @@ export const DEFAULT_LATE_BOUND_MS = 2;
 /** The part of a gate result the generator reads (an HTTP target builds it from the response). */
 export type TargetResult = Pick<GateResult, 'tier' | 'errors'> & {
   readonly stats: Pick<GateResult['stats'], 'retrieved' | 'unscored' | 'unscoredByReason'>;
+  /** HTTP status of the answer (HTTP targets). */
+  readonly status?: number;
 };
 
-/** What the generator drives: a gate in-process, or an HTTP client of a server (http-target.ts). */
+/**
+ * What the generator drives: a gate in-process, or an HTTP client of a server (http-target.ts).
+ * A request the target could not answer rejects; an error with `refused: true` is a refusal under
+ * load (HTTP 429), counted apart from errors, and one with a numeric `status` is counted by it.
+ */
 export interface LoadTarget {
   filter(query: string, passages: readonly Passage[], options?: { readonly deadline?: number }): Promise<TargetResult>;
 }
@@ -110,9 +116,17 @@ export interface PhaseResult {
   /** Requests scheduled in the measured window. */
   readonly requests: number;
   readonly completed: number;
-  /** Requests that threw, had unscored pairs, or were still in flight at the drain timeout. */
+  /**
+   * Requests that failed (threw, refusals excluded), had unscored pairs, or were still in flight at
+   * the drain timeout. Never counts a refusal: requests = answered + refused + thrown + unfinished.
+   */
   readonly errors: number;
+  /** Requests that failed (an error other than a refusal: HTTP 5xx / 4xx, connection errors). */
   readonly thrown: number;
+  /** Requests the target refused under load (HTTP 429): answered at once, not errors. */
+  readonly refused: number;
+  /** Measured requests by the HTTP status of their answer (HTTP targets; a request without an answer has none). */
+  readonly statuses: Readonly<Record<string, number>>;
   readonly withUnscoredPairs: number;
   /** Requests (with at least one pair) that came back with every pair unscored. */
   readonly allUnscored: number;
@@ -191,6 +205,8 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
   let requests = 0;
   let measuredCompleted = 0;
   let thrown = 0;
+  let refused = 0;
+  const statuses: Record<string, number> = {};
   let withUnscored = 0;
   let allUnscored = 0;
   let lateBeyondBound = 0;
@@ -246,7 +262,10 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
         lateBeyondBound++;
         sec.late++;
       }
-      if (result === undefined) {
+      const status = result === undefined ? (error as { status?: unknown } | undefined)?.status : result.status;
+      if (typeof status === 'number') statuses[status] = (statuses[status] ?? 0) + 1;
+      if (result === undefined && (error as { refused?: unknown } | undefined)?.refused === true) refused++;
+      else if (result === undefined) {
         thrown++;
         if (firstErrors.length < 5)
           firstErrors.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
@@ -397,6 +416,8 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     completed: measuredCompleted,
     errors: thrown + withUnscored + unfinished,
     thrown,
+    refused,
+    statuses,
     withUnscoredPairs: withUnscored,
     allUnscored,
     unfinished,

@@ -28,7 +28,10 @@ export interface BenchPoint {
   readonly offeredQps: number;
   readonly achievedQps: number;
   readonly latencyMs: LatencySummary;
+  /** Requests that failed, came back with unscored pairs, or never finished; refusals (429) are not errors. */
   readonly errors: number;
+  /** Requests refused under load (HTTP 429), disjoint from `errors`. */
+  readonly refused: number;
   readonly requests: number;
   /** The bound late requests are counted against (ms after the deadline); null without a budget. */
   readonly lateBoundMs: number | null;
@@ -95,6 +98,7 @@ export function phaseLoadFields(
   | 'achievedQps'
   | 'latencyMs'
   | 'errors'
+  | 'refused'
   | 'requests'
   | 'lateBoundMs'
   | 'lateBeyondBound'
@@ -110,6 +114,7 @@ export function phaseLoadFields(
     achievedQps: phase.achievedQps,
     latencyMs: phase.latencyMs,
     errors: phase.errors,
+    refused: phase.refused,
     requests: phase.requests,
     lateBoundMs: phase.lateBoundMs,
     lateBeyondBound: phase.lateBeyondBound,
@@ -152,6 +157,28 @@ export function formatPointHead(label: string, point: BenchPoint): string {
   );
 }
 
+/**
+ * What became of a phase's measured requests, in parts that add up and never overlap:
+ * `N requests: a answered, r refused (429), f failed, u unfinished [HTTP 200×a 429×r …]; errors e
+ * (f failed + u unfinished + w answered with unscored pairs)`. Warm-up requests are not counted.
+ */
+export function formatRequestOutcomes(
+  phase: Pick<
+    PhaseResult,
+    'requests' | 'completed' | 'refused' | 'thrown' | 'unfinished' | 'statuses' | 'errors' | 'withUnscoredPairs'
+  >,
+): string {
+  const answered = phase.completed - phase.refused - phase.thrown;
+  const statuses = Object.entries(phase.statuses)
+    .map(([status, n]) => `${status}×${n}`)
+    .join(' ');
+  return (
+    `${phase.requests} requests: ${answered} answered, ${phase.refused} refused (429), ${phase.thrown} failed, ${phase.unfinished} unfinished` +
+    `${statuses === '' ? '' : ` [HTTP ${statuses}]`}; errors ${phase.errors}` +
+    ` (${phase.thrown} failed + ${phase.unfinished} unfinished + ${phase.withUnscoredPairs} answered with unscored pairs)`
+  );
+}
+
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 const ms = (x: number): string => (x >= 10_000 ? `${(x / 1000).toFixed(1)}s` : x >= 100 ? x.toFixed(0) : x.toFixed(1));
 
@@ -169,6 +196,7 @@ export function formatTable(points: readonly BenchPoint[]): string {
     'late>bound',
     'all-unscored',
     'errors',
+    'refused',
     'pairs',
     'cache',
     'trees',
@@ -191,6 +219,7 @@ export function formatTable(points: readonly BenchPoint[]): string {
     p.lateBoundMs === null ? '-' : String(p.lateBeyondBound),
     String(p.allUnscored),
     String(p.errors),
+    String(p.refused),
     String(p.pairs),
     pct(p.tierShare.cache),
     pct(p.tierShare.trees),
@@ -205,7 +234,7 @@ export function formatTable(points: readonly BenchPoint[]): string {
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return (
     [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') +
-    '\n(latencies in ms from the scheduled send time; late>bound = requests answered more than the bound after their deadline; all-unscored = requests with every pair unscored; CE-model = pairs whose score came from the cross-encoder, fresh or cached)\n'
+    '\n(latencies in ms from the scheduled send time; late>bound = requests answered more than the bound after their deadline; all-unscored = requests with every pair unscored; errors = requests that failed, never finished or had unscored pairs; refused = 429s, not errors; CE-model = pairs whose score came from the cross-encoder, fresh or cached)\n'
   );
 }
 

@@ -2,7 +2,8 @@
  * The API key out of sight: `serve --api-key-file <path>` and `RELEVANCE_GATE_API_KEY` give the
  * key; `--api-key <key>` still works but warns that `ps` shows it; a bad key file is a start-up
  * error (exit 1). With `--processes 2` no worker's command line or environment holds the key (it
- * travels over the cluster's IPC channel), and 401 answers carry `WWW-Authenticate: Bearer`.
+ * travels over the cluster's IPC channel), nor the cache signing key (handed over IPC too: every
+ * worker still signs), and 401 answers carry `WWW-Authenticate: Bearer`.
  */
 import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { ServerConfigError, resolveServerConfig } from '../../src/server/index.j
 import { workerArguments } from '../../src/server/cluster.js';
 import { readApiKeyFile } from '../../src/server/config.js';
 import { packageRoot } from '../../src/util/package-root.js';
+import { freePort, RedisServer, redisServerAvailable } from '../cache/redis-server.js';
 import { postJson } from './helpers.js';
 
 let dir: string;
@@ -239,6 +241,32 @@ describe.skipIf(process.platform !== 'linux')(
         expect(await stop(s)).toBe(0);
       } finally {
         if (s.child.exitCode === null) s.child.kill('SIGKILL');
+      }
+    }, 120_000);
+  },
+);
+
+describe.skipIf(process.platform !== 'linux' || !redisServerAvailable())(
+  'serve --processes 2 with RELEVANCE_GATE_CACHE_SIGNING_KEY',
+  () => {
+    it('every worker signs its Redis entries, yet no worker environment holds the signing key', async () => {
+      const redis = new RedisServer(await freePort());
+      await redis.start();
+      const signingKey = 'cluster-signing-key-7d41c0aa59e2b3f8';
+      const s = serve(['--processes', '2', '--redis-url', redis.url], { RELEVANCE_GATE_CACHE_SIGNING_KEY: signingKey });
+      try {
+        const url = await served(s);
+        const pids = workers(s.child.pid as number);
+        expect(pids).toHaveLength(2);
+        for (const pid of [...pids, ...pids.flatMap(descendants)])
+          expect(environ(pid), `environ of ${pid}`).not.toContain(signingKey);
+        // The gauge aggregates with min over the workers: 1 only when both sign.
+        const metrics = await (await fetch(`${url}/metrics`)).text();
+        expect(metrics).toMatch(/^relevance_gate_cache_l2_signed 1$/m);
+        expect(await stop(s)).toBe(0);
+      } finally {
+        if (s.child.exitCode === null) s.child.kill('SIGKILL');
+        await redis.kill();
       }
     }, 120_000);
   },

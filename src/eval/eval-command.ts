@@ -30,6 +30,11 @@ export interface EvalCommandOptions {
   readonly retrievalRank?: boolean;
   /** An operating-points file (`relevance-gate fit-points --out`) to measure instead of the model's own points. */
   readonly operatingPointsFile?: string | undefined;
+  /**
+   * Other judged collections whose queries (the same query set) are retrieved from this corpus:
+   * lists that hold nothing relevant, reported beside the real ones.
+   */
+  readonly junkCollectionDirs?: readonly string[] | undefined;
   readonly log?: (line: string) => void;
 }
 
@@ -83,10 +88,22 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
       log(
         'eval: WARNING: this model is a speed/shape model with random weights; its relevance numbers are meaningless',
       );
-    const operatingPoints =
+    const pointsFile =
       options.operatingPointsFile === undefined
         ? undefined
-        : operatingPointsForScorer(await readOperatingPointsFile(options.operatingPointsFile), tier.scorer.id);
+        : await readOperatingPointsFile(options.operatingPointsFile);
+    const operatingPoints = pointsFile === undefined ? undefined : operatingPointsForScorer(pointsFile, tier.scorer.id);
+    const junkQueries = (options.junkCollectionDirs ?? []).map((dir) => {
+      const other = loadCollection(dir);
+      return {
+        collection: other,
+        queryIds: resolveQuerySet(other, options.queries as QuerySetName, tier.splits).queryIds,
+      };
+    });
+    if (junkQueries.length > 0)
+      log(
+        `eval: junk lists: ${junkQueries.map((j) => `${j.queryIds.length} queries of ${j.collection.name}`).join(', ')} over ${collection.name}`,
+      );
     if (operatingPoints !== undefined) log(`eval: operating points from ${options.operatingPointsFile}`);
     const targetPrecision = options.targetPrecision ?? tier.targetPrecision ?? 0.5;
     const progress = options.progress ? createProgress(`eval ${collection.name}`, querySet.queryIds.length) : null;
@@ -100,6 +117,8 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
       retrievalRank: options.retrievalRank ?? true,
       ...(tier.recommendedThreshold !== undefined ? { gateThreshold: tier.recommendedThreshold } : {}),
       ...(operatingPoints === undefined ? {} : { operatingPoints }),
+      ...(pointsFile?.scoreCalibration === undefined ? {} : { scoreCalibration: pointsFile.scoreCalibration }),
+      junkQueries,
       ...(progress ? { onProgress: (done: number) => progress.update(done) } : {}),
     });
     progress?.finish();

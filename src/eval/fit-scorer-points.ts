@@ -21,7 +21,19 @@ import {
   parseOperatingPointsFile,
 } from '../gate/operating-points-file.js';
 import type { OperatingPoints } from '../gate/types.js';
+import type { ListFeatureWeights, ScoreCalibration } from '../gate/policies/list-verdict.js';
 import type { Scorer } from '../types.js';
+import {
+  BOUND_REAL_EMPTY,
+  calibratedPairs,
+  expectedCalibrationError,
+  fitScoreCalibration,
+  fitVerdictWeights,
+  type VerdictCurvePoint,
+  verdictBias,
+  verdictCurve,
+  verdictRates,
+} from './list-verdict-fit.js';
 import { integerInRange } from '../util/validate-options.js';
 import { buildCandidateLists } from './candidates.js';
 import type { Collection } from './collection.js';
@@ -29,6 +41,7 @@ import { createBm25FirstStage, type FirstStage } from './first-stage.js';
 import {
   type FitOptions,
   fitOperatingPoints,
+  type GateList,
   type JudgedGateList,
   type OperatingPointBounds,
   type OperatingPointFit,
@@ -36,7 +49,15 @@ import {
   operatingPointBounds,
   operatingPointRows,
 } from './operating-points.js';
-import { judgedGateList, scoreCandidateListWithOrder } from './run-eval.js';
+import {
+  type ForeignQueries,
+  type JunkList,
+  judgedGateList,
+  scoreCandidateListWithOrder,
+  scoreJunkLists,
+} from './run-eval.js';
+
+export type { ForeignQueries, JunkList } from './run-eval.js';
 
 /** One judged collection to score for a fit: the scorer that scores it and the queries to use. */
 export interface FitCollection {
@@ -51,6 +72,12 @@ export interface FitCollection {
   readonly firstStage?: FirstStage;
   /** Called after each query is scored. */
   readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * Other collections' queries to retrieve from THIS collection's corpus: lists that hold nothing
+   * relevant (the noisy-corpus case), scored like the real ones, which the sufficiency verdict is
+   * fitted and measured on.
+   */
+  readonly foreign?: readonly ForeignQueries[];
 }
 
 /** A collection's judged gate lists as one model scored them: the input of a fit. */
@@ -61,6 +88,8 @@ export interface ScoredCollection {
   readonly model: string;
   readonly gateK: number;
   readonly lists: readonly JudgedGateList[];
+  /** Lists of other collections' queries over this corpus (FitCollection.foreign); empty when none were asked for. */
+  readonly junk?: readonly JunkList[];
 }
 
 /** The points' measured meaning on one collection. */
@@ -77,6 +106,23 @@ export interface CollectionPointsReport {
   readonly heldOut: { readonly points: OperatingPoints; readonly rows: readonly OperatingPointRow[] } | null;
   /** Label-known bounds of any keep/drop rule on this collection's lists (null: no relevant candidate). */
   readonly bounds: OperatingPointBounds | null;
+  /** Junk lists measured on this corpus (other collections' queries). */
+  readonly junkLists: number;
+  /**
+   * The sufficiency verdict held out: its trade-off curve (real lists with a relevant candidate left
+   * empty vs junk lists left empty, the bias set on the other collections at each target) and the
+   * label-known bound (fitted on this collection's own lists); null without junk lists or with one collection.
+   */
+  readonly verdict: { readonly curve: readonly VerdictCurvePoint[]; readonly bound: VerdictCurvePoint | null } | null;
+  /** Expected calibration error (10 bins) of the returned score on this collection's real lists. */
+  readonly calibration: {
+    /** The calibration fitted on every collection (null: none could be fitted). */
+    readonly fitted: number | null;
+    /** Fitted on the other collections only; null with one collection. */
+    readonly heldOut: number | null;
+    /** Fitted on this collection's own labels (what no calibration of these signals beats by much). */
+    readonly bound: number | null;
+  };
 }
 
 export interface ScorerPointsFit {
@@ -84,6 +130,11 @@ export interface ScorerPointsFit {
   readonly model: string;
   readonly gateK: number;
   readonly points: OperatingPoints;
+  /**
+   * The returned score's calibration, fitted on every collection (src/gate/policies/list-verdict.ts);
+   * undefined when the model's scores do not rise with relevance.
+   */
+  readonly scoreCalibration: ScoreCalibration | undefined;
   /** Each point's objective and its metrics on each collection, as the fit chose it. */
   readonly fits: Readonly<Record<OperatingPointName, OperatingPointFit>>;
   readonly collections: readonly CollectionPointsReport[];
@@ -117,7 +168,22 @@ export async function scoreCollectionForFit(input: FitCollection): Promise<Score
     lists.push(judgedGateList(list, scored, gateK));
     input.onProgress?.(i + 1, candidates.length);
   }
-  return { name: collection.name, fingerprint: collection.fingerprint, model: modelIdOf(scorer.id), gateK, lists };
+  const junk = await scoreJunkLists(
+    collection,
+    scorer,
+    firstStage,
+    input.foreign ?? [],
+    gateK,
+    input.retrievalRank ?? true,
+  );
+  return {
+    name: collection.name,
+    fingerprint: collection.fingerprint,
+    model: modelIdOf(scorer.id),
+    gateK,
+    lists,
+    junk,
+  };
 }
 
 /**
@@ -145,25 +211,85 @@ export function fitScorerOperatingPoints(
       throw new InvalidArgumentError(`collection ${c.name} was scored at gateK ${c.gateK}, not ${gateK}`);
   }
   const lists = Object.fromEntries(scored.map((c) => [c.name, c.lists]));
-  const fits = fitOperatingPoints(lists, options);
+  const junkOf = (exclude: string | undefined): Record<string, readonly GateList[]> =>
+    Object.fromEntries(
+      scored.filter((c) => c.name !== exclude).map((c) => [c.name, (c.junk ?? []).filter((l) => l.source !== exclude)]),
+    );
+  const withJunk = scored.some((c) => (c.junk ?? []).length > 0);
+  const fitOptions = (exclude: string | undefined): FitOptions =>
+    withJunk ? { ...options, junk: junkOf(exclude) } : options;
+  const fits = fitOperatingPoints(lists, fitOptions(undefined));
   const points = pointsOf(fits);
+  const scoreCalibration = fitScoreCalibration(lists);
   const collections = scored.map((c): CollectionPointsReport => {
+    const junk = c.junk ?? [];
     let heldOut: CollectionPointsReport['heldOut'] = null;
+    let verdict: CollectionPointsReport['verdict'] = null;
+    let heldOutCalibration: ScoreCalibration | undefined;
     if (scored.length > 1) {
+      // Leave-one-collection-out: neither this corpus's lists nor this collection's queries over
+      // another corpus take part in the fit.
       const others = Object.fromEntries(Object.entries(lists).filter(([n]) => n !== c.name));
-      const heldOutPoints = pointsOf(fitOperatingPoints(others, options));
-      heldOut = { points: heldOutPoints, rows: operatingPointRows(c.lists, heldOutPoints) };
+      const heldOutFits = fitOperatingPoints(others, fitOptions(c.name));
+      const heldOutPoints = pointsOf(heldOutFits);
+      heldOut = { points: heldOutPoints, rows: operatingPointRows(c.lists, heldOutPoints, junk) };
+      heldOutCalibration = fitScoreCalibration(others);
+      const weights = heldOutPoints.balanced.sufficiency?.weights;
+      if (weights !== undefined && junk.length > 0)
+        verdict = verdictReport(weights, others, c.lists, junk, junkOf(undefined)[c.name] ?? []);
     }
+    const own = { [c.name]: c.lists };
     return {
       collection: c.name,
       fingerprint: c.fingerprint,
       queries: c.lists.length,
-      fitted: operatingPointRows(c.lists, points),
+      junkLists: junk.length,
+      fitted: operatingPointRows(c.lists, points, junk),
       heldOut,
       bounds: operatingPointBounds(c.lists),
+      verdict,
+      calibration: {
+        fitted: calibrationErrorOf(scoreCalibration, c.lists),
+        heldOut: heldOutCalibration === undefined ? null : calibrationErrorOf(heldOutCalibration, c.lists),
+        bound: c.lists.some((l) => l.relevant.some(Boolean))
+          ? calibrationErrorOf(fitScoreCalibration(own), c.lists)
+          : null,
+      },
     };
   });
-  return { model, gateK, points, fits, collections };
+  return { model, gateK, points, scoreCalibration, fits, collections };
+}
+
+/** ECE (10 bins) of a calibration's scores on lists; null without a calibration. */
+function calibrationErrorOf(calibration: ScoreCalibration | undefined, lists: readonly GateList[]): number | null {
+  if (calibration === undefined) return null;
+  const { scores, labels } = calibratedPairs(calibration, lists);
+  return expectedCalibrationError(scores, labels);
+}
+
+/**
+ * The held-out verdict's trade-off curve on one collection, and the label-known bound: the verdict
+ * fitted on this collection's own real and junk lists, its bias set to leave BOUND_REAL_EMPTY of
+ * the real lists with a relevant candidate empty.
+ */
+function verdictReport(
+  weights: ListFeatureWeights,
+  fitReal: Readonly<Record<string, readonly GateList[]>>,
+  real: readonly GateList[],
+  junk: readonly GateList[],
+  ownJunk: readonly GateList[],
+): NonNullable<CollectionPointsReport['verdict']> {
+  const curve = verdictCurve(weights, fitReal, real, junk);
+  let bound: VerdictCurvePoint | null = null;
+  if (real.some((l) => l.relevant.some(Boolean)) && ownJunk.length > 0) {
+    const own = { self: real };
+    const ownWeights = fitVerdictWeights(own, { self: ownJunk });
+    if (ownWeights !== undefined) {
+      const bias = verdictBias(ownWeights, own, BOUND_REAL_EMPTY);
+      bound = { target: BOUND_REAL_EMPTY, ...verdictRates({ weights: ownWeights, bias }, real, junk) };
+    }
+  }
+  return { curve, bound };
 }
 
 /** The operating-points file of a fit: the points, what they were fitted on, and their held-out meaning. */
@@ -179,6 +305,7 @@ export function operatingPointsFileOf(fit: ScorerPointsFit): OperatingPointsFile
         f1Ratio: row.f1Ratio,
         nothingKeptShare: row.nothingKeptShare,
         keptPerQuery: row.keptPerQuery,
+        ...(row.junkLists === 0 ? {} : { junkNothingKeptShare: row.junkNothingKeptShare }),
       });
     }
   }
@@ -187,6 +314,7 @@ export function operatingPointsFileOf(fit: ScorerPointsFit): OperatingPointsFile
     model: fit.model,
     gateK: fit.gateK,
     points: fit.points,
+    ...(fit.scoreCalibration === undefined ? {} : { scoreCalibration: fit.scoreCalibration }),
     fittedOn: fit.collections.map((c) => ({
       collection: c.collection,
       fingerprint: c.fingerprint,

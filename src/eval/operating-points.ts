@@ -15,6 +15,7 @@ import {
   rankedCutValue,
 } from '../gate/policies/operating-points.js';
 import { InvalidArgumentError } from '../errors.js';
+import { fitVerdictWeights, judgedSufficient, VERDICT_REAL_EMPTY_TARGETS, verdictBias } from './list-verdict-fit.js';
 import { meanOf, ndcgAt } from './metrics.js';
 
 export interface GateList {
@@ -27,8 +28,9 @@ export interface GateList {
   readonly order?: readonly number[];
 }
 
-/** Which candidates of a list an operating point keeps, as the gate decides (listCut). */
+/** Which candidates of a list an operating point keeps, as the gate decides (listCut): nothing when its verdict judges the list insufficient. */
 export function operatingPointKept(point: OperatingPoint, list: GateList): boolean[] {
+  if (!judgedSufficient(point.sufficiency, list)) return list.relevances.map(() => false);
   const t = operatingPointThreshold(point, list.relevances);
   const order = list.order;
   const cut = order === undefined ? undefined : rankedCutValue(t, list.relevances, order);
@@ -308,6 +310,39 @@ export interface FitOptions {
   readonly fitOn?: 'relevance-head' | 'ranked-cut';
   /** The recall `precise` must keep on every collection (default PRECISE_RECALL_FLOOR; docs/eval.md measures others). */
   readonly preciseRecallFloor?: number;
+  /**
+   * Lists that hold nothing relevant, by the collection whose corpus they were retrieved from (its
+   * other queries' lists, e.g. another collection's queries against this corpus). With them each
+   * point gets a sufficiency verdict (VERDICT_REAL_EMPTY_TARGETS) and a per-pair floor; without
+   * them the points have neither, as before.
+   */
+  readonly junk?: Readonly<Record<string, readonly GateList[]>>;
+}
+
+/** Floors tried for each point, ascending; the largest that costs nothing measurable is kept (FLOOR_TOLERANCE). */
+export const FLOOR_GRID: readonly number[] = Object.freeze([0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.125, 0.15]);
+/** A floor may lower a training collection's F1 by at most this share, and empty at most this share more of its real lists. */
+export const FLOOR_TOLERANCE = 0.01;
+
+/** The largest floor of FLOOR_GRID (stopping at the first that fails) that costs each collection at most FLOOR_TOLERANCE. */
+function fitFloor(point: OperatingPoint, lists: Readonly<Record<string, readonly GateList[]>>): number {
+  const base = Object.values(lists).map((ls) => operatingPointMetrics(ls, point));
+  let floor = 0;
+  for (const candidate of FLOOR_GRID) {
+    if (candidate === 0) continue;
+    const trial = { ...point, floor: candidate };
+    const ok = Object.values(lists).every((ls, i) => {
+      const m = operatingPointMetrics(ls, trial);
+      const b = base[i]!;
+      return (
+        m.f1 >= (1 - FLOOR_TOLERANCE) * b.f1 &&
+        m.nothingKept - b.nothingKept <= FLOOR_TOLERANCE * Math.max(1, m.queriesWithRelevant)
+      );
+    });
+    if (!ok) break;
+    floor = candidate;
+  }
+  return floor;
 }
 
 /**
@@ -350,14 +385,28 @@ export function fitOperatingPoints(
   });
   const steering = reachable.length > 0 ? reachable : names;
   const out = {} as Record<OperatingPointName, OperatingPointFit>;
+  const junk = options.junk;
+  const verdictWeights =
+    junk === undefined || Object.keys(junk).length === 0 ? undefined : fitVerdictWeights(lists, junk);
   for (const name of OPERATING_POINT_NAMES) {
     const c = choose(candidates, name, steering, preciseRecallFloor);
+    let point = c.point;
+    let metrics = c.metrics;
+    if (verdictWeights !== undefined) {
+      const sufficiency = Object.freeze({
+        weights: verdictWeights,
+        bias: verdictBias(verdictWeights, lists, VERDICT_REAL_EMPTY_TARGETS[name]),
+      });
+      const judged: OperatingPoint = { ...c.point, sufficiency };
+      point = Object.freeze({ ...judged, floor: fitFloor(judged, lists) });
+      metrics = Object.fromEntries(names.map((n) => [n, operatingPointMetrics(lists[n]!, point)]));
+    }
     out[name] = {
-      point: c.point,
+      point,
       objective: name === 'precise' ? preciseObjective(preciseRecallFloor) : FIT_OBJECTIVES[name],
       perCollection: Object.fromEntries(
         names.map((n) => {
-          const m = c.metrics[n]!;
+          const m = metrics[n]!;
           return [
             n,
             {
@@ -390,16 +439,24 @@ export interface OperatingPointRow extends OperatingPointMetrics {
   readonly nothingKeptShare: number | null;
   /** Mean nDCG@10 of the KEPT list in the order the gate returns it (`order`, else relevance; dropped passages count as not returned). */
   readonly ndcg10Kept: number | null;
+  /** Lists that hold nothing relevant (another collection's queries against this corpus) measured beside; 0 when none were given. */
+  readonly junkLists: number;
+  /** Of those, the share where nothing was kept (a list with no candidate counts as empty); null when none were given. */
+  readonly junkNothingKeptShare: number | null;
+  /** Passages kept per junk list (null when none were given). */
+  readonly junkKeptPerList: number | null;
 }
 
 /** Per operating point: the kept-set metrics and nDCG@10 of the kept list, with the gate's exact per-call cut. */
 export function operatingPointRows(
   lists: readonly JudgedGateList[],
   points: Readonly<Record<OperatingPointName, OperatingPoint>>,
+  junk: readonly GateList[] = [],
 ): OperatingPointRow[] {
   return OPERATING_POINT_NAMES.map((name) => {
     const point = points[name];
     const m = operatingPointMetrics(lists, point);
+    const junkMetrics = junk.length === 0 ? undefined : operatingPointMetrics(junk, point);
     const ndcgs: Array<number | null> = lists.map((list) => {
       const keep = operatingPointKept(point, list);
       const order = list.order ?? list.relevances;
@@ -417,6 +474,9 @@ export function operatingPointRows(
       f1Ratio: m.f1KeepAll === 0 ? 0 : m.f1 / m.f1KeepAll,
       nothingKeptShare: m.queriesWithRelevant === 0 ? null : m.nothingKept / m.queriesWithRelevant,
       ndcg10Kept: meanOf(ndcgs),
+      junkLists: junk.length,
+      junkNothingKeptShare: junkMetrics === undefined ? null : junkMetrics.nothingKeptAll / junk.length,
+      junkKeptPerList: junkMetrics === undefined ? null : junkMetrics.keptPerQuery,
     };
   });
 }

@@ -77,8 +77,14 @@ export function summarizeReport(report: EvalReport): string {
     ...(report.operatingPoints ?? []).map(
       (r) =>
         `operating point ${r.name.padEnd(8)}: precision ${pct(r.precision)}, recall ${pct(r.recall)}, F1 ${pct(r.f1)} (keep all ${pct(r.f1KeepAll)}, ${r.f1Ratio.toFixed(2)}×), ` +
-        `kept/query ${r.keptPerQuery.toFixed(2)}, nothing kept ${r.nothingKept} of ${r.queriesWithRelevant} queries with a relevant candidate, nDCG@10 of the kept list ${pct(r.ndcg10Kept)}`,
+        `kept/query ${r.keptPerQuery.toFixed(2)}, nothing kept ${r.nothingKept} of ${r.queriesWithRelevant} queries with a relevant candidate, nDCG@10 of the kept list ${pct(r.ndcg10Kept)}` +
+        (r.junkLists === 0
+          ? ''
+          : `; junk lists: nothing kept for ${((r.junkNothingKeptShare ?? 0) * 100).toFixed(1)} % of ${r.junkLists}, ${(r.junkKeptPerList ?? 0).toFixed(2)} kept per list`),
     ),
+    ...(report.scoreCalibrationError === null
+      ? []
+      : [`returned score: expected calibration error (10 bins) ${report.scoreCalibrationError.toFixed(3)}`]),
     ...(report.operatingPointBounds === null
       ? []
       : [

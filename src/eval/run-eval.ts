@@ -9,8 +9,11 @@ import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
 import type { Passage, Scorer, ScorerPairResult } from '../types.js';
 import { isDetailedPairScore } from '../types.js';
 import { integerInRange, positiveInteger, probability } from '../util/validate-options.js';
-import { type OperatingPoints, operatingPointsFor } from '../gate/policies/operating-points.js';
+import type { ScoreCalibration } from '../gate/policies/list-verdict.js';
+import { type OperatingPoints, operatingPointsFor, scoreCalibrationFor } from '../gate/policies/operating-points.js';
+import { calibratedPairs, expectedCalibrationError } from './list-verdict-fit.js';
 import {
+  type GateList,
   type JudgedGateList,
   type OperatingPointBounds,
   type OperatingPointRow,
@@ -64,6 +67,16 @@ export interface EvalOptions {
    * the scorer's own (known models, by id); none → the report's `operatingPoints` is null.
    */
   readonly operatingPoints?: OperatingPoints;
+  /**
+   * The score calibration whose error the report gives (`scoreCalibrationError`). Default: the
+   * scorer's own (known models, by id).
+   */
+  readonly scoreCalibration?: ScoreCalibration;
+  /**
+   * Other collections' queries to retrieve from this corpus: lists that hold nothing relevant,
+   * measured beside the real ones (each operating point's `junkNothingKeptShare`).
+   */
+  readonly junkQueries?: readonly ForeignQueries[];
   /** Reuse an index over the collection (it is the costly part for big corpora). */
   readonly firstStage?: FirstStage;
   /** Called after each query is scored. */
@@ -117,6 +130,13 @@ export interface EvalReport {
    * query has a relevant candidate.
    */
   readonly operatingPointBounds: OperatingPointBounds | null;
+  /** Lists of other collections' queries over this corpus measured beside (EvalOptions.junkQueries). */
+  readonly junkLists: number;
+  /**
+   * Expected calibration error (10 bins) of the score the rerank surfaces return (GateItem.score)
+   * on the first-stage top gateK; null when the scorer has no score calibration.
+   */
+  readonly scoreCalibrationError: number | null;
   readonly timingsMs: { readonly firstStage: number; readonly scoring: number; readonly total: number };
   /** Per-query nDCG@10, for paired comparisons. */
   readonly perQuery: ReadonlyArray<{
@@ -191,6 +211,50 @@ export async function scoreCandidateListWithOrder(
 }
 
 /** A list's first `gateK` candidates as the gate sees them, with labels: what operating points are measured and fitted on. */
+/** Queries of another collection, retrieved from the corpus being scored. */
+export interface ForeignQueries {
+  readonly collection: Collection;
+  readonly queryIds: readonly string[];
+}
+
+/** A list of another collection's query over this corpus: nothing in it is relevant. */
+export interface JunkList extends GateList {
+  /** The collection the query came from. */
+  readonly source: string;
+}
+
+/**
+ * Other collections' queries retrieved from `collection`'s corpus, scored as the gate would: lists
+ * in which every candidate is off-topic (no judgments), the noisy-corpus case the sufficiency
+ * verdict is fitted and measured on. A foreign collection with the same fingerprint is skipped.
+ */
+export async function scoreJunkLists(
+  collection: Collection,
+  scorer: Scorer,
+  firstStage: FirstStage,
+  foreign: readonly ForeignQueries[],
+  gateK: number,
+  retrievalRank: boolean,
+): Promise<JunkList[]> {
+  const junk: JunkList[] = [];
+  for (const other of foreign) {
+    if (other.collection.fingerprint === collection.fingerprint) continue;
+    const view: Collection = {
+      ...collection,
+      queries: other.collection.queries,
+      queryById: other.collection.queryById,
+      qrels: new Map(),
+      trainQrels: null,
+    };
+    for (const list of buildCandidateLists(view, firstStage, other.queryIds, gateK)) {
+      const scored = await scoreCandidateListWithOrder(view, scorer, list, undefined, retrievalRank);
+      const { relevances, relevant, order } = judgedGateList(list, scored, gateK);
+      junk.push({ relevances, relevant, ...(order === undefined ? {} : { order }), source: other.collection.name });
+    }
+  }
+  return junk;
+}
+
 export function judgedGateList(list: CandidateList, scored: ScoredCandidates, gateK: number): JudgedGateList {
   const top = list.candidates.slice(0, gateK);
   const { scores, order } = scored;
@@ -269,7 +333,21 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     options.gateThreshold !== undefined ? 'given' : thresholdForTarget ? 'tuned-on-these-queries' : 'none';
   const gate = keptSetStats(gatePools, gateThreshold ?? Number.POSITIVE_INFINITY);
   const points = options.operatingPoints ?? operatingPointsFor(scorer.id);
-  const operatingPoints = points === undefined ? null : operatingPointRows(judgedLists, points);
+  const junk = await scoreJunkLists(
+    collection,
+    scorer,
+    firstStage,
+    options.junkQueries ?? [],
+    gateK,
+    options.retrievalRank ?? true,
+  );
+  const operatingPoints = points === undefined ? null : operatingPointRows(judgedLists, points, junk);
+  const calibration = options.scoreCalibration ?? scoreCalibrationFor(scorer.id);
+  let scoreCalibrationError: number | null = null;
+  if (calibration !== undefined) {
+    const { scores: calibrated, labels } = calibratedPairs(calibration, judgedLists);
+    scoreCalibrationError = expectedCalibrationError(calibrated, labels);
+  }
 
   return {
     collection: {
@@ -295,6 +373,8 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     gate: { ...gate, thresholdSource },
     operatingPoints,
     operatingPointBounds: operatingPointBounds(judgedLists),
+    junkLists: junk.length,
+    scoreCalibrationError,
     timingsMs: { firstStage: round1(t1 - t0), scoring: round1(t2 - t1), total: round1(t2 - t0) },
     perQuery,
   };

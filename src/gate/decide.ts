@@ -7,8 +7,17 @@ import type { Passage, SignalProbabilities } from '../types.js';
 import { plattProbability } from '../calibration/platt.js';
 import { orderValue, ordersByRanking, rankingOf } from './order.js';
 import type { CompiledPolicy } from './policy.js';
+import {
+  calibratedScore,
+  listFeatures,
+  type ScoreCalibration,
+  scoreCalibrationOffset,
+} from './policies/list-verdict.js';
 import { evaluateRules, NO_RULE_MATCHED, RULE_MISSING_SIGNAL } from './policies/rules.js';
 import type { GateItem, GateResult, GateStats, GateTier, GateTimings, Route, UnscoredReason } from './types.js';
+
+/** The rule of pairs excluded because the sufficiency verdict judged the list to hold nothing relevant. */
+export const INSUFFICIENT_CONTEXT_RULE = 'insufficient-context';
 
 /** The writable form of GateItem used while a call is being decided. */
 export interface WorkingItem<P extends Passage = Passage> {
@@ -20,6 +29,7 @@ export interface WorkingItem<P extends Passage = Passage> {
   raw: Readonly<Record<string, number>> | undefined;
   tier: string | undefined;
   relevance: number | null;
+  score: number | null;
   cached: boolean;
   rank: number;
   passage: P;
@@ -36,6 +46,7 @@ export function newWorkingItem<P extends Passage>(passage: P, rank: number): Wor
     raw: undefined,
     tier: undefined,
     relevance: null,
+    score: null,
     cached: false,
     rank,
     passage,
@@ -55,6 +66,7 @@ export function reopenItem<P extends Passage>(item: GateItem<P>): WorkingItem<P>
     raw: item.raw,
     tier: item.tier,
     relevance: null,
+    score: null,
     cached: item.cached,
     rank: item.rank,
     passage: item.passage,
@@ -71,6 +83,8 @@ export class DecisionState {
     readonly threshold: number,
     /** An operating point's ranked cut (src/gate/policies/operating-points.ts listCut): pairs pass on `ranking >= rankingCut`. */
     readonly rankingCut: number | undefined = undefined,
+    /** The operating point's sufficiency margin for this call (listCut); undefined without a verdict. */
+    readonly sufficiency: number | undefined = undefined,
   ) {
     this.fallbackCandidates = policy.minKept > 0 && policy.fallback === 'top' ? [] : undefined;
   }
@@ -135,6 +149,14 @@ export function decidePair(item: WorkingItem, state: DecisionState): boolean {
     return false;
   }
   item.relevance = relevance;
+  if (state.sufficiency !== undefined && !(state.sufficiency >= 0)) {
+    // The list was judged to hold nothing relevant: no pair passes, whatever its own value. The
+    // explicit fallback (minKept) may still promote pairs, as it does below a floor.
+    item.route = 'excluded';
+    item.rule = INSUFFICIENT_CONTEXT_RULE;
+    state.fallbackCandidates?.push(item);
+    return false;
+  }
   const rules = policy.rules;
   if (rules === undefined) {
     const cut = state.rankingCut;
@@ -230,6 +252,35 @@ export function orderForReturn(included: WorkingItem[], conflicting: WorkingItem
 
 const EMPTY_ERRORS: readonly string[] = Object.freeze([]);
 
+/**
+ * Sets every decided item's `score`: the order value (ranking when every item with a relevance has
+ * one, else relevance), through the calibration when there is one. The calibration's list part is
+ * computed once from the same stored values, so the score is a pure function of stored signals.
+ */
+function assignScores(items: WorkingItem[], calibration: ScoreCalibration | undefined): void {
+  const byRanking = ordersByRanking([items]);
+  if (calibration === undefined) {
+    for (let i = 0; i < items.length; i++) items[i].score = orderValue(items[i], byRanking);
+    return;
+  }
+  const relevances: number[] = [];
+  const ranking: number[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    const value = orderValue(item, byRanking);
+    if (value === null) continue;
+    relevances.push(item.relevance as number);
+    if (byRanking) ranking.push(value);
+  }
+  const features = listFeatures(relevances, byRanking ? ranking : undefined);
+  if (features === undefined) return;
+  const offset = scoreCalibrationOffset(calibration, features);
+  for (let i = 0; i < items.length; i++) {
+    const value = orderValue(items[i], byRanking);
+    items[i].score = value === null ? null : calibratedScore(calibration, offset, value);
+  }
+}
+
 export interface FinalizeInput<P extends Passage> {
   readonly query: string;
   readonly queryClass: string | undefined;
@@ -297,6 +348,7 @@ export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): G
   if (conflicting.length > 1) sortByRelevance(conflicting);
   // maxKept and the fallback chose by relevance; the returned order follows the ranking signal.
   orderForReturn(included, conflicting);
+  assignScores(items, policy.scoreCalibration);
 
   let sum = 0;
   let withRelevance = 0;
@@ -364,9 +416,13 @@ export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): G
     minRelevance: withRelevance === 0 ? null : min,
     maxRelevance: withRelevance === 0 ? null : max,
     fallbackTriggered,
-    insufficientContext: withRelevance === 0 || (mean as number) < policy.insufficientBelow,
+    insufficientContext:
+      withRelevance === 0 ||
+      (mean as number) < policy.insufficientBelow ||
+      (state.sufficiency !== undefined && !(state.sufficiency >= 0)),
     threshold: state.threshold,
     rankingCut: state.rankingCut ?? null,
+    sufficiency: state.sufficiency ?? null,
   };
   const tier: GateTier = { scorer: input.scorerId, name: tierName ?? 'none', counts: tierCounts };
   return {

@@ -225,7 +225,7 @@ class GateImpl implements Gate {
       // An operating point chooses the call's threshold from the scored list (never with earlyStop).
       if (policy.operatingPoint !== undefined) {
         const cut = listCut(policy, items, call.threshold);
-        state = new DecisionState(policy, cut.threshold, cut.rankingCut);
+        state = new DecisionState(policy, cut.threshold, cut.rankingCut, cut.sufficiency);
       }
       for (let i = 0; i < k; i++) {
         decidePair(items[i], state);
@@ -320,7 +320,7 @@ function rerouteCompiled<P extends Passage>(
   }
   const queryClass = options?.queryClass ?? previous.queryClass;
   const cut = listCut(policy, items, selectThreshold(policy, previous.query, queryClass));
-  const state = new DecisionState(policy, cut.threshold, cut.rankingCut);
+  const state = new DecisionState(policy, cut.threshold, cut.rankingCut, cut.sufficiency);
   for (let i = 0; i < k; i++) decidePair(items[i], state);
   return finalizeDecisions({
     query: previous.query,

@@ -9,16 +9,19 @@
  * for any other (OperatingPointsModelMismatchError), like a calibrated threshold.
  *
  * Format `relevance-gate/operating-points@1`:
- *   { format, model, gateK, points: { precise, balanced, related } of { beta, shift, floor },
+ *   { format, model, gateK, points: { precise, balanced, related } of { beta, shift, floor, sufficiency? },
+ *     scoreCalibration?: { pair, weights, bias },
  *     fittedOn: [{ collection, fingerprint, queries }],
- *     heldOut?: [{ collection, point, precision, recall, f1Ratio, nothingKeptShare, keptPerQuery }] }
+ *     heldOut?: [{ collection, point, precision, recall, f1Ratio, nothingKeptShare, keptPerQuery,
+ *                  junkNothingKeptShare? }] }
  * `heldOut` is what each point measured on each collection with points fitted on the others
  * (leave-one-collection-out): the documented meaning of the points, carried with them.
  */
 import { readFile } from 'node:fs/promises';
 import { RelevanceGateError } from '../errors.js';
 import { modelIdOf, OPERATING_POINT_NAMES, type OperatingPointName } from './policies/operating-points.js';
-import { parseOperatingPoints } from './policy.js';
+import type { ScoreCalibration } from './policies/list-verdict.js';
+import { parseOperatingPoints, parseScoreCalibration } from './policy.js';
 import type { OperatingPoints } from './types.js';
 
 export const OPERATING_POINTS_FORMAT = 'relevance-gate/operating-points@1';
@@ -63,6 +66,8 @@ export interface OperatingPointsHeldOut {
   /** Of the queries with a relevant candidate, the share that got nothing kept (null: none had one). */
   readonly nothingKeptShare: number | null;
   readonly keptPerQuery: number;
+  /** Of the lists that hold nothing relevant (other collections' queries over this corpus), the share left empty. */
+  readonly junkNothingKeptShare?: number | null;
 }
 
 export interface OperatingPointsFile {
@@ -72,6 +77,8 @@ export interface OperatingPointsFile {
   /** Candidates per query the points were fitted on (the first-stage top gateK). */
   readonly gateK: number;
   readonly points: OperatingPoints;
+  /** How the rerank surfaces turn the model's signals into a calibrated score (policy `scoreCalibration`). */
+  readonly scoreCalibration?: ScoreCalibration;
   readonly fittedOn: readonly OperatingPointsFittedOn[];
   /** Leave-one-collection-out measurement; absent when fitted on one collection. */
   readonly heldOut?: readonly OperatingPointsHeldOut[];
@@ -119,6 +126,16 @@ function parseHeldOut(value: unknown, i: number): OperatingPointsHeldOut {
       value.keptPerQuery,
       'a number ≥ 0',
     ),
+    ...(value.junkNothingKeptShare === undefined
+      ? {}
+      : {
+          junkNothingKeptShare: field(
+            `${where}.junkNothingKeptShare`,
+            isShare,
+            value.junkNothingKeptShare,
+            'a number in [0, 1] or null',
+          ),
+        }),
   };
 }
 
@@ -130,8 +147,11 @@ export function parseOperatingPointsFile(value: unknown): OperatingPointsFile {
       `format must be ${JSON.stringify(OPERATING_POINTS_FORMAT)}, got ${JSON.stringify(value.format)}`,
     );
   let points: OperatingPoints;
+  let scoreCalibration: ScoreCalibration | undefined;
   try {
     points = parseOperatingPoints(value.points, 'points');
+    if (value.scoreCalibration !== undefined)
+      scoreCalibration = parseScoreCalibration(value.scoreCalibration, 'scoreCalibration');
   } catch (cause) {
     throw new OperatingPointsFormatError((cause as Error).message.replace(/^policy\./, ''), { cause });
   }
@@ -145,6 +165,7 @@ export function parseOperatingPointsFile(value: unknown): OperatingPointsFile {
     model: field('model', isString, value.model, 'a non-empty string'),
     gateK: field('gateK', (v): v is number => isCount(v) && v > 0, value.gateK, 'a whole number > 0'),
     points,
+    ...(scoreCalibration === undefined ? {} : { scoreCalibration }),
     fittedOn: Object.freeze(fittedOn),
     ...(heldOut === undefined ? {} : { heldOut: Object.freeze(heldOut) }),
   });
@@ -188,6 +209,18 @@ export async function readOperatingPointsFile(path: string): Promise<OperatingPo
  */
 export async function loadOperatingPoints(path: string, scorer: { readonly id: string }): Promise<OperatingPoints> {
   return operatingPointsForScorer(await readOperatingPointsFile(path), scorer.id);
+}
+
+/**
+ * Everything a gate reads of an operating-points file, checked against the scorer: pass both as
+ * `policy.operatingPoints` and `policy.scoreCalibration` (the latter undefined when the file has none).
+ */
+export async function loadOperatingPointsPolicy(
+  path: string,
+  scorer: { readonly id: string },
+): Promise<{ readonly operatingPoints: OperatingPoints; readonly scoreCalibration: ScoreCalibration | undefined }> {
+  const file = await readOperatingPointsFile(path);
+  return { operatingPoints: operatingPointsForScorer(file, scorer.id), scoreCalibration: file.scoreCalibration };
 }
 
 /** JSON of an operating-points file (validated first, so nothing malformed is ever written). */

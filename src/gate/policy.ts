@@ -21,7 +21,15 @@ import {
   type OperatingPointName,
   type OperatingPoints,
   operatingPointsFor,
+  scoreCalibrationFor,
 } from './policies/operating-points.js';
+import {
+  LIST_FEATURE_NAMES,
+  type ListFeatureName,
+  type ListFeatureWeights,
+  type ScoreCalibration,
+  type Sufficiency,
+} from './policies/list-verdict.js';
 import { assertRulesReadDeclaredSignals, compileRules, isRoute, type CompiledRules } from './policies/rules.js';
 import type { EarlyStopPolicy, GatePolicy, QueryLengthThreshold, Route, ThresholdFunction } from './types.js';
 
@@ -50,6 +58,8 @@ export interface CompiledPolicy extends AdaptiveThresholdPolicy {
   readonly mode: 'threshold' | OperatingPointName;
   /** Set in operating-point mode: the call's threshold comes from the scored list. */
   readonly operatingPoint: OperatingPoint | undefined;
+  /** How each item's `score` is computed from the list (undefined: the order value itself). */
+  readonly scoreCalibration: ScoreCalibration | undefined;
 }
 
 /** Every GatePolicy option name; anything else in a policy is rejected as a typo. */
@@ -71,6 +81,7 @@ export const KNOWN_POLICY_KEYS: ReadonlySet<string> = new Set([
   'failOpen',
   'calibrated',
   'operatingPoints',
+  'scoreCalibration',
 ]);
 
 /** Options that ask for an absolute threshold decision: with any of them, the default mode is 'threshold'. */
@@ -108,18 +119,73 @@ export function parseOperatingPoints(value: unknown, field = 'operatingPoints'):
     if (typeof p !== 'object' || p === null) throw new InvalidPolicyError(where, 'must be { beta, shift, floor }');
     const point = p as Record<string, unknown>;
     for (const key of Object.keys(point))
-      if (key !== 'beta' && key !== 'shift' && key !== 'floor')
-        throw new InvalidPolicyError(`${where}.${key}`, 'is not an operating-point parameter (beta, shift, floor)');
+      if (key !== 'beta' && key !== 'shift' && key !== 'floor' && key !== 'sufficiency')
+        throw new InvalidPolicyError(
+          `${where}.${key}`,
+          'is not an operating-point parameter (beta, shift, floor, sufficiency)',
+        );
     const shift = point.shift ?? 0;
     if (typeof shift !== 'number' || !Number.isFinite(shift))
       throw new InvalidPolicyError(`${where}.shift`, `must be a finite number, got ${describeValue(shift)}`);
+    const sufficiency =
+      point.sufficiency === undefined ? undefined : parseSufficiency(point.sufficiency, `${where}.sufficiency`);
     out[name] = Object.freeze({
       beta: positiveFinite(`${where}.beta`, point.beta),
       shift,
       floor: probability(`${where}.floor`, point.floor ?? 0),
+      ...(sufficiency === undefined ? {} : { sufficiency }),
     });
   }
   return Object.freeze(out as Record<OperatingPointName, OperatingPoint>);
+}
+
+function finiteNumber(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw new InvalidPolicyError(field, `must be a finite number, got ${describeValue(value)}`);
+  return value;
+}
+
+/** `{ maxRelevance, top3Relevance, maxRanking, top3Ranking }`, each a finite number. */
+function parseListWeights(value: unknown, field: string): ListFeatureWeights {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidPolicyError(field, `must be { ${LIST_FEATURE_NAMES.join(', ')} } of finite numbers`);
+  const table = value as Record<string, unknown>;
+  for (const key of Object.keys(table))
+    if (!(LIST_FEATURE_NAMES as readonly string[]).includes(key))
+      throw new InvalidPolicyError(`${field}.${key}`, `is not a list feature (${LIST_FEATURE_NAMES.join(', ')})`);
+  const out = {} as Record<ListFeatureName, number>;
+  for (const name of LIST_FEATURE_NAMES) out[name] = finiteNumber(`${field}.${name}`, table[name]);
+  return Object.freeze(out);
+}
+
+function checkKeys(table: Record<string, unknown>, field: string, keys: readonly string[]): void {
+  for (const key of Object.keys(table))
+    if (!keys.includes(key)) throw new InvalidPolicyError(`${field}.${key}`, `is not one of ${keys.join(', ')}`);
+}
+
+/** An operating point's `sufficiency`: `{ weights, bias }` (src/gate/policies/list-verdict.ts). */
+export function parseSufficiency(value: unknown, field: string): Sufficiency {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidPolicyError(field, 'must be { weights, bias }');
+  const table = value as Record<string, unknown>;
+  checkKeys(table, field, ['weights', 'bias']);
+  return Object.freeze({
+    weights: parseListWeights(table.weights, `${field}.weights`),
+    bias: finiteNumber(`${field}.bias`, table.bias),
+  });
+}
+
+/** A `scoreCalibration`: `{ pair > 0, weights, bias }` (src/gate/policies/list-verdict.ts). */
+export function parseScoreCalibration(value: unknown, field = 'scoreCalibration'): ScoreCalibration {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidPolicyError(field, 'must be { pair, weights, bias }');
+  const table = value as Record<string, unknown>;
+  checkKeys(table, field, ['pair', 'weights', 'bias']);
+  return Object.freeze({
+    pair: positiveFinite(`${field}.pair`, table.pair),
+    weights: parseListWeights(table.weights, `${field}.weights`),
+    bias: finiteNumber(`${field}.bias`, table.bias),
+  });
 }
 
 interface ResolvedMode {
@@ -310,6 +376,11 @@ export function compilePolicy(policy: GatePolicy, scorer: PolicyScorer): Compile
 
   const failOpen = policy.failOpen ?? false;
   if (typeof failOpen !== 'boolean') throw new InvalidPolicyError('failOpen', 'must be a boolean');
+  const scoreCalibration = present(policy.scoreCalibration)
+    ? parseScoreCalibration(policy.scoreCalibration)
+    : policy.scoreCalibration === null
+      ? undefined
+      : scoreCalibrationFor(scorer.id);
 
   return {
     source: policy,
@@ -331,5 +402,6 @@ export function compilePolicy(policy: GatePolicy, scorer: PolicyScorer): Compile
     earlyStop,
     failOpen,
     calibration,
+    scoreCalibration,
   };
 }

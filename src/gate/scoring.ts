@@ -4,7 +4,7 @@
  * not a valid score marks the pair unscored with a reason; nothing here decides a route.
  */
 import type { CacheResolution, PairScoreCache, ScoreMisses } from '../cache/cache-port.js';
-import { AbortedError, DeadlineExceededError, InvalidArgumentError } from '../errors.js';
+import { AbortedError, DeadlineExceededError, DisposedError, InvalidArgumentError } from '../errors.js';
 import { pairResultProblem } from '../scoring/pair-result.js';
 import { ABORTED, type RaceOutcome, raceLimits, TIMED_OUT } from '../scoring/race-limits.js';
 import type { Passage, Scorer, ScoreOptions, ScorerPairResult, SignalProbabilities } from '../types.js';
@@ -30,6 +30,14 @@ function recordError(ctx: ScoringContext, message: string): void {
 
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * A closed scorer or cache is a programming error, not a scoring failure: the call rejects with the
+ * DisposedError instead of answering every pair fail-closed (which would look like "nothing relevant").
+ */
+function throwIfDisposed(error: unknown): void {
+  if (error instanceof DisposedError) throw error;
 }
 
 /** A scorer that honours the deadline/signal itself rejects with these; they are not scorer bugs. */
@@ -142,6 +150,7 @@ export async function scoreRange(
         results = await raceDeadline(pending, signal, deadline, ctx.now);
       }
     } catch (error) {
+      throwIfDisposed(error);
       const reason = failureReason(error, 'scorer-error');
       if (reason === 'scorer-error') recordError(ctx, `scorer ${ctx.scorer.id} failed: ${describe(error)}`);
       return markRange(items, start, end, reason);
@@ -178,6 +187,7 @@ export async function scoreRange(
     try {
       results = await callScorer(ctx.scorer, ctx.query, missPassages, missOptions);
     } catch (error) {
+      throwIfDisposed(error);
       const reason = failureReason(error, 'scorer-error');
       if (reason === 'scorer-error') recordError(ctx, `scorer ${ctx.scorer.id} failed: ${describe(error)}`);
       return nulls(reason);
@@ -214,6 +224,7 @@ export async function scoreRange(
       resolution = await raceDeadline(pending, signal, deadline, ctx.now);
     }
   } catch (error) {
+    throwIfDisposed(error);
     const reason = failureReason(error, 'cache-error');
     if (reason === 'cache-error') recordError(ctx, `cache failed: ${describe(error)}`);
     return markRange(items, start, end, reason);

@@ -7,6 +7,7 @@ import type { PairScoreCache } from '../cache/cache-port.js';
 import type { Passage, Scorer, SignalProbabilities } from '../types.js';
 import type { CalibratedThreshold } from './calibration.js';
 import type { OperatingPoint, OperatingPointName, OperatingPoints } from './policies/operating-points.js';
+import type { ScoreCalibration } from './policies/list-verdict.js';
 
 export type { OperatingPoint, OperatingPointName, OperatingPoints } from './policies/operating-points.js';
 
@@ -141,6 +142,13 @@ export interface GatePolicy {
    * null unsets.
    */
   readonly operatingPoints?: OperatingPoints | null;
+  /**
+   * How each item's `score` (what the rerank surfaces return) is computed: a calibrated probability
+   * of relevance that sorts in the returned order (src/gate/policies/list-verdict.ts). Default: the
+   * scorer's own (the shipped fast-path model's, or an operating-points file's); null unsets, and
+   * `score` is then the order value itself (ranking, else relevance).
+   */
+  readonly scoreCalibration?: ScoreCalibration | null;
   /** Threshold per caller-supplied query class (FilterOptions.queryClass). */
   readonly thresholdByQueryClass?: Readonly<Record<string, number>> | null;
   /** Threshold by query length: first bucket with words ≤ maxWords. */
@@ -189,7 +197,7 @@ export interface FilterOptions {
 export interface GateItem<P extends Passage = Passage> {
   readonly id: string;
   readonly route: Route;
-  /** The rule that decided the route (a rule name, or 'threshold', 'below-threshold', 'ranked-cut', 'below-ranked-cut', 'max-kept', 'fallback-top', 'fallback-none', 'fail-closed', 'fail-open', 'early-stop', 'default'). */
+  /** The rule that decided the route (a rule name, or 'threshold', 'below-threshold', 'ranked-cut', 'below-ranked-cut', 'insufficient-context', 'max-kept', 'fallback-top', 'fallback-none', 'fail-closed', 'fail-open', 'early-stop', 'default'). */
   readonly rule: string;
   /** Why the pair is unscored (fail-closed / fail-open), if it is. */
   readonly reason: UnscoredReason | undefined;
@@ -199,6 +207,13 @@ export interface GateItem<P extends Passage = Passage> {
   readonly tier: string | undefined;
   /** The relevance the decision used (calibrated when configured); null when unavailable. */
   readonly relevance: number | null;
+  /**
+   * The pair's score as the rerank surfaces return it: a calibrated probability of relevance
+   * (policy `scoreCalibration`) that sorts exactly as `included` is ordered; without a calibration,
+   * the order value itself (the `ranking` signal when the result is ordered by it, else relevance).
+   * null when the pair has no relevance (unscored, skipped, fail-open).
+   */
+  readonly score: number | null;
   readonly cached: boolean;
   /** Position in the caller's input array. */
   readonly rank: number;
@@ -235,6 +250,12 @@ export interface GateStats {
    * pair carries `ranking` (the kept set is then a head of the returned order); null otherwise.
    */
   readonly rankingCut: number | null;
+  /**
+   * The operating point's sufficiency verdict for this call (its margin: ≥ 0 the list holds
+   * something relevant, < 0 it does not and nothing passed, rule `insufficient-context`); null when
+   * the point has no verdict, in threshold mode, or when nothing was scored.
+   */
+  readonly sufficiency: number | null;
 }
 
 export interface GateTier {

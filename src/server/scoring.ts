@@ -222,9 +222,9 @@ export function toApiError(error: unknown): ApiError {
 export interface RankedScore {
   readonly index: number;
   /**
-   * What the documents are ordered by: the `ranking` signal when the scorer gave it for every
-   * document (the fast path with a ranking blend), else the relevance probability the gate
-   * decided with (calibrated when configured).
+   * The gate's score of the document (GateItem.score): a calibrated probability of relevance that
+   * sorts as the documents are ordered (the `ranking` signal when the scorer gave it for every
+   * document, else relevance); the order value itself for a model without a score calibration.
    */
   readonly score: number;
   /** The tier's raw value (logit / margin) of that signal. */
@@ -265,11 +265,13 @@ export function rankAll(outcome: ScoreOutcome): RankedScore[] {
       else failed++;
       continue;
     }
+    // The gate's score: a calibrated probability that sorts as the order does (GateItem.score).
+    const value = item.score ?? relevance;
     if (byRanking) {
       const ranking = rankingOf(item) as number;
       const raw = item.raw?.[RANKING];
-      out[item.rank] = { index: item.rank, score: ranking, raw: typeof raw === 'number' ? raw : logitOf(ranking) };
-    } else out[item.rank] = { index: item.rank, score: relevance, raw: rawOf(item, relevance) };
+      out[item.rank] = { index: item.rank, score: value, raw: typeof raw === 'number' ? raw : logitOf(ranking) };
+    } else out[item.rank] = { index: item.rank, score: value, raw: rawOf(item, relevance) };
   }
   if (failed > 0)
     throw new ApiError('backend', `scoring failed for ${failed} of ${items.length} documents (model ${model.name})`);

@@ -52,7 +52,7 @@ describe('rerank() from ai 7 with the fast-path gate (MED documents)', () => {
       const result = await rerank({ model: rerankingModel(gate), query, documents: texts });
       expect(result.ranking.map((r) => r.originalIndex)).toEqual(expected.included.map((i) => i.rank));
       // the score is what the gate's order is by: the shipped model's ranking signal
-      expect(result.ranking.map((r) => r.score)).toEqual(expected.included.map((i) => i.signals?.ranking));
+      expect(result.ranking.map((r) => r.score)).toEqual(expected.included.map((i) => i.score));
       expect(result.rerankedDocuments).toEqual(expected.included.map((i) => texts[i.rank]));
       const meta = result.providerMetadata?.['relevance-gate'] as Record<string, unknown>;
       const decisions = meta.documents as Array<{
@@ -81,7 +81,7 @@ describe('rerank() from ai 7 with the fast-path gate (MED documents)', () => {
     );
     const result = await rerank({ model: rerankingModel(gate), query, documents: docs, topN: 3 });
     const top = expected.included.slice(0, 3);
-    expect(result.ranking.map((r) => [r.originalIndex, r.score])).toEqual(top.map((i) => [i.rank, i.signals?.ranking]));
+    expect(result.ranking.map((r) => [r.originalIndex, r.score])).toEqual(top.map((i) => [i.rank, i.score]));
     expect(result.rerankedDocuments.map((d) => d.id)).toEqual(top.map((i) => i.id));
     // The document's own id is reported (and keys the score cache).
     const meta = result.providerMetadata?.['relevance-gate'] as { documents: Array<{ id: string }> };

@@ -39,7 +39,7 @@ describe('examples run as written', () => {
   it('examples/langchain.ts prints the gate’s kept documents in its order, then the gated prompt', async () => {
     const lines = await runExample('examples/langchain.ts');
     expect(lines[0]).toBe(`kept ${expected.included.length} of ${request.passages.length} documents`);
-    expect(rankedLines(lines)).toEqual(expected.included.map((i) => [i.id, Number(i.relevance?.toFixed(3))]));
+    expect(rankedLines(lines)).toEqual(expected.included.map((i) => [i.id, Number(i.score?.toFixed(3))]));
     expect(lines.find((l) => l.startsWith('prompt: '))).toMatch(/^prompt: [1-9]\d* accepted, 0 conflicting/);
     expect(lines).toContain('<accepted_evidence>');
   });
@@ -49,7 +49,7 @@ describe('examples run as written', () => {
     expect(lines[0]).toBe(`gate kept ${expected.included.length} of ${request.passages.length}; top 5:`);
     expect(rankedLines(lines)).toEqual(
       // rerank()'s score is what the gate's order is by: the shipped model's ranking signal
-      expected.included.slice(0, 5).map((i) => [i.id, Number(i.signals?.ranking?.toFixed(3))]),
+      expected.included.slice(0, 5).map((i) => [i.id, Number(i.score?.toFixed(3))]),
     );
   });
 });

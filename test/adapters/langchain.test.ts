@@ -57,17 +57,18 @@ describe('RelevanceGateCompressor in a ContextualCompressionRetriever (real Lang
       const expected = await gate.filter(q.text, passagesOf(base));
       const gated = await retriever.invoke(q.text);
       expect(gated.map((d) => d.id)).toEqual(expected.included.map((i) => i.id));
-      expect(gated.map((d) => d.metadata.relevanceScore)).toEqual(expected.included.map((i) => i.relevance));
+      expect(gated.map((d) => d.metadata.relevanceScore)).toEqual(expected.included.map((i) => i.score));
+      expect(gated.map((d) => d.metadata.relevanceGate.relevance)).toEqual(expected.included.map((i) => i.relevance));
       for (const d of gated) {
         expect(d).toBeInstanceOf(Document);
         expect(d.metadata).toMatchObject({ route: 'included', rule: 'threshold', source: 'med', docId: d.id });
-        expect(d.metadata.relevanceScore).toBeGreaterThanOrEqual(expected.stats.threshold);
+        expect(d.metadata.relevanceGate.relevance).toBeGreaterThanOrEqual(expected.stats.threshold);
         expect(d.metadata.relevanceGate.signals).toEqual(expected.included.find((i) => i.id === d.id)?.signals);
         const original = base.find((b) => b.id === d.id)!;
         expect(d.pageContent).toBe(original.pageContent);
         expect(d.metadata.bm25).toBe(original.metadata.bm25);
       }
-      // The gate's returned order: by the shipped model's ranking signal (relevanceScore stays the relevance).
+      // The gate's returned order: by the shipped model's ranking signal (relevanceScore is the calibrated score, descending in it).
       for (let i = 1; i < gated.length; i++)
         expect(gated[i - 1].metadata.relevanceGate.signals.ranking).toBeGreaterThanOrEqual(
           gated[i].metadata.relevanceGate.signals.ranking,

@@ -34,6 +34,7 @@ import { mulberry32 as seededRandom } from '../../src/util/seeded-random.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { createCrossEncoder, createCrossEncoderScorer } from '../../src/index.js';
 import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { scoreCalibrationFor } from '../../src/gate/policies/operating-points.js';
 
 const DATA = join(packageRoot(), '..', 'shared', 'data');
 const COLLECTIONS = ['cisi', 'cranfield', 'med', 'nfcorpus', 'scifact'];
@@ -182,6 +183,22 @@ describe('relevance-gate fit-points', () => {
     const shipped = operatingPointsFor(scorer.id);
     expect(shipped).toBeDefined();
     expect(fit.points).toEqual(shipped);
+    // Every point has a verdict and a floor, fitted with the other collections' queries as junk lists.
+    for (const name of ['precise', 'balanced', 'related'] as const) {
+      expect(fit.points[name].sufficiency).toBeDefined();
+      expect(fit.points[name].floor).toBeGreaterThan(0);
+    }
+    expect(fit.scoreCalibration).toEqual(scoreCalibrationFor(scorer.id));
+    // The file shipped beside the model is what fit-points writes, held-out figures included.
+    const shippedFile = join(packageRoot(), 'models', 'fastpath-lexical', 'operating-points.json');
+    expect(JSON.parse(readFileSync(shippedFile, 'utf8'))).toEqual(JSON.parse(JSON.stringify(file)));
+    // Held out, the default point leaves at most 10 % of the real lists empty on every collection.
+    for (const c of fit.collections) {
+      const balanced = c.heldOut?.rows.find((r) => r.name === 'balanced');
+      expect(balanced?.nothingKeptShare).toBeLessThanOrEqual(0.1);
+      expect(balanced?.junkLists).toBeGreaterThan(0);
+      expect(c.verdict?.curve.length).toBeGreaterThan(0);
+    }
     // validation + test of each collection (splits.json): the queries the model did not train on
     expect(file.fittedOn.map((f) => f.queries)).toEqual([30, 90, 12, 130, 462]);
     expect(file.heldOut).toHaveLength(COLLECTIONS.length * 3);

@@ -6,7 +6,7 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { createGate, loadFastPathScorer, type Passage, RANKING, type Scorer } from '../../src/index.js';
+import { createGate, loadFastPathScorer, type Passage, type Scorer } from '../../src/index.js';
 import { startServer, type RelevanceGateServer, type ServerConfigInput } from '../../src/server/index.js';
 import { packageRoot } from '../../src/util/package-root.js';
 
@@ -106,10 +106,10 @@ export async function libraryScores(
     const passages: Passage[] = documents.map((text, i) => ({ id: String(i), text }));
     const result = await gate.filter(query, passages);
     const items = [...result.included, ...result.conflicting, ...result.excluded];
-    const byRanking = which === 'rerank' && items.every((item) => typeof item.signals?.[RANKING] === 'number');
+    // The rerank surfaces return the gate's calibrated score (GateItem.score).
     const scores = new Array<number>(documents.length);
     for (const item of items)
-      scores[item.rank] = byRanking ? (item.signals?.[RANKING] as number) : (item.relevance as number);
+      scores[item.rank] = which === 'rerank' ? (item.score as number) : (item.relevance as number);
     return scores;
   } finally {
     scorer.model.dispose();

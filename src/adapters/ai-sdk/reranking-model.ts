@@ -1,12 +1,11 @@
 /**
  * A relevance gate as an AI SDK reranking model. `rerank()` gets the documents the gate let
- * through in the gate's returned order, scored with what that order is by (the `ranking` signal
- * when every document has it, else the relevance the gate decided on); the gate's route, rule and
+ * through in the gate's returned order, scored with the gate's calibrated score (GateItem.score,
+ * descending in that order); the gate's route, rule and
  * signals (relevance included) for every input document travel in providerMetadata.
  */
 import { installedSpecificationVersion } from './detect-version.js';
 import { admittedItems } from '../../context/order.js';
-import { orderValue, ordersByRanking } from '../../gate/order.js';
 import { type FilterOptions, type Gate, type GatePolicy, type GateResult, InvalidArgumentError } from '../../index.js';
 import { rejectUnknownKeys } from '../../util/option-keys.js';
 import { checkFields, type DocumentFields, type RerankPassage, rerankPassages } from './documents.js';
@@ -155,12 +154,11 @@ async function rerankWithGate(
   const includeConflicting = perCall.includeConflicting ?? options.includeConflicting ?? true;
   let admitted = admittedItems(result, includeConflicting);
   if (topN !== undefined && admitted.length > topN) admitted = admitted.slice(0, topN);
-  // The score is what the order is by (the gate's `ranking` signal when every admitted item has it,
-  // else relevance), so scores stay descending; fail-open items have neither: last, with score 0.
-  const byRanking = ordersByRanking([admitted]);
+  // The gate's score (GateItem.score): calibrated and descending in the order admitted comes in;
+  // fail-open items have none: last, with score 0.
   const ranking = admitted.map((item) => ({
     index: item.passage.index,
-    relevanceScore: orderValue(item, byRanking) ?? 0,
+    relevanceScore: item.score ?? 0,
   }));
   const positions = new Map(ranking.map((r, i) => [r.index, i]));
   return {

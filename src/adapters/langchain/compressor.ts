@@ -32,6 +32,8 @@ export interface RelevanceGateDecision {
   /** The scorer's probabilities (a copy), or null when unscored. */
   readonly signals: Readonly<Record<string, number>> | null;
   readonly tier: string | null;
+  /** The relevance the keep/drop decision used; null for a fail-open document. */
+  readonly relevance: number | null;
   /** Why the pair is unscored (fail-open items only reach the output), or null. */
   readonly reason: UnscoredReason | null;
   /** Position in the input documents. */
@@ -43,7 +45,10 @@ export interface RelevanceGateDecision {
 
 /** Metadata of a returned document: the caller's metadata plus the gate's decision. */
 export type RelevanceGateMetadata = Record<string, unknown> & {
-  /** The relevance the decision used; null for a fail-open document. */
+  /**
+   * The gate's score (GateItem.score): a calibrated probability of relevance, descending in the
+   * order the documents are returned; null for a fail-open document.
+   */
   readonly relevanceScore: number | null;
   readonly route: Exclude<Route, 'excluded'>;
   /** The rule that decided (e.g. 'threshold', 'evidence', 'contradicts-premise'). */
@@ -249,6 +254,7 @@ function gatedDocument(item: GateItem<DocumentPassage>): Document<RelevanceGateM
   const decision: RelevanceGateDecision = {
     signals: item.signals === null ? null : Object.assign({}, item.signals),
     tier: item.tier ?? null,
+    relevance: item.relevance,
     reason: item.reason ?? null,
     rank: item.rank,
     cached: item.cached,
@@ -256,7 +262,7 @@ function gatedDocument(item: GateItem<DocumentPassage>): Document<RelevanceGateM
   };
   // Object.assign rather than object spread: measurably cheaper per document on this hot path.
   const metadata: RelevanceGateMetadata = Object.assign({}, source.metadata, {
-    relevanceScore: item.relevance,
+    relevanceScore: item.score,
     route: item.route === 'conflicting' ? ('conflicting' as const) : ('included' as const),
     rule: item.rule,
     relevanceGate: decision,

@@ -22,6 +22,11 @@ interface EvalCliOptions {
   progress: boolean;
   retrievalRank: boolean;
   operatingPoints?: string;
+  junkCollection?: string[];
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 export function register(program: Command): void {
@@ -59,6 +64,11 @@ export function register(program: Command): void {
       '--no-retrieval-rank',
       "do not pass the first-stage rank as the passages' retrieval_rank feature (text-only scoring)",
     )
+    .option(
+      '--junk-collection <dir>',
+      'another judged collection whose queries are retrieved from this corpus (lists that hold nothing relevant), reported beside the real lists; repeat for each',
+      collect,
+    )
     .option('--no-progress', 'no progress display')
     .action(async (opts: EvalCliOptions) => {
       const { runEvalCommand } = await import('../../eval/eval-command.js');
@@ -86,6 +96,7 @@ export function register(program: Command): void {
         progress: opts.progress,
         retrievalRank: opts.retrievalRank,
         operatingPointsFile: opts.operatingPoints,
+        junkCollectionDirs: opts.junkCollection,
       });
     });
 }

@@ -18,6 +18,7 @@ interface FitPointsCliOptions {
   json?: string;
   progress: boolean;
   retrievalRank: boolean;
+  junk: boolean;
 }
 
 /** Repeated --collection values, in the order given. */
@@ -53,6 +54,10 @@ export function register(program: Command): void {
     .option('--json <file>', 'write the whole fit (every row and bound) as JSON here')
     .option('--no-progress', 'no progress display')
     .option(
+      '--no-junk',
+      "do not score each corpus with the other collections' queries (no sufficiency verdict, no floor)",
+    )
+    .option(
       '--no-retrieval-rank',
       "do not pass the first-stage rank as the passages' retrieval_rank feature (text-only scoring)",
     )
@@ -75,6 +80,7 @@ export function register(program: Command): void {
         jsonOut: opts.json,
         progress: opts.progress,
         retrievalRank: opts.retrievalRank,
+        junk: opts.junk,
       });
     });
 }

@@ -25,6 +25,7 @@
 import { plattProbability, type PlattParameters } from '../../calibration/platt.js';
 import type { SignalProbabilities } from '../../types.js';
 import { rankingOf } from '../order.js';
+import { listFeatures, type ScoreCalibration, type Sufficiency, sufficiencyMargin } from './list-verdict.js';
 
 export type OperatingPointName = 'precise' | 'balanced' | 'related';
 
@@ -37,34 +38,54 @@ export interface OperatingPoint {
   readonly shift: number;
   /** Pairs with relevance below this never pass (absolute floor in [0, 1]); 0 = no floor. */
   readonly floor: number;
+  /**
+   * The list-level verdict (src/gate/policies/list-verdict.ts): when the scored list is judged to
+   * hold nothing relevant, the point keeps nothing (rule `insufficient-context`). Absent: every
+   * list is judged sufficient (the cut alone decides).
+   */
+  readonly sufficiency?: Sufficiency;
 }
 
 export type OperatingPoints = Readonly<Record<OperatingPointName, OperatingPoint>>;
 
-/** The shipped fast-path model's points (scripts/loco-gate.ts --shipped). */
+const SHIPPED_LEXICAL_V1_VERDICT_WEIGHTS = Object.freeze({
+  maxRelevance: 0.0847127751867073,
+  top3Relevance: 0.6458422993467922,
+  maxRanking: 2.418362665980578,
+  top3Ranking: 2.909879148328503,
+});
+
+/** The shipped fast-path model's points: models/fastpath-lexical/operating-points.json (a test keeps them equal). */
 const SHIPPED_LEXICAL_V1_POINTS: OperatingPoints = Object.freeze({
-  precise: Object.freeze({ beta: 2, shift: -1.75, floor: 0 }),
-  balanced: Object.freeze({ beta: 3, shift: -0.75, floor: 0 }),
-  related: Object.freeze({ beta: 4, shift: -1, floor: 0 }),
+  precise: Object.freeze({
+    beta: 2,
+    shift: -1.75,
+    floor: 0.075,
+    sufficiency: Object.freeze({ weights: SHIPPED_LEXICAL_V1_VERDICT_WEIGHTS, bias: 1.2526548099906933 }),
+  }),
+  balanced: Object.freeze({
+    beta: 3,
+    shift: -0.75,
+    floor: 0.05,
+    sufficiency: Object.freeze({ weights: SHIPPED_LEXICAL_V1_VERDICT_WEIGHTS, bias: 1.6193671212459895 }),
+  }),
+  related: Object.freeze({
+    beta: 4,
+    shift: -1,
+    floor: 0.05,
+    sufficiency: Object.freeze({ weights: SHIPPED_LEXICAL_V1_VERDICT_WEIGHTS, bias: 2.0591392078701896 }),
+  }),
 });
 
 /**
  * Operating points of known models, keyed by model id (the scorer id before `@`: the model files,
- * whatever corpus statistics they run with). Fitted by `npx tsx scripts/loco-gate.ts` on the
- * validation + test queries of the training collections (docs/eval.md, "Operating points").
+ * whatever corpus statistics they run with).
  */
 export const MODEL_OPERATING_POINTS: Readonly<Record<string, OperatingPoints>> = Object.freeze({
-  // models/fastpath-lexical (LambdaMART, 348 trees; meta.json calibration a = 0.5048, b = -1.1895;
-  // rankingBlend λ = 15), fitted on the validation + test queries of its five training collections
-  // (BM25 top 20). The fit reads `relevant` only (the count k), which the ranking blend does not
-  // change (same model.json and calibration as the entries below), so the points are the same; the
-  // ranked cut then fills k from each model's own `ranking` order.
+  // models/fastpath-lexical (LambdaMART, 348 trees, rankingBlend λ = 15): `relevance-gate fit-points`
+  // over its five training collections' validation + test queries (BM25 top 20), each corpus also
+  // scored with the other collections' queries (lists that hold nothing relevant) for the verdict.
   'fastpath/lexical-v1/0635ad06af598692b4b9': SHIPPED_LEXICAL_V1_POINTS,
-  // The same trees and calibration with the ranking blend's earlier λ (4), chosen by the best
-  // worst-collection gain alone, before the one-standard-error rule.
-  'fastpath/lexical-v1/c2e25cdc465299c54fae': SHIPPED_LEXICAL_V1_POINTS,
-  // The same trees and calibration without the ranking blend (the model shipped before it).
-  'fastpath/lexical-v1/311fc4b5a56e7b15deef': SHIPPED_LEXICAL_V1_POINTS,
 });
 
 /** The model part of a scorer id (`fastpath/lexical-v1/<hash>@stats/<hash>` → `fastpath/lexical-v1/<hash>`). */
@@ -182,6 +203,10 @@ export interface ListCut {
   readonly threshold: number;
   /** The ranking value at the ranked cut (`stats.rankingCut`); undefined: decided on relevance. */
   readonly rankingCut: number | undefined;
+  /** The sufficiency verdict's margin (`stats.sufficiency`); undefined without a verdict or scored pair. */
+  readonly sufficiency: number | undefined;
+  /** False when the verdict judged the list to hold nothing relevant: nothing passes. */
+  readonly sufficient: boolean;
 }
 
 /**
@@ -197,10 +222,34 @@ export function listCut(
   fallback: number,
 ): ListCut {
   const point = policy.operatingPoint;
-  if (point === undefined) return { threshold: fallback, rankingCut: undefined };
+  if (point === undefined)
+    return { threshold: fallback, rankingCut: undefined, sufficiency: undefined, sufficient: true };
+  const { relevances, ranking } = storedLists(policy, items);
+  const threshold = operatingPointThreshold(point, relevances);
+  const verdict = point.sufficiency;
+  const features = verdict === undefined ? undefined : listFeatures(relevances, ranking);
+  const sufficiency = features === undefined ? undefined : sufficiencyMargin(verdict as Sufficiency, features);
+  const sufficient = sufficiency === undefined || sufficiency >= 0;
+  const ranked = policy.rules === undefined && relevances.length > 0;
+  return {
+    threshold,
+    rankingCut: ranked && ranking !== undefined ? rankedCutValue(threshold, relevances, ranking) : undefined,
+    sufficiency,
+    sufficient,
+  };
+}
+
+/**
+ * The stored relevances of a call's scored pairs (pairs without one left out) and, when every one
+ * of them has a valid `ranking`, their rankings (parallel); ranking undefined otherwise.
+ */
+export function storedLists(
+  policy: ListThresholdPolicy,
+  items: ReadonlyArray<StoredSignals | undefined>,
+): { readonly relevances: number[]; readonly ranking: number[] | undefined } {
   const relevances: number[] = [];
   const ranking: number[] = [];
-  let ranked = policy.rules === undefined;
+  let ranked = true;
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     if (item === undefined) continue;
@@ -212,7 +261,30 @@ export function listCut(
     if (z === undefined) ranked = false;
     else ranking.push(z);
   }
-  const threshold = operatingPointThreshold(point, relevances);
-  if (!ranked || relevances.length === 0) return { threshold, rankingCut: undefined };
-  return { threshold, rankingCut: rankedCutValue(threshold, relevances, ranking) };
+  return { relevances, ranking: ranked ? ranking : undefined };
+}
+
+/**
+ * Score calibrations of known models, keyed by model id like MODEL_OPERATING_POINTS: what the rerank
+ * surfaces return as a pair's score (src/gate/policies/list-verdict.ts ScoreCalibration).
+ */
+const SHIPPED_LEXICAL_V1_SCORE_CALIBRATION: ScoreCalibration = Object.freeze({
+  pair: 3.9868417642914924,
+  weights: Object.freeze({
+    maxRelevance: -0.569218553308891,
+    top3Relevance: 1.0812610282888104,
+    maxRanking: -1.3941253560762752,
+    top3Ranking: -0.8934144451312775,
+  }),
+  bias: 0.0027393459632159144,
+});
+
+export const MODEL_SCORE_CALIBRATIONS: Readonly<Record<string, ScoreCalibration>> = Object.freeze({
+  'fastpath/lexical-v1/0635ad06af598692b4b9': SHIPPED_LEXICAL_V1_SCORE_CALIBRATION,
+});
+
+/** The score calibration a scorer declares (by its model id), or undefined. */
+export function scoreCalibrationFor(scorerId: string): ScoreCalibration | undefined {
+  const id = modelIdOf(scorerId);
+  return Object.hasOwn(MODEL_SCORE_CALIBRATIONS, id) ? MODEL_SCORE_CALIBRATIONS[id] : undefined;
 }

@@ -64,6 +64,7 @@ export {
   OPERATING_POINT_NAMES,
 } from './policies/operating-points.js';
 export type { GateMode, OperatingPoint, OperatingPointName, OperatingPoints } from './types.js';
+export type { ListFeatureWeights, ScoreCalibration, Sufficiency } from './policies/list-verdict.js';
 export {
   OPERATING_POINTS_FORMAT,
   OperatingPointsFormatError,

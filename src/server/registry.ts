@@ -13,7 +13,6 @@ import {
   createScoreCache,
   crossEncoderTier,
   loadFastPathScorer,
-  loadOperatingPoints,
   treesTier,
   type CrossEncoder,
   type CrossEncoderStats,
@@ -21,7 +20,6 @@ import {
   type Gate,
   type GateMode,
   type GatePolicy,
-  type OperatingPoints,
   type Passage,
   type Router,
   type ScoreCache,
@@ -31,6 +29,7 @@ import {
   type ScorerPairResult,
   type TierSpec,
 } from '../index.js';
+import { loadOperatingPointsPolicy } from '../gate/operating-points-file.js';
 import { packageRoot } from '../util/package-root.js';
 import { AdmissionController } from './admission.js';
 import {
@@ -90,7 +89,7 @@ interface TierModel {
   readonly config: ModelConfig;
   readonly scorer: Scorer;
   /** The model's `operatingPoints` file, checked against its scorer. */
-  readonly operatingPoints: OperatingPoints | undefined;
+  readonly operatingPoints: ConfiguredDecisions | undefined;
   readonly fastPath: FastPathScorer | undefined;
   readonly encoder: CrossEncoder | undefined;
   readonly close: () => Promise<void>;
@@ -129,12 +128,15 @@ function recordingScorer(router: Router, into: WeakMap<Passage, DegradeLabel>): 
   };
 }
 
+/** What a model's operating-points file gives its gate: the points and, when fitted, the score calibration. */
+type ConfiguredDecisions = Awaited<ReturnType<typeof loadOperatingPointsPolicy>>;
+
 /** A model's `operatingPoints` file, refused when fitted for another model; undefined when not configured. */
 async function configuredOperatingPoints(
   path: string | undefined,
   scorer: Scorer,
-): Promise<OperatingPoints | undefined> {
-  return path === undefined ? undefined : loadOperatingPoints(path, scorer);
+): Promise<ConfiguredDecisions | undefined> {
+  return path === undefined ? undefined : loadOperatingPointsPolicy(path, scorer);
 }
 
 function withoutEarlyStop(policy: GatePolicy): GatePolicy {
@@ -189,7 +191,7 @@ export function createModelRegistry(
           maxPassagesPerRequest: Math.max(config.limits.documentsPerRequest, 1024),
         });
         const scorer = createCrossEncoderScorer(encoder);
-        let operatingPoints: OperatingPoints | undefined;
+        let operatingPoints: ConfiguredDecisions | undefined;
         try {
           operatingPoints = await configuredOperatingPoints(ce.operatingPoints, scorer);
         } catch (error) {
@@ -235,12 +237,13 @@ export function createModelRegistry(
     model: ModelConfig,
     fastPath: FastPathScorer | undefined,
     scorer: Scorer,
-    operatingPoints: OperatingPoints | undefined,
+    decisions: ConfiguredDecisions | undefined,
   ): GatePolicy => {
     const merged: Record<string, unknown> = {
       relevanceSignal: RELEVANCE_SIGNALS,
       ...config.policy,
-      ...(operatingPoints === undefined ? {} : { operatingPoints }),
+      ...(decisions === undefined ? {} : { operatingPoints: decisions.operatingPoints }),
+      ...(decisions?.scoreCalibration === undefined ? {} : { scoreCalibration: decisions.scoreCalibration }),
       ...model.policy,
     };
     if (
@@ -267,7 +270,7 @@ export function createModelRegistry(
       routing: string | undefined;
       maxInputTokens: number | undefined;
       tierName?: string;
-      operatingPoints?: OperatingPoints | undefined;
+      operatingPoints?: ConfiguredDecisions | undefined;
     },
   ): void => {
     const policy = basePolicy(model, extras.fastPath, scorer, extras.operatingPoints);

@@ -349,5 +349,68 @@ export function rerouteResult<P extends Passage>(
 }
 
 export function createGate(config: GateConfig): Gate {
-  return new GateImpl(config);
+  const gate = new GateImpl(config);
+  warmDecisionPathOnce();
+  return gate;
+}
+
+let decisionPathWarm = false;
+
+/**
+ * The first call of a process otherwise pays for compiling the whole decision path (validation,
+ * the deadline race, the list cut, the decisions, the result), about 2 ms: once per process, the
+ * first createGate runs one small call of each mode through it with a stand-in scorer, so a
+ * request's first call is answered by its budget like every later one.
+ */
+function warmDecisionPathOnce(): void {
+  if (decisionPathWarm) return;
+  decisionPathWarm = true;
+  const scorer: Scorer = {
+    id: 'relevance-gate/warm-up',
+    score: async (_query, passages) =>
+      passages.map((_, i) => ({
+        probabilities: { relevant: 1 / (2 + i), ranking: 1 / (1.5 + i) },
+        raw: { relevant: -i, ranking: -i },
+      })),
+  };
+  const weights = { maxRelevance: 1, top3Relevance: 0, maxRanking: 0, top3Ranking: 0 };
+  const point = { beta: 2, shift: 0, floor: 0.01, sufficiency: { weights, bias: 2 } };
+  const policies: GatePolicy[] = [
+    {
+      operatingPoints: { precise: point, balanced: point, related: point },
+      scoreCalibration: { pair: 1, weights, bias: 0 },
+    },
+    { threshold: 0.3, maxKept: 4 },
+  ];
+  const passages = Array.from({ length: 20 }, (_, i) => ({ id: `warm-up-${i}`, text: `warm-up passage ${i}` }));
+  for (const policy of policies) {
+    const gate = new GateImpl({ scorer, policy });
+    // Synchronously, the decision itself (the list cut, each pair, the result) over stored
+    // signals, as a reroute runs it; then, as soon as the event loop turns, a whole call.
+    const compiled = compilePolicy(policy, scorer);
+    const items = passages.map((p, i) => {
+      const item = newWorkingItem(p, i);
+      item.signals = { relevant: 1 / (2 + i), ranking: 1 / (1.5 + i) };
+      item.raw = { relevant: -i, ranking: -i };
+      item.tier = 'warm-up';
+      return item;
+    });
+    const cut = listCut(compiled, items, selectThreshold(compiled, 'warm-up query', undefined));
+    const state = new DecisionState(compiled, cut.threshold, cut.rankingCut, cut.sufficiency);
+    for (const item of items) decidePair(item, state);
+    finalizeDecisions({
+      query: 'warm-up query',
+      queryClass: undefined,
+      items,
+      state,
+      scorerId: scorer.id,
+      defaultTier: 'warm-up',
+      timings: { scoringMs: 0, totalMs: 0 },
+      errors: undefined,
+    });
+    gate
+      .filter('warm-up query', passages, { budgetMs: 60_000 })
+      .then((result) => gate.reroute(result))
+      .catch(() => undefined);
+  }
 }

@@ -91,11 +91,36 @@ describe('fast path: long synchronous work is cut into slices that yield and che
     await expect(loadFastPathScorer(undefined, { sliceChars: 0 })).rejects.toThrow(InvalidArgumentError);
   });
 
-  it('the scorer is warmed up at load: the model has scored a batch before the first request', async () => {
+  it('the scorer is warmed up at load: a small batch, then a request large enough to be sliced and cut', async () => {
     const spy = vi.spyOn(LexicalFeaturizer.prototype, 'featurizeAsync');
     const scorer = await loadFastPathScorer();
-    expect(spy).toHaveBeenCalledTimes(1);
+    expect(spy.mock.calls.length).toBeGreaterThan(1);
     expect(spy.mock.calls[0][1].length).toBeGreaterThan(0);
+    // The later calls are slices of one request over sliceChars, one passage over maxPassageChars.
+    const sliced = spy.mock.calls.slice(1).flatMap((call) => call[1] as Passage[]);
+    expect(sliced.some((p) => p.text.length > 65_536)).toBe(true);
     expect(await scorer.warmUp()).toBeGreaterThanOrEqual(0);
+  });
+
+  it('a slice that would end past the deadline is not started, and one slow slice does not stop later calls', async () => {
+    const scorer = await loadFastPathScorer(undefined, { sliceChars: 300 });
+    const ps = passages(20);
+    // Every slice seen as taking a second: the estimate says no later slice fits a 500 ms deadline.
+    const realNow = performance.now.bind(performance);
+    let skew = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => {
+      skew += 1000;
+      return realNow() + skew;
+    });
+    await scorer.score(QUERY, ps, { deadline: Date.now() + 3_600_000 });
+    vi.restoreAllMocks();
+    const first = await scorer.score(QUERY, ps, { deadline: Date.now() + 500 });
+    expect(first[0]).not.toBeNull(); // the first slice always runs while time is left
+    expect(first.some((r) => r === null)).toBe(true);
+    // Each skip halves the estimate: a few calls later every slice fits again.
+    let all = false;
+    for (let i = 0; i < 30 && !all; i++)
+      all = (await scorer.score(QUERY, ps, { deadline: Date.now() + 500 })).every((r) => r !== null);
+    expect(all).toBe(true);
   });
 });

@@ -198,7 +198,7 @@ export function register(program: Command): void {
     .option('--seed <n>', 'workload seed', '1')
     .option(
       '--worker-nice <n>',
-      'Linux: nice value (0..19) for the cross-encoder worker threads, so the event loop keeps priority',
+      'Linux: nice value (0..19) for the cross-encoder worker threads, so the event loop keeps priority (default 10, the cross-encoder default; 0: the process priority)',
     )
     .option('--no-progress', 'no live progress line')
     .option(

@@ -2,15 +2,15 @@
 // feedback over the candidate list") costs per pair in C++, built on the extractor's own tokeniser,
 // term cache and statistics, beside the shipped extractor (ExtractFeatures) on the same lists.
 //
-// Input: a dump of `npx tsx scripts/feedback-cost.ts --collection C --dump FILE` (the collection's
+// Input: a dump of `npx tsx research/loco/feedback-cost.ts --collection C --dump FILE` (the collection's
 // documents for the statistics; per list the query, its feedback set and every passage with the
-// cosine scripts/list-feedback.ts computed). Output: µs/pair of
+// cosine research/loco/list-feedback.ts computed). Output: µs/pair of
 //   extract   ExtractFeatures on every passage (the shipped lexical-v1 cost),
 //   scan      ForEachRawToken alone over every passage (the tokenising a fused version would share),
 //   feedback  the whole feature: every passage's terms through the per-thread TermCache, tf-idf unit
 //             vectors with the corpus IDF, the feedback sum and one cosine per passage,
 // and the largest difference between these cosines and the dump's (a parity check of the prototype).
-// Usage: bench/feedback-native/run.sh FILE [rounds] [head]   (head: as the dump's --head)
+// Usage: research/feedback-native/run.sh FILE [rounds] [head]   (head: as the dump's --head)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -129,13 +129,13 @@ class ListTerms {
 // One list's feedback computation; buffers are reused across lists (no allocation once warm).
 class FeedbackPass {
  public:
-  // head > 0: only each passage's first `head` terms enter its vector (scripts/feedback-cost.ts --head).
+  // head > 0: only each passage's first `head` terms enter its vector (research/loco/feedback-cost.ts --head).
   FeedbackPass(const CorpusStats& stats, size_t head) : stats_(stats), head_(head) {
     for (uint32_t tf = 1; tf < kLogTable; ++tf) log1p_tf_[tf] = 1.0 + std::log(static_cast<double>(tf));
   }
 
   // Cosine of each passage's unit tf-idf vector ((1 + ln tf) × idf) to the mean of the feedback set's
-  // unit vectors, the passage itself left out (scripts/list-feedback.ts); 0 when that mean is empty.
+  // unit vectors, the passage itself left out (research/loco/list-feedback.ts); 0 when that mean is empty.
   void Run(const List& list, std::vector<double>& out) {
     const size_t n = list.passages.size();
     size_t bytes = 0;
@@ -327,6 +327,6 @@ int main(int argc, char** argv) {
   std::printf("extract (shipped ExtractFeatures): %.2f us/pair\n", median(extract_us));
   std::printf("scan (tokeniser alone):            %.2f us/pair\n", median(scan_us));
   std::printf("feedback centroid cosine:          %.2f us/pair\n", median(feedback_us));
-  std::printf("max |cosine - scripts/list-feedback.ts| = %.3g\n", max_diff);
+  std::printf("max |cosine - research/loco/list-feedback.ts| = %.3g\n", max_diff);
   return max_diff < 1e-9 ? 0 : 1;
 }

@@ -1,13 +1,13 @@
 /**
  * Measurement, not a shipped path: the lexical-v2 candidate of docs/eval.md ("Pseudo-relevance feedback
- * over the candidate list") built into the addon's extractor (bench/feedback-native/fused.patch: each
+ * over the candidate list") built into the addon's extractor (research/feedback-native/fused.patch: each
  * passage's head terms collected after its lexical-v1 columns, then one list pass), timed beside the shipped
- * lexical-v1 rows in the same process, with its cosines checked against scripts/list-feedback.ts.
- * Runs only on an addon built from the patch: bench/feedback-native/fused-run.sh does that in a copy.
+ * lexical-v1 rows in the same process, with its cosines checked against research/loco/list-feedback.ts.
+ * Runs only on an addon built from the patch: research/feedback-native/fused-run.sh does that in a copy.
  *
- *   bench/feedback-native/fused-run.sh [--collection cisi] [--k 100] [--head 48] [--rounds 7]
+ *   research/feedback-native/fused-run.sh [--collection cisi] [--k 100] [--head 48] [--rounds 7]
  *
- * Lists: every judged query's BM25 top k (as scripts/feedback-cost.ts), and k = 20 lists of the
+ * Lists: every judged query's BM25 top k (as research/loco/feedback-cost.ts), and k = 20 lists of the
  * collection's 150–260-word passages drawn at random (bench/features.ts's batches). µs/pair are
  * medians of the rounds (each round: every list once, v1 rows then v2 rows). With
  * RG_FUSED_SKIP_LIST_PASS=1 the patched addon collects the head terms but skips the list pass (the
@@ -21,7 +21,7 @@ import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import type { NativeCorpusStats } from '../../src/features/native.js';
 import { tokenize } from '../../src/features/tokenize.js';
 import { loadAddon } from '../../src/native/addon.js';
-import { corpusIdf, FeedbackCentroid, feedbackSet } from '../../scripts/list-feedback.js';
+import { corpusIdf, FeedbackCentroid, feedbackSet } from '../loco/list-feedback.js';
 
 const { values } = parseArgs({
   options: {
@@ -50,7 +50,7 @@ const addon = loadAddon() as unknown as FusedAddon;
 const schema = addon.featuresSchema();
 if (schema.version !== 'lexical-v2' || schema.numPairFeatures === undefined)
   throw new Error(
-    `this addon computes ${schema.version}: run bench/feedback-native/fused-run.sh (it builds the patch)`,
+    `this addon computes ${schema.version}: run research/feedback-native/fused-run.sh (it builds the patch)`,
   );
 const WIDTH = schema.names.length;
 const V1_WIDTH = schema.numPairFeatures;
@@ -112,7 +112,7 @@ const microsPerPair = (lists: readonly List[], feedback: boolean): number => {
 const median = (v: number[]): number => v.sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 
 const idfOf = corpusIdf(stats);
-/** Largest |native − scripts/list-feedback.ts| cosine, lists whose feedback set differs, and v1 columns that differ. */
+/** Largest |native − research/loco/list-feedback.ts| cosine, lists whose feedback set differs, and v1 columns that differ. */
 const parity = (lists: readonly List[]): { cosine: number; sets: number; v1Columns: number } => {
   let cosine = 0;
   let sets = 0;

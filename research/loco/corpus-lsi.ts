@@ -10,7 +10,7 @@
  * stats file would carry.
  */
 import { passageTokens } from './list-feedback.js';
-import { mulberry32 } from '../src/util/seeded-random.js';
+import { mulberry32 } from '../../src/util/seeded-random.js';
 
 export interface LsiModel {
   readonly rank: number;

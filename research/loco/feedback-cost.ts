@@ -10,7 +10,7 @@
  * does not).
  *
  * `--dump FILE` also writes the collection and the lists (with the feedback set and the cosines computed
- * here) for bench/feedback-native, which times the same computation in C++ inside the extractor's own
+ * here) for research/feedback-native, which times the same computation in C++ inside the extractor's own
  * tokeniser and checks it against these cosines.
  *
  * Usage: npx tsx scripts/feedback-cost.ts [--data ../shared/data] [--collection cisi] [--k 100] [--rounds 5]
@@ -19,9 +19,9 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadCollection } from '../src/eval/collection.js';
-import { buildCorpusStats } from '../src/features/corpus-stats.js';
-import { LexicalFeaturizer } from '../src/features/featurizer.js';
+import { loadCollection } from '../../src/eval/collection.js';
+import { buildCorpusStats } from '../../src/features/corpus-stats.js';
+import { LexicalFeaturizer } from '../../src/features/featurizer.js';
 import { judgedBm25Lists } from './bm25-lists.js';
 import { corpusIdf, FeedbackCentroid, feedbackSet, passageTokens } from './list-feedback.js';
 

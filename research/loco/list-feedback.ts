@@ -4,7 +4,7 @@
  * which trains on it, and scripts/feedback-cost.ts, which times it. Terms are interned to integer ids
  * once per passage (as a native extractor holds term hashes), so one list costs its passages' terms.
  */
-import { tokenize } from '../src/features/tokenize.js';
+import { tokenize } from '../../src/features/tokenize.js';
 
 /**
  * The terms a document or passage enters the JS-side measurement features with (feedback, latent

@@ -33,19 +33,19 @@ import type { ScoredQuery } from './loco-fold-data.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type Collection, compareIds, judgedQueryIds, loadCollection } from '../src/eval/collection.js';
-import { createBm25FirstStage } from '../src/eval/first-stage.js';
-import { type QuerySplit, fnv1a, seededRandom, shuffled, splitQueries } from '../src/eval/splits.js';
-import { type CorpusStats, buildCorpusStats } from '../src/features/corpus-stats.js';
-import { tokenize } from '../src/features/tokenize.js';
-import { LexicalFeaturizer } from '../src/features/featurizer.js';
-import type { PlattParameters } from '../src/calibration/platt.js';
-import type { RankingBlend } from '../src/tiers/trees/ranking-blend.js';
-import { type PairFeaturizer, type RankingDataset, buildRankingDataset } from '../src/training/dataset.js';
-import { GRIDS, type GridName, discoverCollections } from '../src/training/fastpath-pipeline.js';
-import { trainFastPath } from '../src/training/train-fastpath.js';
-import { createXGBoostBackend } from '../src/training/xgboost-backend.js';
-import type { Passage } from '../src/types.js';
+import { type Collection, compareIds, judgedQueryIds, loadCollection } from '../../src/eval/collection.js';
+import { createBm25FirstStage } from '../../src/eval/first-stage.js';
+import { type QuerySplit, fnv1a, seededRandom, shuffled, splitQueries } from '../../src/eval/splits.js';
+import { type CorpusStats, buildCorpusStats } from '../../src/features/corpus-stats.js';
+import { tokenize } from '../../src/features/tokenize.js';
+import { LexicalFeaturizer } from '../../src/features/featurizer.js';
+import type { PlattParameters } from '../../src/calibration/platt.js';
+import type { RankingBlend } from '../../src/tiers/trees/ranking-blend.js';
+import { type PairFeaturizer, type RankingDataset, buildRankingDataset } from '../../src/training/dataset.js';
+import { GRIDS, type GridName, discoverCollections } from '../../src/training/fastpath-pipeline.js';
+import { trainFastPath } from '../../src/training/train-fastpath.js';
+import { createXGBoostBackend } from '../../src/training/xgboost-backend.js';
+import type { Passage } from '../../src/types.js';
 import { buildCollectionLsi, foldIn, latentCosine, type LsiModel } from './corpus-lsi.js';
 import { corpusIdf, FeedbackCentroid, feedbackSet, passageTokens } from './list-feedback.js';
 
@@ -72,7 +72,7 @@ const { values } = parseArgs({
 const extras = new Set(values.extra ? (values.extra as string).split(',') : []);
 // prf-centroid / prf-expansion: one half of prf each (with the membership column), for the ablation.
 // prf-centroid-head: the centroid cosine over each passage's first PRF_HEAD_TERMS terms only
-// (--head-terms, default 48; the cost of the native pass: bench/feedback-native), with the membership column.
+// (--head-terms, default 48; the cost of the native pass: research/feedback-native), with the membership column.
 const KNOWN_EXTRAS = new Set([
   'bm25-variants',
   'idf-spread',

@@ -15,7 +15,7 @@ import {
   pickRankingBlend,
   RANKING_BLEND_LAMBDAS,
   type RankingBlendCandidate,
-} from '../src/training/ranking-blend-selection.js';
+} from '../../src/training/ranking-blend-selection.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' } } });
 if (!values.folds) throw new Error('--folds DIR[,DIR…] is required');

@@ -10,9 +10,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { discoverCollections, evalInFreshProcess } from '../src/training/fastpath-pipeline.js';
-import type { TestResult } from '../src/training/model-card.js';
-import { renderOperatingPointsSection } from '../src/training/operating-points-card.js';
+import { discoverCollections, evalInFreshProcess } from '../../src/training/fastpath-pipeline.js';
+import type { TestResult } from '../../src/training/model-card.js';
+import { renderOperatingPointsSection } from '../../src/training/operating-points-card.js';
 
 const { values } = parseArgs({
   options: {

@@ -2,11 +2,11 @@
  * The per-query records scripts/loco-base.ts writes to OUT/fold-<collection>.json and
  * scripts/loco-gate.ts / loco-fusion.ts read, and the nDCG@10 of one query under a given order.
  */
-import type { PlattParameters } from '../src/calibration/platt.js';
-import type { RankingBlend } from '../src/tiers/trees/ranking-blend.js';
-import { ndcgAt } from '../src/eval/metrics.js';
-import { plattProbability } from '../src/calibration/platt.js';
-import type { GateList } from '../src/eval/operating-points.js';
+import type { PlattParameters } from '../../src/calibration/platt.js';
+import type { RankingBlend } from '../../src/tiers/trees/ranking-blend.js';
+import { ndcgAt } from '../../src/eval/metrics.js';
+import { plattProbability } from '../../src/calibration/platt.js';
+import type { GateList } from '../../src/eval/operating-points.js';
 import {
   type PairedGain,
   RANKING_BLEND_LAMBDAS,
@@ -14,8 +14,8 @@ import {
   pairedRelativeGain,
   pickRankingBlend,
   rankingBlendCandidate,
-} from '../src/training/ranking-blend-selection.js';
-import { lexicalEvidence, rankingLogit, rankingProbability } from '../src/tiers/trees/ranking-blend.js';
+} from '../../src/training/ranking-blend-selection.js';
+import { lexicalEvidence, rankingLogit, rankingProbability } from '../../src/tiers/trees/ranking-blend.js';
 
 export interface ScoredQuery {
   readonly q: string;

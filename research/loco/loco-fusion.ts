@@ -31,9 +31,9 @@ import {
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fitPlatt, plattProbability, type PlattParameters } from '../src/calibration/platt.js';
-import { type GateList, fitOperatingPoints, operatingPointMetrics } from '../src/eval/operating-points.js';
-import { OPERATING_POINT_NAMES } from '../src/gate/policies/operating-points.js';
+import { fitPlatt, plattProbability, type PlattParameters } from '../../src/calibration/platt.js';
+import { type GateList, fitOperatingPoints, operatingPointMetrics } from '../../src/eval/operating-points.js';
+import { OPERATING_POINT_NAMES } from '../../src/gate/policies/operating-points.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' }, json: { type: 'string' } } });
 const LAMBDAS = [0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 4, 5, 7.5, 10, 15, 20, 30, 50, 100, 1000];

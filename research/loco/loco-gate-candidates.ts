@@ -29,7 +29,7 @@ import { type FoldFile, GATE_K, IDENTITY_CALIBRATION as IDENTITY, type ScoredQue
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { plattProbability, type PlattParameters } from '../src/calibration/platt.js';
+import { plattProbability, type PlattParameters } from '../../src/calibration/platt.js';
 import {
   FIT_BETAS,
   FIT_SHIFTS,
@@ -38,8 +38,8 @@ import {
   fitOperatingPoints,
   keptMetrics,
   operatingPointMetrics,
-} from '../src/eval/operating-points.js';
-import { operatingPointThreshold } from '../src/gate/policies/operating-points.js';
+} from '../../src/eval/operating-points.js';
+import { operatingPointThreshold } from '../../src/gate/policies/operating-points.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' }, json: { type: 'string' } } });
 const PRECISE_FIT_RECALL = 0.35;

@@ -29,7 +29,7 @@ import { fmt, operatingPointHeader, operatingPointRow } from './loco-report.js';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { PlattParameters } from '../src/calibration/platt.js';
+import type { PlattParameters } from '../../src/calibration/platt.js';
 import {
   type GateList,
   type FitOptions,
@@ -40,9 +40,9 @@ import {
   operatingPointMetrics,
   oracleCutF1,
   thresholdMetrics,
-} from '../src/eval/operating-points.js';
-import { OPERATING_POINT_NAMES, type OperatingPointName } from '../src/gate/policies/operating-points.js';
-import type { RankingBlend } from '../src/tiers/trees/ranking-blend.js';
+} from '../../src/eval/operating-points.js';
+import { OPERATING_POINT_NAMES, type OperatingPointName } from '../../src/gate/policies/operating-points.js';
+import type { RankingBlend } from '../../src/tiers/trees/ranking-blend.js';
 
 const { values } = parseArgs({
   options: {

@@ -6,14 +6,14 @@
  * Stats time: the randomized SVD over the collection's documents (what `relevance-gate stats` would add)
  * and the size of U as float32 (what the stats file would carry). Per pair: every passage token is
  * resolved to its row of U and its IDF before timing (a native extractor would do that inside its own
- * tokeniser and term cache; bench/feedback-native measured that part for the feedback feature), so the
+ * tokeniser and term cache; research/feedback-native measured that part for the feedback feature), so the
  * timed part is what the latent feature adds on top: term counts, the unit tf-idf weights, the fold-in
  * (rank multiply-adds per distinct term), the normalisation and one dot product with the query's vector.
  * Plain JS with typed arrays: an upper bound for C++. The cosines are checked against
  * corpus-lsi.ts's `foldIn` / `latentCosine` (the code loco-base.ts trains with); the run fails otherwise.
  *
  * `--dump FILE` also writes U, the IDF by row, the query vectors, the passages' token rows and these cosines
- * (little-endian binary, layout in bench/lsi-native/fold_in.cc) for bench/lsi-native, which times the same
+ * (little-endian binary, layout in research/lsi-native/fold_in.cc) for research/lsi-native, which times the same
  * per-pair work in C++ and checks it against these cosines.
  *
  * Usage: npx tsx scripts/lsi-cost.ts [--data ../shared/data] [--collection cisi] [--k 100] [--rounds 5]
@@ -22,11 +22,11 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadCollection } from '../src/eval/collection.js';
-import { buildCorpusStats } from '../src/features/corpus-stats.js';
-import { LexicalFeaturizer } from '../src/features/featurizer.js';
-import { tokenize } from '../src/features/tokenize.js';
-import type { Passage } from '../src/types.js';
+import { loadCollection } from '../../src/eval/collection.js';
+import { buildCorpusStats } from '../../src/features/corpus-stats.js';
+import { LexicalFeaturizer } from '../../src/features/featurizer.js';
+import { tokenize } from '../../src/features/tokenize.js';
+import type { Passage } from '../../src/types.js';
 import { judgedBm25Lists } from './bm25-lists.js';
 import { buildCollectionLsi, foldIn, latentCosine } from './corpus-lsi.js';
 import { corpusIdf, passageTokens } from './list-feedback.js';

@@ -1,16 +1,16 @@
 // Measurement, not a shipped path: the per-pair work of the latent cosine (docs/eval.md, "Latent
-// semantics from the corpus") in C++, on a dump of scripts/lsi-cost.ts --dump, with the addon's
+// semantics from the corpus") in C++, on a dump of research/loco/lsi-cost.ts --dump, with the addon's
 // optimisation flags and baseline x86-64 target (what prebuilt binaries run). The passages' tokens come
 // already resolved to rows of U, as the extractor's term cache would hand them over, so the timed part
 // is what the feature adds to the extractor: term counts, (1 + ln tf) x idf weights, rank multiply-adds
 // per distinct term, the length and one dot product with the query's vector. The run fails unless every
-// cosine equals scripts/corpus-lsi.ts's (the code loco-base.ts trains with) within 1e-5.
+// cosine equals research/loco/corpus-lsi.ts's (the code loco-base.ts trains with) within 1e-5.
 //
 // Dump layout (little-endian): int32 rank, terms, lists; float32 U[terms * rank]; float64 idf[terms];
 // per list: int32 passages, float32 query[rank]; per passage: int32 tokens, int32 rows[tokens] (-1: not in
 // U), float64 reference cosine.
 //
-// Usage: bench/lsi-native/run.sh DUMP [rounds]
+// Usage: research/lsi-native/run.sh DUMP [rounds]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
       for (const Passage& p : l.passages)
         worst = std::max(worst, std::fabs(cosine(p.rows, l.query.data()) - p.reference));
     if (!(worst <= 1e-5)) {
-      std::fprintf(stderr, "cosines differ from scripts/corpus-lsi.ts by up to %g\n", worst);
+      std::fprintf(stderr, "cosines differ from research/loco/corpus-lsi.ts by up to %g\n", worst);
       return 1;
     }
     std::vector<double> times;

@@ -5,7 +5,7 @@
  * more collections it also measures what the points mean on a collection they were not fitted on:
  * for each collection H, points fitted on the others and applied to H (leave-one-collection-out),
  * next to H's label-known bounds. That is the measurement behind the shipped points' documented
- * meaning (docs/eval.md, "Operating points"), for a model the project does not ship: a
+ * meaning (docs/eval.md, "Operating points for your own model"), for a model the project does not ship: a
  * cross-encoder with real weights, a retrained fast path.
  *
  * The scorer of each collection is the caller's: the fast path scores with the collection's own

@@ -305,10 +305,10 @@ function choose(
 export interface FitOptions {
   /**
    * 'relevance-head' (default, what the shipped points are fitted on) or 'ranked-cut': score each
-   * candidate point on the lists' ranked cut (their `order`), the alternative docs/eval.md measures.
+   * candidate point on the lists' ranked cut (their `order`), the alternative research/loco/NOTES.md measures.
    */
   readonly fitOn?: 'relevance-head' | 'ranked-cut';
-  /** The recall `precise` must keep on every collection (default PRECISE_RECALL_FLOOR; docs/eval.md measures others). */
+  /** The recall `precise` must keep on every collection (default PRECISE_RECALL_FLOOR; research/loco/NOTES.md measures others). */
   readonly preciseRecallFloor?: number;
   /**
    * Lists that hold nothing relevant, by the collection whose corpus they were retrieved from (its
@@ -355,7 +355,7 @@ function fitFloor(point: OperatingPoint, lists: Readonly<Record<string, readonly
  * head; the gate then takes that many from the head of the order it returns (the ranked cut).
  * Leave-one-collection-out, points fitted this way kept better ranked cuts on the held-out
  * collection than points fitted on the ranked cut itself, whose choice follows each fold's ranking
- * blend (SciFact's balanced ratio 1.62-1.65× against 1.83-2.46× at three split seeds; docs/eval.md,
+ * blend (SciFact's balanced ratio 1.62-1.65× against 1.83-2.46× at three split seeds; research/loco/NOTES.md,
  * "The ranked cut").
  */
 export function fitOperatingPoints(

@@ -76,7 +76,7 @@ export const GRIDS: Readonly<Record<GridName, readonly GridPoint[]>> = {
   ],
   /**
    * The shipped model's recipe (its best pointwise point, then LambdaMART boosting from it) without
-   * the rest of the full grid: for leave-one-collection-out base models (scripts/loco-base.ts).
+   * the rest of the full grid: for leave-one-collection-out base models (research/loco/loco-base.ts).
    */
   loco: [
     { objective: 'reg:squarederror', maxDepth: 4, eta: 0.05, rounds: 300, minChildWeight: 1 },

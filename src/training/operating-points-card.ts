@@ -2,23 +2,23 @@
  * The model card's operating-point section: the gate's default decision with this model, its
  * parameters and what it keeps on the TEST queries (from the same `relevance-gate eval` runs as the
  * rest of the card), and the leave-one-collection-out measurement of the procedure
- * (LOCO_OPERATING_POINTS_LINES, written by `npx tsx scripts/loco-gate.ts --card-module`). Deterministic text.
+ * (LOCO_OPERATING_POINTS_LINES, written by `npx tsx research/loco/loco-gate.ts --card-module`). Deterministic text.
  */
 import type { TestResult } from './test-result.js';
 import { LOCO_OPERATING_POINTS_LINES } from './operating-points-loco.js';
 
 /**
- * How far the LOCO figures move with the split seed: measured once (docs/eval.md "The gate across
- * split seeds", "Choosing λ") with `scripts/loco-base.ts --seed 7|3|2026` beside the default 42.
+ * How far the LOCO figures move with the split seed: measured once (research/loco/NOTES.md "The gate across
+ * split seeds", "Choosing λ") with `research/loco/loco-base.ts --seed 7|3|2026` beside the default 42.
  */
 const SPLIT_SEED_LINES: readonly string[] = [
   '#### How much the leave-one-collection-out figures move with the split seed',
   '',
   "The seed sets the training collections' train / validation / test split and the trainer's seed. Rerun with seeds 42, 7,",
-  '3 and 2026 (`scripts/loco-base.ts --seed N`, then `scripts/loco-gate.ts`): `balanced` F1 / F1 of keeping all 20 was CISI',
+  '3 and 2026 (`research/loco/loco-base.ts --seed N`, then `research/loco/loco-gate.ts`): `balanced` F1 / F1 of keeping all 20 was CISI',
   '1.00–1.10×, Cranfield 1.32–1.41×, MED 0.90–0.98×, NFCorpus 1.18–1.28×, SciFact 1.81–2.44×, with no query that has a relevant',
   'passage in its top 20 left with nothing; reranking in the order the gate returns was above BM25 on every held-out',
-  'collection at every seed (+0.93 % to +10.49 %; `scripts/loco-blend-rules.ts`). Tables: docs/eval.md, "The gate across',
+  'collection at every seed (+0.93 % to +10.49 %; `research/loco/loco-blend-rules.ts`). Tables: research/loco/NOTES.md, "The gate across',
   'split seeds" and "Choosing λ".',
 ];
 
@@ -40,7 +40,7 @@ export function renderOperatingPointsSection(tests: readonly TestResult[], gateK
       'descending) that maximises the expected F_beta of the kept set after a logit shift of the probabilities, so it adapts',
       'to the list rather than to one absolute threshold, and takes them from the head of the order it returns (the `ranking`',
       "signal: the ranked cut). Parameters (src/gate/policies/operating-points.ts, keyed by this model's id), fitted on the",
-      `relevance head of the validation + test queries' BM25 top ${gateK} of the training collections (scripts/loco-gate.ts --shipped):`,
+      `relevance head of the validation + test queries' BM25 top ${gateK} of the training collections (research/loco/loco-gate.ts --shipped):`,
       '',
       '| point | beta | shift | floor |',
       '|---|---|---|---|',

@@ -1,4 +1,4 @@
-/** Written by `npx tsx scripts/loco-gate.ts --folds /tmp/rg-loco/v1-s42 --card-module src/training/operating-points-loco.ts`. */
+/** Written by `npx tsx research/loco/loco-gate.ts --folds /tmp/rg-loco/v1-s42 --card-module src/training/operating-points-loco.ts`. */
 export const LOCO_OPERATING_POINTS_LINES: readonly string[] = [
   '### Leave-one-collection-out: collections the model never saw',
   '',
@@ -6,8 +6,8 @@ export const LOCO_OPERATING_POINTS_LINES: readonly string[] = [
   "other four collections' validation + test queries only (same objectives as the shipped points, on the relevance head), then measured on H's judged queries",
   'with the ranked cut the gate makes (as many pairs as the relevance cut, from the head of the ranking order)',
   '(BM25 top 20 for the gate, top 100 for nDCG@10). Chosen per fold: cisi: lambdamart from the best pointwise point, 331 trees; cranfield: lambdamart from the best pointwise point, 331 trees; med: lambdamart from the best pointwise point, 317 trees; nfcorpus: lambdamart from the best pointwise point, 362 trees; scifact: lambdamart from the best pointwise point, 439 trees.',
-  'Commands: `npx tsx scripts/loco-base.ts --grid loco --out /tmp/rg-loco/loco` then',
-  '`npx tsx scripts/loco-gate.ts --folds /tmp/rg-loco/loco`.',
+  'Commands: `npx tsx research/loco/loco-base.ts --grid loco --out /tmp/rg-loco/loco` then',
+  '`npx tsx research/loco/loco-gate.ts --folds /tmp/rg-loco/loco`.',
   '',
   '#### nDCG@10 on the held-out collection (BM25 top 100 reranked by the fold model)',
   '',

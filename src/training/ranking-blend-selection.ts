@@ -11,7 +11,7 @@
  * one-standard-error step (after Breiman's rule: the simplest model within one standard error of the
  * best), because a larger λ leans on the extractor's BM25, which transfers to unseen collections
  * better than the trees do, and a few validation queries cannot tell close λs apart: leave-one-
- * collection-out with the best λ alone, one split seed put CISI 4.8 % below BM25 (λ 0); docs/eval.md
+ * collection-out with the best λ alone, one split seed put CISI 4.8 % below BM25 (λ 0); research/loco/NOTES.md
  * "Choosing λ" has the per-seed tables. Deterministic: fixed grid, fixed order, float64.
  */
 import { InvalidArgumentError } from '../errors.js';
@@ -19,7 +19,7 @@ import { lexicalEvidence, type RankingBlend, rankingLogit, rankingProbability } 
 import type { RankingDataset } from './dataset.js';
 import { ndcgPerQueryByCollection } from './validation-metrics.js';
 
-/** The λ grid (the one scripts/loco-fusion.ts measured): 0 = the margin alone. */
+/** The λ grid (the one research/loco/loco-fusion.ts measured): 0 = the margin alone. */
 export const RANKING_BLEND_LAMBDAS: readonly number[] = Object.freeze([
   0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 4, 5, 7.5, 10, 15, 20, 30, 50, 100, 1000,
 ]);

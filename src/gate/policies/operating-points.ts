@@ -14,7 +14,7 @@
  * When every scored pair carries the `ranking` signal (the fast path's BM25 blend), the kept set is
  * the first k of the ranking order, k = the number of pairs at or above the relevance cut: the kept
  * set is then a head of the returned order (a results page cuts the list it shows), and
- * leave-one-collection-out it kept better sets than the relevance head (docs/eval.md, "The ranked
+ * leave-one-collection-out it kept better sets than the relevance head (research/loco/NOTES.md, "The ranked
  * cut"). Without `ranking` the kept set is the relevance head itself.
  *
  * The result is one threshold per call (the relevance at the cut) and, for the ranked cut, one

@@ -7,7 +7,7 @@
  *   ranking  = σ(z)
  *
  * Why: leave-one-collection-out, ordering by margin + λ · evidence puts held-out nDCG@10 above BM25
- * on every collection where the margin alone does not (docs/eval.md), but the same blend used for
+ * on every collection where the margin alone does not (research/loco/NOTES.md), but the same blend used for
  * keep/drop lowers the gate's F1; so it is a SECOND signal (`ranking`) next to `relevant`.
  * Division by (1 + λ) only rescales (the order is that of margin + λ · evidence): it keeps z near
  * the margin's range so σ(z) does not saturate to 1.0 in float64 and tie pairs that differ.

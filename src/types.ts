@@ -2,6 +2,7 @@
  * The seams between modules: what a passage is, what a scorer returns, how time limits travel.
  * Keep this file small; module-specific types live next to their module.
  */
+import type { ModelDecisions } from './operating-points/types.js';
 
 /**
  * One retrieved candidate. `features` feeds the tree tier: a record of the passthrough features
@@ -60,6 +61,12 @@ export interface Scorer {
    * `source_type`, say). Caches key on their values too; scorers that read no metadata leave it unset.
    */
   readonly metadataKeys?: readonly string[];
+  /**
+   * What the model declares for the gate (its operating points and score calibration), read from
+   * the operating-points file shipped beside its files: `createGate({ scorer })` then decides by
+   * its `balanced` point. Absent: the gate's absolute threshold unless a policy gives points.
+   */
+  readonly decisions?: ModelDecisions;
   score(query: string, passages: readonly Passage[], options?: ScoreOptions): Promise<ReadonlyArray<ScorerPairResult>>;
 }
 

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createProgress } from '../util/progress.js';
 import { InvalidArgumentError } from '../errors.js';
-import { operatingPointsForScorer, readOperatingPointsFile } from '../gate/operating-points-file.js';
+import { operatingPointsForScorer, readOperatingPointsFile } from '../operating-points/file.js';
 import { loadCollection } from './collection.js';
 import { QUERY_SET_NAMES, type QuerySetName, resolveQuerySet } from './query-set.js';
 import { renderOperatingPointsSvg, renderPrecisionRecallSvg, summarizeReport } from './report.js';

@@ -5,7 +5,7 @@
  * collections, measure them held out, print the tables and write the operating-points file.
  */
 import { InvalidArgumentError } from '../errors.js';
-import { type OperatingPointsFile, serializeOperatingPointsFile } from '../gate/operating-points-file.js';
+import { type OperatingPointsFile, serializeOperatingPointsFile } from '../operating-points/file.js';
 import { createProgress } from '../util/progress.js';
 import { loadCollection } from './collection.js';
 import { writeOut } from './eval-command.js';

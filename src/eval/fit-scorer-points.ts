@@ -19,9 +19,9 @@ import {
   type OperatingPointsFile,
   type OperatingPointsHeldOut,
   parseOperatingPointsFile,
-} from '../gate/operating-points-file.js';
+} from '../operating-points/file.js';
 import type { OperatingPoints } from '../gate/types.js';
-import type { ListFeatureWeights, ScoreCalibration } from '../gate/policies/list-verdict.js';
+import type { ListFeatureWeights, ScoreCalibration } from '../operating-points/list-verdict.js';
 import type { Scorer } from '../types.js';
 import {
   BOUND_REAL_EMPTY,

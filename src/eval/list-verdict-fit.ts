@@ -19,7 +19,7 @@ import {
   calibratedScore,
   sufficiencyMargin,
   weighFeatures,
-} from '../gate/policies/list-verdict.js';
+} from '../operating-points/list-verdict.js';
 import type { OperatingPointName } from '../gate/policies/operating-points.js';
 
 /** What the fit reads of a list: the gate's stored values and the labels. */

@@ -9,8 +9,8 @@ import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
 import type { Passage, Scorer, ScorerPairResult } from '../types.js';
 import { isDetailedPairScore } from '../types.js';
 import { integerInRange, positiveInteger, probability } from '../util/validate-options.js';
-import type { ScoreCalibration } from '../gate/policies/list-verdict.js';
-import { type OperatingPoints, operatingPointsFor, scoreCalibrationFor } from '../gate/policies/operating-points.js';
+import type { ScoreCalibration } from '../operating-points/list-verdict.js';
+import type { OperatingPoints } from '../gate/policies/operating-points.js';
 import { calibratedPairs, expectedCalibrationError } from './list-verdict-fit.js';
 import {
   type GateList,
@@ -64,12 +64,12 @@ export interface EvalOptions {
   readonly retrievalRank?: boolean;
   /**
    * Operating points to report (the gate's relative decisions on each query's top gateK). Default:
-   * the scorer's own (known models, by id); none → the report's `operatingPoints` is null.
+   * the scorer's own (`scorer.decisions`, shipped beside the model); none → `operatingPoints` is null.
    */
   readonly operatingPoints?: OperatingPoints;
   /**
    * The score calibration whose error the report gives (`scoreCalibrationError`). Default: the
-   * scorer's own (known models, by id).
+   * scorer's own (`scorer.decisions`).
    */
   readonly scoreCalibration?: ScoreCalibration;
   /**
@@ -332,7 +332,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const thresholdSource =
     options.gateThreshold !== undefined ? 'given' : thresholdForTarget ? 'tuned-on-these-queries' : 'none';
   const gate = keptSetStats(gatePools, gateThreshold ?? Number.POSITIVE_INFINITY);
-  const points = options.operatingPoints ?? operatingPointsFor(scorer.id);
+  const points = options.operatingPoints ?? scorer.decisions?.operatingPoints;
   const junk = await scoreJunkLists(
     collection,
     scorer,
@@ -342,7 +342,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     options.retrievalRank ?? true,
   );
   const operatingPoints = points === undefined ? null : operatingPointRows(judgedLists, points, junk);
-  const calibration = options.scoreCalibration ?? scoreCalibrationFor(scorer.id);
+  const calibration = options.scoreCalibration ?? scorer.decisions?.scoreCalibration;
   let scoreCalibrationError: number | null = null;
   if (calibration !== undefined) {
     const { scores: calibrated, labels } = calibratedPairs(calibration, judgedLists);

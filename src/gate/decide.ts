@@ -12,7 +12,7 @@ import {
   listFeatures,
   type ScoreCalibration,
   scoreCalibrationOffset,
-} from './policies/list-verdict.js';
+} from '../operating-points/list-verdict.js';
 import { evaluateRules, NO_RULE_MATCHED, RULE_MISSING_SIGNAL } from './policies/rules.js';
 import type { GateItem, GateResult, GateStats, GateTier, GateTimings, Route, UnscoredReason } from './types.js';
 

@@ -59,12 +59,10 @@ export type {
 export {
   operatingPointThreshold,
   rankedCutValue,
-  operatingPointsFor,
-  MODEL_OPERATING_POINTS,
   OPERATING_POINT_NAMES,
 } from './policies/operating-points.js';
 export type { GateMode, OperatingPoint, OperatingPointName, OperatingPoints } from './types.js';
-export type { ListFeatureWeights, ScoreCalibration, Sufficiency } from './policies/list-verdict.js';
+export type { ListFeatureWeights, ModelDecisions, ScoreCalibration, Sufficiency } from '../operating-points/types.js';
 export {
   OPERATING_POINTS_FORMAT,
   OperatingPointsFormatError,
@@ -77,4 +75,4 @@ export {
   type OperatingPointsFile,
   type OperatingPointsFittedOn,
   type OperatingPointsHeldOut,
-} from './operating-points-file.js';
+} from '../operating-points/file.js';

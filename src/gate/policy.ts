@@ -16,20 +16,17 @@ import { assertCalibratedFor, parseCalibratedThreshold, type PlattParameters } f
 import { InvalidPolicyError } from './errors.js';
 import type { AdaptiveThresholdPolicy, ThresholdMode } from './policies/adaptive.js';
 import {
+  type FieldErrorFactory,
+  parseOperatingPoints as parsePoints,
+  parseScoreCalibration,
+} from '../operating-points/parse.js';
+import type { ScoreCalibration } from '../operating-points/types.js';
+import {
   OPERATING_POINT_NAMES,
   type OperatingPoint,
   type OperatingPointName,
   type OperatingPoints,
-  operatingPointsFor,
-  scoreCalibrationFor,
 } from './policies/operating-points.js';
-import {
-  LIST_FEATURE_NAMES,
-  type ListFeatureName,
-  type ListFeatureWeights,
-  type ScoreCalibration,
-  type Sufficiency,
-} from './policies/list-verdict.js';
 import { assertRulesReadDeclaredSignals, compileRules, isRoute, type CompiledRules } from './policies/rules.js';
 import type { EarlyStopPolicy, GatePolicy, QueryLengthThreshold, Route, ThresholdFunction } from './types.js';
 
@@ -37,8 +34,8 @@ export const DEFAULT_THRESHOLD = 0.5;
 export const DEFAULT_RELATED_THRESHOLD = 0.25;
 export const DEFAULT_RELEVANCE_SIGNALS: readonly string[] = Object.freeze([RELEVANT]);
 
-/** What policy compilation needs to know of the scorer: its id (calibration) and declared signals. */
-export type PolicyScorer = Pick<Scorer, 'id' | 'signals'>;
+/** What policy compilation needs to know of the scorer: its id (calibration), declared signals and shipped decisions. */
+export type PolicyScorer = Pick<Scorer, 'id' | 'signals' | 'decisions'>;
 
 export interface CompiledPolicy extends AdaptiveThresholdPolicy {
   readonly source: GatePolicy;
@@ -95,97 +92,12 @@ const THRESHOLD_OPTIONS = [
   'earlyStop',
 ] as const;
 
-function positiveFinite(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
-    throw new InvalidPolicyError(field, `must be a finite number > 0, got ${describeValue(value)}`);
-  return value;
-}
+/** Operating-point data in a policy: the shared rules, failing with InvalidPolicyError naming the field. */
+const pointFieldError: FieldErrorFactory = (field, problem) => new InvalidPolicyError(field, problem);
 
-/** Validates an `operatingPoints` table: every name, { beta > 0, shift finite, floor in [0, 1] }. */
+/** Validates an `operatingPoints` table (src/operating-points/parse.ts). */
 export function parseOperatingPoints(value: unknown, field = 'operatingPoints'): OperatingPoints {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new InvalidPolicyError(field, `must be { ${OPERATING_POINT_NAMES.join(', ')} } of { beta, shift, floor }`);
-  const table = value as Record<string, unknown>;
-  for (const key of Object.keys(table))
-    if (!(OPERATING_POINT_NAMES as readonly string[]).includes(key))
-      throw new InvalidPolicyError(
-        `${field}.${key}`,
-        `is not an operating point (${OPERATING_POINT_NAMES.join(', ')})`,
-      );
-  const out: Partial<Record<OperatingPointName, OperatingPoint>> = {};
-  for (const name of OPERATING_POINT_NAMES) {
-    const p = table[name];
-    const where = `${field}.${name}`;
-    if (typeof p !== 'object' || p === null) throw new InvalidPolicyError(where, 'must be { beta, shift, floor }');
-    const point = p as Record<string, unknown>;
-    for (const key of Object.keys(point))
-      if (key !== 'beta' && key !== 'shift' && key !== 'floor' && key !== 'sufficiency')
-        throw new InvalidPolicyError(
-          `${where}.${key}`,
-          'is not an operating-point parameter (beta, shift, floor, sufficiency)',
-        );
-    const shift = point.shift ?? 0;
-    if (typeof shift !== 'number' || !Number.isFinite(shift))
-      throw new InvalidPolicyError(`${where}.shift`, `must be a finite number, got ${describeValue(shift)}`);
-    const sufficiency =
-      point.sufficiency === undefined ? undefined : parseSufficiency(point.sufficiency, `${where}.sufficiency`);
-    out[name] = Object.freeze({
-      beta: positiveFinite(`${where}.beta`, point.beta),
-      shift,
-      floor: probability(`${where}.floor`, point.floor ?? 0),
-      ...(sufficiency === undefined ? {} : { sufficiency }),
-    });
-  }
-  return Object.freeze(out as Record<OperatingPointName, OperatingPoint>);
-}
-
-function finiteNumber(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value))
-    throw new InvalidPolicyError(field, `must be a finite number, got ${describeValue(value)}`);
-  return value;
-}
-
-/** `{ maxRelevance, top3Relevance, maxRanking, top3Ranking }`, each a finite number. */
-function parseListWeights(value: unknown, field: string): ListFeatureWeights {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new InvalidPolicyError(field, `must be { ${LIST_FEATURE_NAMES.join(', ')} } of finite numbers`);
-  const table = value as Record<string, unknown>;
-  for (const key of Object.keys(table))
-    if (!(LIST_FEATURE_NAMES as readonly string[]).includes(key))
-      throw new InvalidPolicyError(`${field}.${key}`, `is not a list feature (${LIST_FEATURE_NAMES.join(', ')})`);
-  const out = {} as Record<ListFeatureName, number>;
-  for (const name of LIST_FEATURE_NAMES) out[name] = finiteNumber(`${field}.${name}`, table[name]);
-  return Object.freeze(out);
-}
-
-function checkKeys(table: Record<string, unknown>, field: string, keys: readonly string[]): void {
-  for (const key of Object.keys(table))
-    if (!keys.includes(key)) throw new InvalidPolicyError(`${field}.${key}`, `is not one of ${keys.join(', ')}`);
-}
-
-/** An operating point's `sufficiency`: `{ weights, bias }` (src/gate/policies/list-verdict.ts). */
-export function parseSufficiency(value: unknown, field: string): Sufficiency {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new InvalidPolicyError(field, 'must be { weights, bias }');
-  const table = value as Record<string, unknown>;
-  checkKeys(table, field, ['weights', 'bias']);
-  return Object.freeze({
-    weights: parseListWeights(table.weights, `${field}.weights`),
-    bias: finiteNumber(`${field}.bias`, table.bias),
-  });
-}
-
-/** A `scoreCalibration`: `{ pair > 0, weights, bias }` (src/gate/policies/list-verdict.ts). */
-export function parseScoreCalibration(value: unknown, field = 'scoreCalibration'): ScoreCalibration {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new InvalidPolicyError(field, 'must be { pair, weights, bias }');
-  const table = value as Record<string, unknown>;
-  checkKeys(table, field, ['pair', 'weights', 'bias']);
-  return Object.freeze({
-    pair: positiveFinite(`${field}.pair`, table.pair),
-    weights: parseListWeights(table.weights, `${field}.weights`),
-    bias: finiteNumber(`${field}.bias`, table.bias),
-  });
+  return parsePoints(value, field, pointFieldError);
 }
 
 interface ResolvedMode {
@@ -198,7 +110,7 @@ interface ResolvedMode {
 function resolveMode(policy: GatePolicy, scorer: PolicyScorer): ResolvedMode {
   const points = present(policy.operatingPoints)
     ? parseOperatingPoints(policy.operatingPoints)
-    : operatingPointsFor(scorer.id);
+    : scorer.decisions?.operatingPoints;
   const asked = policy.mode;
   if (
     asked !== undefined &&
@@ -377,10 +289,10 @@ export function compilePolicy(policy: GatePolicy, scorer: PolicyScorer): Compile
   const failOpen = policy.failOpen ?? false;
   if (typeof failOpen !== 'boolean') throw new InvalidPolicyError('failOpen', 'must be a boolean');
   const scoreCalibration = present(policy.scoreCalibration)
-    ? parseScoreCalibration(policy.scoreCalibration)
+    ? parseScoreCalibration(policy.scoreCalibration, 'scoreCalibration', pointFieldError)
     : policy.scoreCalibration === null
       ? undefined
-      : scoreCalibrationFor(scorer.id);
+      : scorer.decisions?.scoreCalibration;
 
   return {
     source: policy,

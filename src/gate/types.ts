@@ -7,7 +7,7 @@ import type { PairScoreCache } from '../cache/cache-port.js';
 import type { Passage, Scorer, SignalProbabilities } from '../types.js';
 import type { CalibratedThreshold } from './calibration.js';
 import type { OperatingPoint, OperatingPointName, OperatingPoints } from './policies/operating-points.js';
-import type { ScoreCalibration } from './policies/list-verdict.js';
+import type { ScoreCalibration } from '../operating-points/list-verdict.js';
 
 export type { OperatingPoint, OperatingPointName, OperatingPoints } from './policies/operating-points.js';
 

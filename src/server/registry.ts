@@ -29,7 +29,7 @@ import {
   type ScorerPairResult,
   type TierSpec,
 } from '../index.js';
-import { loadOperatingPointsPolicy } from '../gate/operating-points-file.js';
+import { loadOperatingPointsPolicy } from '../operating-points/file.js';
 import { packageRoot } from '../util/package-root.js';
 import { AdmissionController } from './admission.js';
 import {

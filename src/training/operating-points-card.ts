@@ -29,7 +29,7 @@ export function renderOperatingPointsSection(tests: readonly TestResult[], gateK
   const lines = ['## Operating points (the gate decision by intent)', ''];
   if (first === undefined || first.withRank.operatingPoints === null) {
     lines.push(
-      "This model has no entry in the gate's operating-point table (`MODEL_OPERATING_POINTS`, keyed by model id), so",
+      "This model's folder has no operating-points file (`operating-points.json`, written by `relevance-gate fit-points`), so",
       "`createGate({ scorer })` uses the absolute threshold; pass `policy.operatingPoints` to use `mode: 'balanced'` etc.",
       '',
     );

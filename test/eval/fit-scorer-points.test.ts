@@ -25,7 +25,6 @@ import {
   loadFastPathScorer,
   loadOperatingPoints,
   OPERATING_POINT_NAMES,
-  operatingPointsFor,
   type Passage,
   parseOperatingPointsFile,
   type Scorer,
@@ -34,7 +33,6 @@ import { mulberry32 as seededRandom } from '../../src/util/seeded-random.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { createCrossEncoder, createCrossEncoderScorer } from '../../src/index.js';
 import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
-import { scoreCalibrationFor } from '../../src/gate/policies/operating-points.js';
 
 const DATA = join(packageRoot(), '..', 'shared', 'data');
 const COLLECTIONS = ['cisi', 'cranfield', 'med', 'nfcorpus', 'scifact'];
@@ -180,7 +178,7 @@ describe('relevance-gate fit-points', () => {
       }),
     );
     const scorer = await loadFastPathScorer();
-    const shipped = operatingPointsFor(scorer.id);
+    const shipped = scorer.decisions?.operatingPoints;
     expect(shipped).toBeDefined();
     expect(fit.points).toEqual(shipped);
     // Every point has a verdict and a floor, fitted with the other collections' queries as junk lists.
@@ -188,7 +186,7 @@ describe('relevance-gate fit-points', () => {
       expect(fit.points[name].sufficiency).toBeDefined();
       expect(fit.points[name].floor).toBeGreaterThan(0);
     }
-    expect(fit.scoreCalibration).toEqual(scoreCalibrationFor(scorer.id));
+    expect(fit.scoreCalibration).toEqual(scorer.decisions?.scoreCalibration);
     // The file shipped beside the model is what fit-points writes, held-out figures included.
     const shippedFile = join(packageRoot(), 'models', 'fastpath-lexical', 'operating-points.json');
     expect(JSON.parse(readFileSync(shippedFile, 'utf8'))).toEqual(JSON.parse(JSON.stringify(file)));

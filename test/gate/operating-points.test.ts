@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { createGate, InvalidPolicyError, rerouteResult, type GatePolicy } from '../../src/index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
-  MODEL_OPERATING_POINTS,
   type OperatingPoint,
   type OperatingPoints,
   modelIdOf,
   operatingPointThreshold,
-  operatingPointsFor,
 } from '../../src/gate/policies/operating-points.js';
+import { OPERATING_POINTS_FILE, parseOperatingPointsFile } from '../../src/operating-points/file.js';
+import { loadFastPathScorer } from '../../src/tiers/trees/fast-path-scorer.js';
+import { packageRoot } from '../../src/util/package-root.js';
 import { ids, passages, relevanceScorer } from './helpers.js';
 
 const point = (beta: number, shift = 0, floor = 0): OperatingPoint => ({ beta, shift, floor });
@@ -34,9 +37,12 @@ function bruteForceCut(p: OperatingPoint, relevances: readonly number[]): number
   return best < 0 ? Number.NaN : sorted[best - 1]!;
 }
 
-/** The shipped model's table under a scorer id of the same model (any statistics). */
-const SHIPPED_MODEL_ID = Object.keys(MODEL_OPERATING_POINTS)[0]!;
-const SHIPPED_POINTS = MODEL_OPERATING_POINTS[SHIPPED_MODEL_ID]!;
+/** The shipped model's points: the operating-points file beside its files. */
+const SHIPPED_FILE = parseOperatingPointsFile(
+  JSON.parse(readFileSync(join(packageRoot(), 'models', 'fastpath-lexical', OPERATING_POINTS_FILE), 'utf8')),
+);
+const SHIPPED_MODEL_ID = SHIPPED_FILE.model;
+const SHIPPED_POINTS = SHIPPED_FILE.points;
 const LIST = [0.9, 0.5, 0.4, 0.2, 0.05, 0.02];
 
 describe('operatingPointThreshold (expected-F_beta cut of the list)', () => {
@@ -91,13 +97,25 @@ describe('operatingPointThreshold (expected-F_beta cut of the list)', () => {
 });
 
 describe('operating points in the gate', () => {
-  const shippedScorer = (values: readonly number[]) => relevanceScorer(values, `${SHIPPED_MODEL_ID}@stats/abc`);
+  /** A scorer declaring the shipped points, as the loaded fast path does. */
+  const shippedScorer = (values: readonly number[]) => ({
+    ...relevanceScorer(values, `${SHIPPED_MODEL_ID}@stats/abc`),
+    decisions: { operatingPoints: SHIPPED_POINTS },
+  });
 
-  it('knows the shipped model by its model id, whatever the statistics', () => {
+  it('the shipped model declares the points of the file beside it, whatever the statistics', async () => {
     expect(modelIdOf(`${SHIPPED_MODEL_ID}@stats/0123`)).toBe(SHIPPED_MODEL_ID);
-    expect(operatingPointsFor(`${SHIPPED_MODEL_ID}@stats/0123`)).toBe(SHIPPED_POINTS);
-    expect(operatingPointsFor('rel-model')).toBeUndefined();
-    expect(operatingPointsFor('toString')).toBeUndefined();
+    const scorer = await loadFastPathScorer();
+    try {
+      expect(modelIdOf(scorer.id)).toBe(SHIPPED_MODEL_ID);
+      expect(scorer.decisions?.operatingPoints).toEqual(SHIPPED_POINTS);
+      expect(scorer.decisions?.scoreCalibration).toEqual(SHIPPED_FILE.scoreCalibration);
+      expect(createGate({ scorer }).mode).toBe('balanced');
+    } finally {
+      scorer.model.dispose();
+    }
+    // An id alone declares nothing: a scorer without `decisions` decides by the absolute threshold.
+    expect(createGate({ scorer: relevanceScorer(LIST, `${SHIPPED_MODEL_ID}@stats/0123`) }).mode).toBe('threshold');
   });
 
   it('createGate({ scorer }) of a model with operating points decides by `balanced` on the scored list', async () => {
@@ -144,7 +162,8 @@ describe('operating points in the gate', () => {
       expect(direct.stats.threshold).toBe(t);
       const rerouted = gate.reroute(r, { mode });
       expect(ids(rerouted.included)).toEqual(ids(direct.included));
-      expect(ids(rerouteResult(r, { mode }).included)).toEqual(ids(direct.included));
+      // The standalone reroute knows only the result: the points come with the policy.
+      expect(ids(rerouteResult(r, { mode, operatingPoints: SHIPPED_POINTS }).included)).toEqual(ids(direct.included));
     }
     expect(scorer.calls).toHaveLength(4);
     const precise = gate.reroute(r, { mode: 'precise' }).stats.returned;
@@ -233,7 +252,7 @@ describe('operating points in the gate', () => {
     expect(() => createGate({ scorer, policy: { mode: 'loose' as never } })).toThrow(/policy\.mode/);
     expect(() =>
       createGate({
-        scorer: relevanceScorer(LIST, `${SHIPPED_MODEL_ID}@s`),
+        scorer: shippedScorer(LIST),
         policy: { mode: 'balanced', earlyStop: { window: 2, minRate: 0.5, chunk: 2 } },
       }),
     ).toThrow(/policy\.earlyStop/);

@@ -10,7 +10,7 @@ import {
   listFeatures,
   type ScoreCalibration,
   type Sufficiency,
-} from '../../src/gate/policies/list-verdict.js';
+} from '../../src/operating-points/list-verdict.js';
 import {
   createGate,
   createScoreCache,

@@ -25,80 +25,16 @@
 import { plattProbability, type PlattParameters } from '../../calibration/platt.js';
 import type { SignalProbabilities } from '../../types.js';
 import { rankingOf } from '../order.js';
-import { listFeatures, type ScoreCalibration, type Sufficiency, sufficiencyMargin } from './list-verdict.js';
+import { listFeatures, sufficiencyMargin } from '../../operating-points/list-verdict.js';
+import type { OperatingPoint, Sufficiency } from '../../operating-points/types.js';
 
-export type OperatingPointName = 'precise' | 'balanced' | 'related';
-
-export const OPERATING_POINT_NAMES: readonly OperatingPointName[] = Object.freeze(['precise', 'balanced', 'related']);
-
-export interface OperatingPoint {
-  /** The F_beta the cut maximises (> 0): < 1 favours precision, > 1 recall. */
-  readonly beta: number;
-  /** Added to logit(relevance) before the expected-F computation (finite; 0 = the scorer's probabilities as they are). */
-  readonly shift: number;
-  /** Pairs with relevance below this never pass (absolute floor in [0, 1]); 0 = no floor. */
-  readonly floor: number;
-  /**
-   * The list-level verdict (src/gate/policies/list-verdict.ts): when the scored list is judged to
-   * hold nothing relevant, the point keeps nothing (rule `insufficient-context`). Absent: every
-   * list is judged sufficient (the cut alone decides).
-   */
-  readonly sufficiency?: Sufficiency;
-}
-
-export type OperatingPoints = Readonly<Record<OperatingPointName, OperatingPoint>>;
-
-const SHIPPED_LEXICAL_V1_VERDICT_WEIGHTS = Object.freeze({
-  maxRelevance: 0.0847127751867073,
-  top3Relevance: 0.6458422993467922,
-  maxRanking: 2.418362665980578,
-  top3Ranking: 2.909879148328503,
-});
-
-/** The shipped fast-path model's points: models/fastpath-lexical/operating-points.json (a test keeps them equal). */
-const SHIPPED_LEXICAL_V1_POINTS: OperatingPoints = Object.freeze({
-  precise: Object.freeze({
-    beta: 2,
-    shift: -1.75,
-    floor: 0.075,
-    sufficiency: Object.freeze({ weights: SHIPPED_LEXICAL_V1_VERDICT_WEIGHTS, bias: 1.2526548099906933 }),
-  }),
-  balanced: Object.freeze({
-    beta: 3,
-    shift: -0.75,
-    floor: 0.05,
-    sufficiency: Object.freeze({ weights: SHIPPED_LEXICAL_V1_VERDICT_WEIGHTS, bias: 1.6193671212459895 }),
-  }),
-  related: Object.freeze({
-    beta: 4,
-    shift: -1,
-    floor: 0.05,
-    sufficiency: Object.freeze({ weights: SHIPPED_LEXICAL_V1_VERDICT_WEIGHTS, bias: 2.0591392078701896 }),
-  }),
-});
-
-/**
- * Operating points of known models, keyed by model id (the scorer id before `@`: the model files,
- * whatever corpus statistics they run with).
- */
-export const MODEL_OPERATING_POINTS: Readonly<Record<string, OperatingPoints>> = Object.freeze({
-  // models/fastpath-lexical (LambdaMART, 348 trees, rankingBlend λ = 15): `relevance-gate fit-points`
-  // over its five training collections' validation + test queries (BM25 top 20), each corpus also
-  // scored with the other collections' queries (lists that hold nothing relevant) for the verdict.
-  'fastpath/lexical-v1/0635ad06af598692b4b9': SHIPPED_LEXICAL_V1_POINTS,
-});
-
-/** The model part of a scorer id (`fastpath/lexical-v1/<hash>@stats/<hash>` → `fastpath/lexical-v1/<hash>`). */
-export function modelIdOf(scorerId: string): string {
-  const at = scorerId.indexOf('@');
-  return at < 0 ? scorerId : scorerId.slice(0, at);
-}
-
-/** The operating points a scorer declares (by its model id), or undefined. */
-export function operatingPointsFor(scorerId: string): OperatingPoints | undefined {
-  const id = modelIdOf(scorerId);
-  return Object.hasOwn(MODEL_OPERATING_POINTS, id) ? MODEL_OPERATING_POINTS[id] : undefined;
-}
+export {
+  modelIdOf,
+  OPERATING_POINT_NAMES,
+  type OperatingPoint,
+  type OperatingPointName,
+  type OperatingPoints,
+} from '../../operating-points/types.js';
 
 const EPS = 1e-9;
 
@@ -268,23 +204,3 @@ export function storedLists(
  * Score calibrations of known models, keyed by model id like MODEL_OPERATING_POINTS: what the rerank
  * surfaces return as a pair's score (src/gate/policies/list-verdict.ts ScoreCalibration).
  */
-const SHIPPED_LEXICAL_V1_SCORE_CALIBRATION: ScoreCalibration = Object.freeze({
-  pair: 3.9868417642914924,
-  weights: Object.freeze({
-    maxRelevance: -0.569218553308891,
-    top3Relevance: 1.0812610282888104,
-    maxRanking: -1.3941253560762752,
-    top3Ranking: -0.8934144451312775,
-  }),
-  bias: 0.0027393459632159144,
-});
-
-export const MODEL_SCORE_CALIBRATIONS: Readonly<Record<string, ScoreCalibration>> = Object.freeze({
-  'fastpath/lexical-v1/0635ad06af598692b4b9': SHIPPED_LEXICAL_V1_SCORE_CALIBRATION,
-});
-
-/** The score calibration a scorer declares (by its model id), or undefined. */
-export function scoreCalibrationFor(scorerId: string): ScoreCalibration | undefined {
-  const id = modelIdOf(scorerId);
-  return Object.hasOwn(MODEL_SCORE_CALIBRATIONS, id) ? MODEL_SCORE_CALIBRATIONS[id] : undefined;
-}

@@ -13,6 +13,7 @@
  * corpus statistics, and refuses a model trained on another feature schema.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
@@ -39,6 +40,8 @@ import {
 } from '../../features/schema.js';
 import { IDENTITY_PLATT, type PlattParameters, plattProbability } from '../../calibration/platt.js';
 import { RANKING, RELEVANT } from '../../signals.js';
+import { decisionsForScorer, OPERATING_POINTS_FILE, readOperatingPointsFile } from '../../operating-points/file.js';
+import type { ModelDecisions } from '../../operating-points/types.js';
 import { packageRoot } from '../../util/package-root.js';
 import type { DetailedPairScore, Passage, ScoreOptions, Scorer, ScorerPairResult } from '../../types.js';
 import { loadTreeModel } from './load-tree-model.js';
@@ -280,6 +283,17 @@ export async function loadFastPathScorer(
 
   const modelHash = createHash('sha256').update(modelBytes).update('\0').update(metaBytes).digest('hex');
   const modelId = `fastpath/${FEATURE_SCHEMA_VERSION}/${modelHash.slice(0, 20)}`;
+  // The model's own operating points, when its folder ships them (refused if fitted for another model).
+  let decisions: ModelDecisions | undefined;
+  const pointsPath = join(modelDir, OPERATING_POINTS_FILE);
+  if (existsSync(pointsPath)) {
+    try {
+      decisions = decisionsForScorer(await readOperatingPointsFile(pointsPath), modelId);
+    } catch (err) {
+      model.dispose();
+      throw err;
+    }
+  }
   const statsId = `stats/${createHash('sha256').update(stats.encode()).digest('hex').slice(0, 16)}`;
   const id = `${modelId}@${statsId}`;
   const featurizer = new LexicalFeaturizer(stats, {
@@ -398,6 +412,7 @@ export async function loadFastPathScorer(
     modelId,
     statsId,
     signals: lambda === undefined ? TREE_SIGNALS : BLEND_SIGNALS,
+    ...(decisions === undefined ? {} : { decisions }),
     tier: 'trees',
     meta,
     recommendedThreshold: meta.recommendedThreshold,

@@ -5,8 +5,9 @@
  * or a server model's `operatingPoints` file).
  *
  * Points are fitted on one scorer's probabilities, so the file names the model (the scorer id before
- * `@`, as MODEL_OPERATING_POINTS does: the fast path's corpus statistics may differ) and is refused
- * for any other (OperatingPointsModelMismatchError), like a calibrated threshold.
+ * `@`: the fast path's corpus statistics may differ) and is refused for any other
+ * (OperatingPointsModelMismatchError), like a calibrated threshold. The shipped fast-path model
+ * carries its own beside its files (`operating-points.json`, read at load).
  *
  * Format `relevance-gate/operating-points@1`:
  *   { format, model, gateK, points: { precise, balanced, related } of { beta, shift, floor, sufficiency? },
@@ -18,34 +19,23 @@
  * (leave-one-collection-out): the documented meaning of the points, carried with them.
  */
 import { readFile } from 'node:fs/promises';
-import { RelevanceGateError } from '../errors.js';
-import { modelIdOf, OPERATING_POINT_NAMES, type OperatingPointName } from './policies/operating-points.js';
-import type { ScoreCalibration } from './policies/list-verdict.js';
-import { parseOperatingPoints, parseScoreCalibration } from './policy.js';
-import type { OperatingPoints } from './types.js';
+import { OperatingPointsFormatError, OperatingPointsModelMismatchError } from './errors.js';
+import { type FieldErrorFactory, parseOperatingPoints, parseScoreCalibration } from './parse.js';
+import {
+  type ModelDecisions,
+  modelIdOf,
+  OPERATING_POINT_NAMES,
+  type OperatingPointName,
+  type OperatingPoints,
+  type ScoreCalibration,
+} from './types.js';
+
+export { OperatingPointsFormatError, OperatingPointsModelMismatchError } from './errors.js';
 
 export const OPERATING_POINTS_FORMAT = 'relevance-gate/operating-points@1';
 
-/** An operating-points file is malformed (not JSON, wrong format tag, a bad field). */
-export class OperatingPointsFormatError extends RelevanceGateError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_OPERATING_POINTS_FORMAT', message, options);
-  }
-}
-
-/** Operating points fitted for another model than the scorer they are used with. */
-export class OperatingPointsModelMismatchError extends RelevanceGateError {
-  readonly expectedModel: string;
-  readonly actualModel: string;
-  constructor(expectedModel: string, actualModel: string) {
-    super(
-      'ERR_OPERATING_POINTS_MODEL_MISMATCH',
-      `operating points were fitted for model ${JSON.stringify(expectedModel)} but the scorer is ${JSON.stringify(actualModel)}; fit them for this model (relevance-gate fit-points)`,
-    );
-    this.expectedModel = expectedModel;
-    this.actualModel = actualModel;
-  }
-}
+/** The name a model folder ships its operating points under (read by the fast path at load). */
+export const OPERATING_POINTS_FILE = 'operating-points.json';
 
 /** One judged collection the points were fitted on. */
 export interface OperatingPointsFittedOn {
@@ -146,15 +136,12 @@ export function parseOperatingPointsFile(value: unknown): OperatingPointsFile {
     throw new OperatingPointsFormatError(
       `format must be ${JSON.stringify(OPERATING_POINTS_FORMAT)}, got ${JSON.stringify(value.format)}`,
     );
-  let points: OperatingPoints;
-  let scoreCalibration: ScoreCalibration | undefined;
-  try {
-    points = parseOperatingPoints(value.points, 'points');
-    if (value.scoreCalibration !== undefined)
-      scoreCalibration = parseScoreCalibration(value.scoreCalibration, 'scoreCalibration');
-  } catch (cause) {
-    throw new OperatingPointsFormatError((cause as Error).message.replace(/^policy\./, ''), { cause });
-  }
+  const fail: FieldErrorFactory = (where, problem) => new OperatingPointsFormatError(`${where} ${problem}`);
+  const points = parseOperatingPoints(value.points, 'points', fail);
+  const scoreCalibration =
+    value.scoreCalibration === undefined
+      ? undefined
+      : parseScoreCalibration(value.scoreCalibration, 'scoreCalibration', fail);
   const fittedOn = field('fittedOn', Array.isArray, value.fittedOn, 'an array').map(parseFittedOn);
   const heldOut =
     value.heldOut === undefined
@@ -211,6 +198,14 @@ export async function loadOperatingPoints(path: string, scorer: { readonly id: s
   return operatingPointsForScorer(await readOperatingPointsFile(path), scorer.id);
 }
 
+/** What a gate reads of a file (its points and score calibration), checked against the scorer. */
+export function decisionsForScorer(file: OperatingPointsFile, scorerId: string): ModelDecisions {
+  const operatingPoints = operatingPointsForScorer(file, scorerId);
+  return file.scoreCalibration === undefined
+    ? { operatingPoints }
+    : { operatingPoints, scoreCalibration: file.scoreCalibration };
+}
+
 /**
  * Everything a gate reads of an operating-points file, checked against the scorer: pass both as
  * `policy.operatingPoints` and `policy.scoreCalibration` (the latter undefined when the file has none).
@@ -218,9 +213,8 @@ export async function loadOperatingPoints(path: string, scorer: { readonly id: s
 export async function loadOperatingPointsPolicy(
   path: string,
   scorer: { readonly id: string },
-): Promise<{ readonly operatingPoints: OperatingPoints; readonly scoreCalibration: ScoreCalibration | undefined }> {
-  const file = await readOperatingPointsFile(path);
-  return { operatingPoints: operatingPointsForScorer(file, scorer.id), scoreCalibration: file.scoreCalibration };
+): Promise<ModelDecisions> {
+  return decisionsForScorer(await readOperatingPointsFile(path), scorer.id);
 }
 
 /** JSON of an operating-points file (validated first, so nothing malformed is ever written). */

@@ -14,32 +14,15 @@
  * Every value is a pure function of stored signals, so `reroute` and a cache hit re-make the same
  * decision without rescoring.
  */
+import { LIST_FEATURE_NAMES, type ListFeatureWeights, type ScoreCalibration, type Sufficiency } from './types.js';
 
-/** The list features, in the order a weight vector reads them (logits of the stored probabilities). */
-export const LIST_FEATURE_NAMES = ['maxRelevance', 'top3Relevance', 'maxRanking', 'top3Ranking'] as const;
-export type ListFeatureName = (typeof LIST_FEATURE_NAMES)[number];
-export type ListFeatureWeights = Readonly<Record<ListFeatureName, number>>;
-
-/**
- * The sufficiency verdict of an operating point: the list is judged to hold something relevant when
- * `bias + Σ weights[f] · feature_f ≥ 0`. When it is not, the point keeps nothing (rule
- * `insufficient-context`) and the result says `insufficientContext`.
- */
-export interface Sufficiency {
-  readonly weights: ListFeatureWeights;
-  readonly bias: number;
-}
-
-/**
- * The calibrated score of a pair: σ(pair · logit(order value) + bias + Σ weights[f] · feature_f),
- * where the order value is the pair's `ranking` (relevance when the list has no ranking). `pair` > 0,
- * so within one list the score sorts exactly as the returned order does.
- */
-export interface ScoreCalibration {
-  readonly pair: number;
-  readonly weights: ListFeatureWeights;
-  readonly bias: number;
-}
+export {
+  LIST_FEATURE_NAMES,
+  type ListFeatureName,
+  type ListFeatureWeights,
+  type ScoreCalibration,
+  type Sufficiency,
+} from './types.js';
 
 /** Logits are clipped here, so a probability of exactly 0 or 1 stays finite. */
 const LOGIT_CLIP = 1e-6;

@@ -1,4 +1,4 @@
-// Runs every ```ts block of docs/adapters.md, docs/context.md and README.md that starts with `// example: <name>`,
+// Runs every ```ts block of docs/adapters.md and docs/context.md and every ```js block of README.md that starts with `// example: <name>`,
 // as a user would (tsx, from the repository root), with the package's entry points mapped to the sources.
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,18 +19,20 @@ interface DocExample {
   readonly doc: string;
   readonly name: string;
   readonly code: string;
+  readonly language: 'ts' | 'js';
 }
 
-function examplesOf(doc: string): DocExample[] {
+function examplesOf(doc: string, language: 'ts' | 'js' = 'ts'): DocExample[] {
   const text = readFileSync(doc, 'utf8');
   const out: DocExample[] = [];
-  for (const m of text.matchAll(/```ts\n(\/\/ example: ([\w-]+)\n[\s\S]*?)```/g))
-    out.push({ doc, name: m[2], code: m[1] });
+  const block = new RegExp(`\`\`\`${language}\\n(\\/\\/ example: ([\\w-]+)\\n[\\s\\S]*?)\`\`\``, 'g');
+  for (const m of text.matchAll(block)) out.push({ doc, name: m[2]!, code: m[1]!, language });
   return out;
 }
 
 const DOC_EXAMPLES = [...examplesOf('docs/adapters.md'), ...examplesOf('docs/context.md')];
-const EXAMPLES = [...DOC_EXAMPLES, ...examplesOf('README.md')];
+const README_EXAMPLES = examplesOf('README.md', 'js');
+const EXAMPLES = [...DOC_EXAMPLES, ...README_EXAMPLES];
 
 async function runExample(example: DocExample): Promise<string> {
   mkdirSync(WORK, { recursive: true });
@@ -44,7 +46,7 @@ async function runExample(example: DocExample): Promise<string> {
     if (target === undefined) throw new Error(`${example.name}: unknown entry point ${spec}`);
     return `from '${target}'`;
   });
-  const file = join(WORK, `${example.name}.ts`);
+  const file = join(WORK, `${example.name}.${example.language === 'js' ? 'mjs' : 'ts'}`);
   writeFileSync(file, code);
   const { stdout } = await run(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, timeout: 120_000 });
   return stdout;
@@ -61,6 +63,7 @@ describe('the examples in docs/adapters.md, docs/context.md and README.md run as
       'context-quick-start',
       'context-template',
     ]);
+    expect(README_EXAMPLES.map((e) => e.name)).toEqual(['readme-library', 'readme-langchain', 'readme-ai-sdk']);
   });
 
   for (const example of EXAMPLES) {

@@ -29,34 +29,24 @@ export type {
   Scorer,
   TierName,
 } from './types.js';
-export { isDetailedPairScore } from './types.js';
 export { RELEVANT, RANKING, EVIDENCE, CONTRADICTS_PREMISE, INJECTION, STANDARD_SIGNALS } from './signals.js';
 
 // Gate
 export {
   createGate,
   rerouteResult,
-  DEFAULT_MAX_PASSAGES,
   DEFAULT_ROUTING_RULES,
   createDefaultRoutingRules,
-  DEFAULT_THRESHOLD,
-  DEFAULT_RELATED_THRESHOLD,
   parseCalibratedThreshold,
   calibratedThresholdOf,
-  CALIBRATED_THRESHOLD_FORMAT,
   DuplicatePassageIdError,
   InvalidPolicyError,
   CalibrationModelMismatchError,
   CalibrationFormatError,
   OPERATING_POINT_NAMES,
-  OPERATING_POINTS_FORMAT,
   OperatingPointsFormatError,
   OperatingPointsModelMismatchError,
   loadOperatingPoints,
-  readOperatingPointsFile,
-  parseOperatingPointsFile,
-  operatingPointsForScorer,
-  serializeOperatingPointsFile,
   type OperatingPointsFile,
   type OperatingPointsFittedOn,
   type OperatingPointsHeldOut,
@@ -116,8 +106,6 @@ export { SnapshotError, ScoreMissesContractError } from './cache/errors.js';
 export {
   createCompositeScorer,
   crossEncoderMember,
-  compositeTierLabel,
-  DEFAULT_COMPOSITE_RETURN_MARGIN_MS,
   CompositeConfigError,
   CompositeMemberResultError,
   type CompositeScorer,
@@ -133,7 +121,6 @@ export {
   createRouter,
   crossEncoderTier,
   treesTier,
-  DEFAULT_BUDGET_MS,
   type RoutingMode,
   type RoutingOptions,
   type TierSpec,
@@ -152,7 +139,6 @@ export {
 // Trees tier: the fast path and XGBoost models
 export {
   loadFastPathScorer,
-  DEFAULT_SLICE_CHARS,
   SHIPPED_FASTPATH_MODEL_DIR,
   type FastPathScorer,
   type FastPathModelMeta,

@@ -72,3 +72,11 @@ export {
   type CollectionPointsReport,
   type ScorerPointsFit,
 } from './fit-scorer-points.js';
+export {
+  OPERATING_POINTS_FILE,
+  OPERATING_POINTS_FORMAT,
+  operatingPointsForScorer,
+  parseOperatingPointsFile,
+  readOperatingPointsFile,
+  serializeOperatingPointsFile,
+} from '../operating-points/file.js';

@@ -26,9 +26,9 @@ import {
   loadOperatingPoints,
   OPERATING_POINT_NAMES,
   type Passage,
-  parseOperatingPointsFile,
   type Scorer,
 } from '../../src/index.js';
+import { parseOperatingPointsFile } from '../../src/operating-points/file.js';
 import { mulberry32 as seededRandom } from '../../src/util/seeded-random.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { createCrossEncoder, createCrossEncoderScorer } from '../../src/index.js';

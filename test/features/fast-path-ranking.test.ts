@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CorpusStats,
   createGate,
-  isDetailedPairScore,
   loadFastPathScorer,
   ModelFormatError,
   RANKING,
   rerouteResult,
 } from '../../src/index.js';
+import { isDetailedPairScore } from '../../src/types.js';
 import { buildCorpusStats, saveCorpusStats } from '../../src/features/corpus-stats.js';
 import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, NUM_FEATURES, TOKENIZER_VERSION } from '../../src/features/schema.js';
 import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/trees/model-ir.js';

@@ -10,9 +10,9 @@ import {
   InvalidArgumentError,
   ModelFormatError,
   UnsupportedModelError,
-  isDetailedPairScore,
   loadFastPathScorer,
 } from '../../src/index.js';
+import { isDetailedPairScore } from '../../src/types.js';
 import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, NUM_FEATURES, TOKENIZER_VERSION } from '../../src/features/schema.js';
 import { buildCorpusStats, saveCorpusStats } from '../../src/features/corpus-stats.js';
 import { extractFeatures } from '../../src/features/extract.js';

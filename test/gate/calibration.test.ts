@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
-  isDetailedPairScore,
   loadFastPathScorer,
   type Passage,
   CalibrationFormatError,
@@ -9,6 +8,7 @@ import {
   createGate,
   parseCalibratedThreshold,
 } from '../../src/index.js';
+import { isDetailedPairScore } from '../../src/types.js';
 import {
   CALIBRATED_THRESHOLD_FORMAT,
   CALIBRATED_THRESHOLD_FORMAT_V1,

@@ -10,15 +10,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   createGate,
   loadOperatingPoints,
-  OPERATING_POINTS_FORMAT,
   type OperatingPointsFile,
   OperatingPointsFormatError,
   OperatingPointsModelMismatchError,
+} from '../../src/index.js';
+import {
+  OPERATING_POINTS_FORMAT,
   operatingPointsForScorer,
   parseOperatingPointsFile,
   readOperatingPointsFile,
   serializeOperatingPointsFile,
-} from '../../src/index.js';
+} from '../../src/operating-points/file.js';
 import type { Passage, Scorer } from '../../src/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rg-points-file-'));

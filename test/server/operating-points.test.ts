@@ -7,13 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createGate,
-  loadFastPathScorer,
-  loadOperatingPoints,
-  OPERATING_POINTS_FORMAT,
-  type OperatingPointsFile,
-} from '../../src/index.js';
+import { createGate, loadFastPathScorer, loadOperatingPoints, type OperatingPointsFile } from '../../src/index.js';
+import { OPERATING_POINTS_FORMAT } from '../../src/operating-points/file.js';
 import { modelIdOf } from '../../src/gate/policies/operating-points.js';
 import { type RelevanceGateServer, resolveServerConfig, ServerConfigError } from '../../src/server/index.js';
 import { postJson, scifactRequests, start } from './helpers.js';

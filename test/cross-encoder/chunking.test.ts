@@ -207,18 +207,12 @@ describe('chunk windows', () => {
     const words = (n: number) => Array.from({ length: n }, () => vocab[Math.floor(rand() * vocab.length)]).join(' ');
     const windowsWorth = words(maxChunks * maxLength); // about what 16 windows read
     const huge = words(1_400_000).slice(0, 10_000_000);
-    await ours.encodePairs('q', [windowsWorth]);
-    const t0 = performance.now();
-    for (let i = 0; i < 3; i++) await ours.encodePairs('q', [windowsWorth]);
-    const normalMs = (performance.now() - t0) / 3;
     const cutBefore = ours.stats.cutTexts;
-    const t1 = performance.now();
     const got = await ours.encodePairs('q', [huge]);
-    const hugeMs = performance.now() - t1;
+    // Cut to what the windows can hold before tokenization (what bounds its cost; bench/ measures the time).
     expect(got.chunks?.[0]).toBe(maxChunks);
     expect(ours.stats.cutTexts).toBe(cutBefore + 1);
-    // A whole encode of 10 MB takes seconds; the cut one about what 16 windows cost.
-    expect(hugeMs).toBeLessThan(Math.max(100, normalMs * 10));
+    expect((await ours.encodePairs('q', [windowsWorth])).chunks?.[0]).toBeLessThanOrEqual(maxChunks);
   });
 });
 

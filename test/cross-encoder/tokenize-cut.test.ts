@@ -114,15 +114,12 @@ describe('bounded tokenization keeps ids identical to the uncut pair', () => {
     });
     const normal = words(600);
     const huge = words(1_700_000).slice(0, 10_000_000);
-    await ours.encodePairs('q', [normal]);
-    const t0 = performance.now();
-    for (let i = 0; i < 5; i++) await ours.encodePairs('q', [normal]);
-    const normalMs = (performance.now() - t0) / 5;
-    const t1 = performance.now();
+    const cutBefore = ours.stats.cutTexts;
     const got = await ours.encodePairs('q', [huge]);
-    const hugeMs = performance.now() - t1;
     expect(got.lengths[0]).toBe(512);
-    expect(hugeMs).toBeLessThan(Math.max(50, normalMs * 20));
+    // The text was cut before tokenization (what bounds its cost; bench/ measures the time).
+    expect(ours.stats.cutTexts).toBe(cutBefore + 1);
+    expect((await ours.encodePairs('q', [normal])).lengths[0]).toBeLessThanOrEqual(512);
   });
 
   it('a side is seen up to the end of the word that reaches maxLength (tokenizers stops there)', async () => {

@@ -85,15 +85,17 @@ describe('fail closed', () => {
       score: async (_q, ps, options) => {
         seen = options;
         await sleep(400);
+        scorerDone = true;
         return ps.map(() => ({ relevant: 0.9 }));
       },
     };
+    let scorerDone = false;
     const gate = createGate({ scorer: slow });
     const start = Date.now();
     const r = await gate.filter('q', passages(3), { budgetMs: 40 });
-    const elapsed = Date.now() - start;
-    expect(elapsed).toBeGreaterThanOrEqual(35);
-    expect(elapsed).toBeLessThan(150);
+    // Answered at the deadline, not when the scorer finished.
+    expect(Date.now()).toBeGreaterThanOrEqual(seen?.deadline ?? Number.POSITIVE_INFINITY);
+    expect(scorerDone).toBe(false);
     expect(seen?.deadline).toBeGreaterThanOrEqual(start + 40);
     expect(r.excluded.map((i) => i.reason)).toEqual(['timeout', 'timeout', 'timeout']);
     expect(r.stats).toMatchObject({ returned: 0, unscored: 3, unscoredByReason: { timeout: 3 } });

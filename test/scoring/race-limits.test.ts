@@ -56,11 +56,14 @@ describe('raceLimits: answers still pending', () => {
 
   it('settles TIMED_OUT at the deadline and leaves the work running', async () => {
     const t0 = Date.now();
-    const work = later(300, 'late');
+    let settled = false;
+    const work = later(300, 'late').then((v) => {
+      settled = true;
+      return v;
+    });
     expect(await raceLimits(work, undefined, t0 + 20, Date.now)).toBe(TIMED_OUT);
-    const elapsed = Date.now() - t0;
-    expect(elapsed).toBeGreaterThanOrEqual(15);
-    expect(elapsed).toBeLessThan(250);
+    expect(Date.now()).toBeGreaterThanOrEqual(t0 + 20);
+    expect(settled).toBe(false); // the race ended at the deadline, the work still runs
     expect(await work).toBe('late');
   });
 

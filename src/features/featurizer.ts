@@ -31,8 +31,8 @@ export interface LexicalFeaturizerOptions {
   readonly maxRequestChars?: number;
 }
 
-export const DEFAULT_MAX_PASSAGE_CHARS = 65_536;
-export const DEFAULT_MAX_REQUEST_CHARS = 16_777_216;
+export const DEFAULT_FEATURE_PASSAGE_CHARS = 65_536;
+export const DEFAULT_FEATURE_REQUEST_CHARS = 16_777_216;
 /** How far back from the limit a cut looks for a word boundary. */
 const CUT_LOOKBACK = 256;
 
@@ -69,8 +69,8 @@ export class LexicalFeaturizer {
   constructor(stats: CorpusStats, options: LexicalFeaturizerOptions = {}) {
     this.stats = stats;
     this.#asyncThreshold = nonNegativeLimit('asyncThresholdChars', options.asyncThresholdChars ?? 262_144);
-    this.#maxPassageChars = positiveInteger('maxPassageChars', options.maxPassageChars ?? DEFAULT_MAX_PASSAGE_CHARS);
-    this.#maxRequestChars = positiveInteger('maxRequestChars', options.maxRequestChars ?? DEFAULT_MAX_REQUEST_CHARS);
+    this.#maxPassageChars = positiveInteger('maxPassageChars', options.maxPassageChars ?? DEFAULT_FEATURE_PASSAGE_CHARS);
+    this.#maxRequestChars = positiveInteger('maxRequestChars', options.maxRequestChars ?? DEFAULT_FEATURE_REQUEST_CHARS);
     featuresAddon();
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors.js';
-import { boundText, DEFAULT_MAX_PASSAGE_CHARS } from '../../src/features/featurizer.js';
+import { boundText, DEFAULT_FEATURE_PASSAGE_CHARS } from '../../src/features/featurizer.js';
 import { loadFastPathScorer } from '../../src/tiers/trees/fast-path-scorer.js';
 
 const scorer = await loadFastPathScorer(undefined, { maxPassageChars: 1000, maxRequestChars: 50_000 });
@@ -49,7 +49,7 @@ describe('bounded passage text', () => {
     expect(results).toHaveLength(2);
     // Uncut, 40 MB took tens of seconds of extraction; cut to 64 Ki characters it is a normal pair:
     // the features are those of the cut text.
-    const [cutRow] = [scorerDefault.features(query, [{ id: 'c', text: boundText(huge, DEFAULT_MAX_PASSAGE_CHARS) }])];
+    const [cutRow] = [scorerDefault.features(query, [{ id: 'c', text: boundText(huge, DEFAULT_FEATURE_PASSAGE_CHARS) }])];
     expect(Array.from(scorerDefault.features(query, [{ id: 'huge', text: huge }]))).toEqual(Array.from(cutRow));
   });
 

@@ -190,15 +190,15 @@ export const DEFAULT_MAX_BATCH_TOKENS = 4096;
 export const DEFAULT_MAX_QUEUE_DELAY_MS = 2;
 export const DEFAULT_MAX_PENDING_PAIRS = 4096;
 export const DEFAULT_MAX_PASSAGES_PER_REQUEST = 1024;
-export const DEFAULT_MAX_QUERY_CHARS = 20_000;
+export const DEFAULT_ENCODER_QUERY_CHARS = 20_000;
 /**
  * Worker threads run at this nice increment by default: with neighbours on the host, nice 0 let
  * inference delay the event loop's answers past their deadlines (26 of 30,126 seed-scenario calls
  * late in one minute), nice 10 did not (docs/router.md, "Hard deadline").
  */
 export const DEFAULT_WORKER_NICE = 10;
-export const DEFAULT_MAX_PASSAGE_CHARS = 200_000;
-export const DEFAULT_MAX_REQUEST_CHARS = 4_000_000;
+export const DEFAULT_ENCODER_PASSAGE_CHARS = 200_000;
+export const DEFAULT_ENCODER_REQUEST_CHARS = 4_000_000;
 export { DEFAULT_CLOSE_TIMEOUT_MS };
 
 function positiveInt(name: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -350,9 +350,9 @@ async function createPooledCrossEncoder(
   );
   const limits: InputLimits = {
     maxPassages,
-    maxQueryChars: positiveInt('maxQueryChars', options.maxQueryChars, DEFAULT_MAX_QUERY_CHARS),
-    maxPassageChars: positiveInt('maxPassageChars', options.maxPassageChars, DEFAULT_MAX_PASSAGE_CHARS),
-    maxRequestChars: positiveInt('maxRequestChars', options.maxRequestChars, DEFAULT_MAX_REQUEST_CHARS),
+    maxQueryChars: positiveInt('maxQueryChars', options.maxQueryChars, DEFAULT_ENCODER_QUERY_CHARS),
+    maxPassageChars: positiveInt('maxPassageChars', options.maxPassageChars, DEFAULT_ENCODER_PASSAGE_CHARS),
+    maxRequestChars: positiveInt('maxRequestChars', options.maxRequestChars, DEFAULT_ENCODER_REQUEST_CHARS),
   };
   const closeTimeoutMs = options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
   if (typeof closeTimeoutMs !== 'number' || !(closeTimeoutMs >= 0) || !Number.isFinite(closeTimeoutMs)) {

@@ -9,7 +9,7 @@ export {
 export { DEFAULT_QUESTIONS, questionSetVersion, type JudgeQuestion } from './questions.js';
 export {
   PROMPT_VERSION as LLM_JUDGE_PROMPT_VERSION,
-  DEFAULT_SYSTEM_PROMPT as LLM_JUDGE_SYSTEM_PROMPT,
+  DEFAULT_JUDGE_SYSTEM_PROMPT as LLM_JUDGE_SYSTEM_PROMPT,
 } from './prompt.js';
 export { llmJudgeTier, type LlmJudgeTierOptions, type LlmJudgeTierSpec } from './tier.js';
 export { LlmEndpointError, LlmResponseFormatError } from './errors.js';

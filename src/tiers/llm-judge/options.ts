@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../../errors.js';
 import type { EndpointSettings } from './http-client.js';
 import { type AnswerVocabulary, DEFAULT_VOCABULARY, normalizeToken } from './logprobs.js';
-import { DEFAULT_SYSTEM_PROMPT, PROMPT_VERSION, type PromptLimits } from './prompt.js';
+import { DEFAULT_JUDGE_SYSTEM_PROMPT, PROMPT_VERSION, type PromptLimits } from './prompt.js';
 import { DEFAULT_QUESTIONS, type JudgeQuestion, questionSetVersion, validateQuestions } from './questions.js';
 
 export interface LlmJudgeOptions {
@@ -257,7 +257,7 @@ export function resolveOptions(options: LlmJudgeOptions): ResolvedJudgeOptions {
     maxQueryChars: int('maxQueryChars', options.maxQueryChars, 1, 100_000, 1000),
     metadataKeys: stringList('metadataKeys', options.metadataKeys, ['source_type']),
   });
-  const systemPrompt = options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+  const systemPrompt = options.systemPrompt ?? DEFAULT_JUDGE_SYSTEM_PROMPT;
   if (typeof systemPrompt !== 'string' || systemPrompt.trim().length === 0)
     bad('systemPrompt', 'a non-empty string', systemPrompt);
   const yes = new Set([

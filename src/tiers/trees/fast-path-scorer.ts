@@ -27,8 +27,8 @@ import { CorpusStats, loadCorpusStats } from '../../features/corpus-stats.js';
 import { FeatureSchemaMismatchError } from '../../features/errors.js';
 import {
   boundText,
-  DEFAULT_MAX_PASSAGE_CHARS,
-  DEFAULT_MAX_REQUEST_CHARS,
+  DEFAULT_FEATURE_PASSAGE_CHARS,
+  DEFAULT_FEATURE_REQUEST_CHARS,
   LexicalFeaturizer,
 } from '../../features/featurizer.js';
 import {
@@ -333,8 +333,8 @@ export async function loadFastPathScorer(
 
   const limits: SliceLimits = {
     sliceChars: options.sliceChars ?? DEFAULT_SLICE_CHARS,
-    maxPassageChars: options.maxPassageChars ?? DEFAULT_MAX_PASSAGE_CHARS,
-    maxRequestChars: options.maxRequestChars ?? DEFAULT_MAX_REQUEST_CHARS,
+    maxPassageChars: options.maxPassageChars ?? DEFAULT_FEATURE_PASSAGE_CHARS,
+    maxRequestChars: options.maxRequestChars ?? DEFAULT_FEATURE_REQUEST_CHARS,
   };
 
   /** One batch; the deadline and abort are checked again between extraction and the trees. */

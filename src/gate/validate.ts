@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError } from '../errors.js';
 import type { Passage } from '../types.js';
+import { checkPassage } from '../scoring/passages.js';
 import { nonNegativeLimit } from '../util/validate-options.js';
 import { DuplicatePassageIdError } from './errors.js';
 import type { FilterOptions, GateResult } from './types.js';
@@ -12,23 +13,6 @@ export function validateQuery(query: unknown): asserts query is string {
   if (typeof query !== 'string')
     throw new InvalidArgumentError(`query must be a string, got ${query === null ? 'null' : typeof query}`);
   if (query.trim().length === 0) throw new InvalidArgumentError('query must not be empty or only whitespace');
-}
-
-function checkPassage(p: unknown, i: number): void {
-  if (typeof p !== 'object' || p === null)
-    throw new InvalidArgumentError(`passages[${i}] must be an object { id, text }`);
-  const { id, text, title, metadata, features } = p as Record<string, unknown>;
-  if (typeof id !== 'string' || id.length === 0)
-    throw new InvalidArgumentError(`passages[${i}].id must be a non-empty string`);
-  if (typeof text !== 'string')
-    throw new InvalidArgumentError(`passages[${i}].text must be a string (passage ${JSON.stringify(id)})`);
-  if (title !== undefined && typeof title !== 'string')
-    throw new InvalidArgumentError(`passages[${i}].title must be a string when given`);
-  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null))
-    throw new InvalidArgumentError(`passages[${i}].metadata must be an object when given`);
-  if (features !== undefined && (typeof features !== 'object' || features === null)) {
-    throw new InvalidArgumentError(`passages[${i}].features must be a number record, array or Float32Array when given`);
-  }
 }
 
 /** Validates shape, size bound and id uniqueness. */

@@ -38,7 +38,9 @@ import {
 import type { ChatCompletionRequestBody } from './protocol.js';
 import { type JudgeQuestion, questionFingerprint } from './questions.js';
 import { RateLimiter } from './rate-limiter.js';
-import { abortError, MAX_TIMER_DELAY_MS } from './timing.js';
+import { abortError } from './timing.js';
+import { checkPassages } from '../../scoring/passages.js';
+import { ABORTED, raceLimits, TIMED_OUT } from '../../scoring/race-limits.js';
 
 /** Counters since creation (or resetStats). Per-pair figures divide by pairs that needed the endpoint. */
 export interface LlmJudgeStats extends Readonly<HttpCounters> {
@@ -144,43 +146,20 @@ function newCallCounters(): CallCounters {
 
 type WaitOutcome = 'done' | 'deadline' | 'aborted';
 
-/** Waits for `work` until `answerBy` or until `signal` fires, whichever is first. */
-function waitBounded(
+/** Waits for `work` (its failure counts as done) until `answerBy` or until `signal` fires: the shared race. */
+async function waitBounded(
   work: Promise<unknown>,
   signal: AbortSignal | undefined,
   answerBy: number | undefined,
   clock: () => number,
 ): Promise<WaitOutcome> {
-  if (signal?.aborted) return Promise.resolve('aborted');
-  return new Promise((resolve) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const finish = (outcome: WaitOutcome): void => {
-      if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      resolve(outcome);
-    };
-    const onAbort = (): void => finish('aborted');
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (answerBy !== undefined && answerBy - clock() <= MAX_TIMER_DELAY_MS)
-      timer = setTimeout(() => finish('deadline'), Math.max(0, answerBy - clock()));
-    work.then(
-      () => finish('done'),
-      () => finish('done'),
-    );
-  });
-}
-
-function validatePassages(passages: unknown): asserts passages is readonly Passage[] {
-  if (!Array.isArray(passages)) throw new InvalidArgumentError('passages must be an array of Passage');
-  passages.forEach((p: unknown, i) => {
-    if (typeof p !== 'object' || p === null || typeof (p as Passage).text !== 'string')
-      throw new InvalidArgumentError(`passages[${i}] must be a Passage with a string text`);
-    const { title, metadata } = p as Passage;
-    if (title !== undefined && typeof title !== 'string')
-      throw new InvalidArgumentError(`passages[${i}].title must be a string`);
-    if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null))
-      throw new InvalidArgumentError(`passages[${i}].metadata must be an object`);
-  });
+  if (signal?.aborted) return 'aborted';
+  const settled = work.then(
+    () => undefined,
+    () => undefined,
+  );
+  const outcome = await raceLimits(settled, signal, answerBy, clock);
+  return outcome === ABORTED ? 'aborted' : outcome === TIMED_OUT ? 'deadline' : 'done';
 }
 
 /** One call's working state. */
@@ -272,7 +251,7 @@ class LlmJudgeImpl implements LlmJudge {
     options: ScoreOptions = {},
   ): Promise<ReadonlyArray<ScorerPairResult>> {
     if (typeof query !== 'string') throw new InvalidArgumentError('query must be a string');
-    validatePassages(passages);
+    checkPassages(passages);
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options must be an object');
     const { signal, deadline } = options;
     if (deadline !== undefined && (typeof deadline !== 'number' || Number.isNaN(deadline)))

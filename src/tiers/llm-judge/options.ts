@@ -9,6 +9,15 @@ import type { EndpointSettings } from './http-client.js';
 import { type AnswerVocabulary, DEFAULT_VOCABULARY, normalizeToken } from './logprobs.js';
 import { DEFAULT_JUDGE_SYSTEM_PROMPT, PROMPT_VERSION, type PromptLimits } from './prompt.js';
 import { DEFAULT_QUESTIONS, type JudgeQuestion, questionSetVersion, validateQuestions } from './questions.js';
+import { rejectUnknownKeys } from '../../util/option-keys.js';
+import {
+  describeValue,
+  integerInRange,
+  nonNegativeNumber,
+  type OptionErrorFactory,
+  positiveFraction,
+  positiveNumber,
+} from '../../util/validate-options.js';
 
 export interface LlmJudgeOptions {
   /** Base URL of an OpenAI-compatible API, e.g. 'http://127.0.0.1:8000/v1' (or the full .../chat/completions URL). */
@@ -158,28 +167,25 @@ export interface ResolvedJudgeOptions extends EndpointSettings {
   readonly id: string;
 }
 
+/** The judge's option errors: the shared validators' words, prefixed with the factory's name. */
+const judgeError: OptionErrorFactory = (name, requirement, value) =>
+  new InvalidArgumentError(`createLlmJudge: ${name} must be ${requirement}, got ${describeValue(value)}`);
+
 function bad(name: string, what: string, value: unknown): never {
-  throw new InvalidArgumentError(`createLlmJudge: ${name} must be ${what}, got ${String(value)}`);
+  throw judgeError(name, what, value);
 }
 
 function int(name: string, value: unknown, min: number, max: number, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
-    bad(name, `an integer in [${min}, ${max}]`, value);
-  return value;
+  return value === undefined ? fallback : integerInRange(name, value, min, max, judgeError);
 }
 
 function positive(name: string, value: unknown, fallback: number | undefined, allowZero = false): number | undefined {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || (allowZero ? value < 0 : value <= 0))
-    bad(name, allowZero ? 'a finite number ≥ 0' : 'a finite number > 0', value);
-  return value;
+  return allowZero ? nonNegativeNumber(name, value, judgeError) : positiveNumber(name, value, judgeError);
 }
 
 function headroom(value: unknown): number {
-  if (value === undefined) return 0.8;
-  if (typeof value !== 'number' || !(value > 0 && value <= 1)) bad('admissionHeadroom', 'a number in (0, 1]', value);
-  return value;
+  return value === undefined ? 0.8 : positiveFraction('admissionHeadroom', value, judgeError);
 }
 
 function stringList(name: string, value: unknown, fallback: readonly string[]): readonly string[] {
@@ -242,8 +248,7 @@ function hash(value: unknown): string {
 export function resolveOptions(options: LlmJudgeOptions): ResolvedJudgeOptions {
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError('createLlmJudge needs an options object { baseURL, model, ... }');
-  for (const key of Object.keys(options))
-    if (!KEYS.has(key)) throw new InvalidArgumentError(`createLlmJudge: ${key} is not an option`);
+  rejectUnknownKeys(options, KEYS, 'createLlmJudge');
   const url = resolveUrl(options.baseURL);
   if (typeof options.model !== 'string' || options.model.trim().length === 0)
     throw new InvalidArgumentError('createLlmJudge: model must be a non-empty string');

@@ -100,9 +100,13 @@ type MemberOutcome =
 export function createCompositeScorer(options: CompositeScorerOptions): CompositeScorer {
   if (typeof options !== 'object' || options === null)
     throw new CompositeConfigError('options', 'createCompositeScorer needs { members, cache?, returnMarginMs? }');
-  for (const key of Object.keys(options))
-    if (!OPTION_KEYS.has(key))
-      throw new CompositeConfigError(key, `is not an option of createCompositeScorer (${[...OPTION_KEYS].join(', ')})`);
+  rejectUnknownKeys(
+    options,
+    OPTION_KEYS,
+    '',
+    'an option of createCompositeScorer',
+    (field, problem) => new CompositeConfigError(field, problem),
+  );
   const members = compileMembers(options.members);
   const cache = options.cache;
   if (cache !== undefined && (typeof cache !== 'object' || cache === null || typeof cache.resolve !== 'function'))

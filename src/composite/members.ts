@@ -7,6 +7,7 @@
 import type { Scorer } from '../types.js';
 import { isScorer } from '../util/is-scorer.js';
 import { CompositeConfigError } from './errors.js';
+import { rejectUnknownKeys } from '../util/option-keys.js';
 
 /** One model of a composite tier. */
 export interface CompositeMember {
@@ -50,9 +51,13 @@ function labelHint(label: string, declared: readonly string[]): string {
 function compileMember(spec: unknown, index: number): CompiledMember {
   const at = `members[${index}]`;
   if (!isPlainRecord(spec)) throw new CompositeConfigError(at, 'must be an object { scorer, signals, id? }');
-  for (const key of Object.keys(spec))
-    if (!MEMBER_KEYS.has(key))
-      throw new CompositeConfigError(`${at}.${key}`, `is not a member option (${[...MEMBER_KEYS].join(', ')})`);
+  rejectUnknownKeys(
+    spec,
+    MEMBER_KEYS,
+    at,
+    'a member option',
+    (field, problem) => new CompositeConfigError(field, problem),
+  );
   const scorer = spec.scorer;
   if (!isScorer(scorer))
     throw new CompositeConfigError(

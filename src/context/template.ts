@@ -7,6 +7,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import { escapeAttribute, neutralizeMarkup } from './escape.js';
 import type { ContextTemplate, PassageView, PromptView } from './types.js';
+import { rejectUnknownKeys } from '../util/option-keys.js';
 
 export const DEFAULT_SYSTEM_PROMPT = [
   'Answer the question using only the evidence passages in the user message.',
@@ -52,12 +53,7 @@ export function resolveTemplate(template: Partial<ContextTemplate> | undefined):
   if (template === undefined) return DEFAULT_CONTEXT_TEMPLATE;
   if (typeof template !== 'object' || template === null)
     throw new InvalidArgumentError('options.template must be an object of template parts');
-  for (const key of Object.keys(template)) {
-    if (!TEMPLATE_KEYS.has(key))
-      throw new InvalidArgumentError(
-        `options.template.${key} is not a template part (${[...TEMPLATE_KEYS].join(', ')})`,
-      );
-  }
+  rejectUnknownKeys(template, TEMPLATE_KEYS, 'options.template', 'a template part');
   const merged = { ...DEFAULT_CONTEXT_TEMPLATE, ...definedParts(template) };
   for (const key of ['system', 'user', 'passage'] as const) {
     const part = merged[key];

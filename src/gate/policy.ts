@@ -29,6 +29,7 @@ import {
 } from './policies/operating-points.js';
 import { assertRulesReadDeclaredSignals, compileRules, isRoute, type CompiledRules } from './policies/rules.js';
 import type { EarlyStopPolicy, GatePolicy, QueryLengthThreshold, Route, ThresholdFunction } from './types.js';
+import { rejectUnknownKeys } from '../util/option-keys.js';
 
 export const DEFAULT_THRESHOLD = 0.5;
 export const DEFAULT_RELATED_THRESHOLD = 0.25;
@@ -172,9 +173,13 @@ function present<T>(value: T | null | undefined): value is T {
  */
 export function compilePolicy(policy: GatePolicy, scorer: PolicyScorer): CompiledPolicy {
   if (typeof policy !== 'object' || policy === null) throw new InvalidPolicyError('(policy)', 'must be an object');
-  for (const key of Object.keys(policy)) {
-    if (!KNOWN_POLICY_KEYS.has(key)) throw new InvalidPolicyError(key, 'is not a policy option (typo?)');
-  }
+  rejectUnknownKeys(
+    policy,
+    KNOWN_POLICY_KEYS,
+    '',
+    'a policy option (typo?)',
+    (field, problem) => new InvalidPolicyError(field, problem),
+  );
 
   let calibration: PlattParameters | undefined;
   let baseThreshold = DEFAULT_THRESHOLD;

@@ -18,8 +18,10 @@ import type { TierName } from '../types.js';
 import type { BackgroundFillOptions } from './background-fill.js';
 import { TierCostModel } from './cost-model.js';
 import type { RouterCache, RouterConfig, RoutingMode, RoutingOptions, TierSpec } from './types.js';
+import { rejectUnknownKeys } from '../util/option-keys.js';
 
 export const DEFAULT_BUDGET_MS = 100;
+const ANSWER_LAG_KEYS: ReadonlySet<string> = new Set(['maxMs', 'halfLifeMs', 'watchEventLoop']);
 /**
  * How long before the deadline the router answers: covers the wake-up lateness measured on a host
  * with neighbours (2 ms let 26 of 30,126 seed-scenario calls end late in one minute, 5 ms none).
@@ -196,11 +198,7 @@ function resolveAnswerLag(value: RouterConfig['answerLag']): AnswerLagOptions | 
   if (value === false) return undefined;
   if (typeof value !== 'object' || value === null)
     throw new InvalidArgumentError('answerLag must be a boolean or { maxMs?, halfLifeMs?, watchEventLoop? }');
-  for (const key of Object.keys(value))
-    if (key !== 'maxMs' && key !== 'halfLifeMs' && key !== 'watchEventLoop')
-      throw new InvalidArgumentError(
-        `answerLag: unknown option ${JSON.stringify(key)} (maxMs, halfLifeMs, watchEventLoop)`,
-      );
+  rejectUnknownKeys(value, ANSWER_LAG_KEYS, 'answerLag');
   if (value.maxMs !== undefined) nonNegativeNumber('answerLag.maxMs', value.maxMs);
   if (value.halfLifeMs !== undefined) positiveNumber('answerLag.halfLifeMs', value.halfLifeMs);
   if (value.watchEventLoop !== undefined && typeof value.watchEventLoop !== 'boolean')

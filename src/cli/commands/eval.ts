@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
 import { tierModel } from '../tier-model.js';
-import { isPositiveInt, numberOption } from '../number-option.js';
+import { isPositiveInt, numberOption } from '../../util/number-option.js';
 
 interface EvalCliOptions {
   collection: string;

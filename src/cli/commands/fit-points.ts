@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { tierModel } from '../tier-model.js';
-import { isPositiveInt, numberOption, optionalNumberOption } from '../number-option.js';
+import { isPositiveInt, numberOption, optionalNumberOption } from '../../util/number-option.js';
 
 interface FitPointsCliOptions {
   collection: string[];

@@ -7,7 +7,7 @@
  * `--threshold`.
  */
 import type { Command } from 'commander';
-import { isNonNegative, isPositive, optionalNumberOption } from '../number-option.js';
+import { isNonNegative, isPositive, optionalNumberOption } from '../../util/number-option.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { OPERATING_POINT_NAMES, type OperatingPointName } from '../../gate/policies/operating-points.js';
 import { RANKING } from '../../signals.js';

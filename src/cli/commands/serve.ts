@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
-import { isPositive, isPositiveInt, optionalNumberOption } from '../number-option.js';
+import { isPositive, isPositiveInt, optionalNumberOption } from '../../util/number-option.js';
 
 interface ServeCliOptions {
   host?: string;

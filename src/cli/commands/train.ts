@@ -6,7 +6,7 @@
  * legacy binary. Both load with loadTreeModel / `predict --model`.
  */
 import type { Command } from 'commander';
-import { isInteger, numberOption } from '../number-option.js';
+import { isInteger, numberOption } from '../../util/number-option.js';
 
 interface TrainCliOptions {
   data: string;

@@ -16,7 +16,7 @@ export class SnapshotError extends RelevanceGateError {
   readonly path: string;
   constructor(reason: SnapshotFailure, path: string, message: string, options?: { cause?: unknown }) {
     super(
-      'ERR_CACHE_SNAPSHOT',
+      'RG_ERR_CACHE_SNAPSHOT',
       `score-cache snapshot ${JSON.stringify(path)} refused (${reason}): ${message}`,
       options,
     );
@@ -28,7 +28,7 @@ export class SnapshotError extends RelevanceGateError {
 /** A scoreMisses callback broke its contract (wrong number of results). The call fails; nothing is cached. */
 export class ScoreMissesContractError extends RelevanceGateError {
   constructor(message: string) {
-    super('ERR_SCORE_MISSES_CONTRACT', message);
+    super('RG_ERR_SCORE_MISSES_CONTRACT', message);
   }
 }
 
@@ -43,7 +43,7 @@ export type SigningKeyFailure =
 export class CacheSigningKeyError extends InvalidArgumentError {
   readonly reason: SigningKeyFailure;
   constructor(reason: SigningKeyFailure, message: string) {
-    super(message);
+    super(message, undefined, 'RG_ERR_CACHE_SIGNING_KEY');
     this.reason = reason;
   }
 }

@@ -3,5 +3,7 @@ import { InvalidArgumentError } from '../errors.js';
 
 /** Calibration input (labelled pairs, or a serialised CalibratedThreshold) is malformed. */
 export class CalibrationFormatError extends InvalidArgumentError {
-  override readonly code = 'ERR_CALIBRATION_FORMAT';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options, 'RG_ERR_CALIBRATION_FORMAT');
+  }
 }

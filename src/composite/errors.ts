@@ -13,7 +13,7 @@ export class CompositeConfigError extends RelevanceGateError {
   readonly field: string;
   readonly member: string | undefined;
   constructor(field: string, message: string, member?: string) {
-    super('ERR_COMPOSITE_CONFIG', `${field}: ${message}`);
+    super('RG_ERR_COMPOSITE_CONFIG', `${field}: ${message}`);
     this.field = field;
     this.member = member;
   }
@@ -23,7 +23,7 @@ export class CompositeConfigError extends RelevanceGateError {
 export class CompositeMemberResultError extends RelevanceGateError {
   readonly member: string;
   constructor(member: string, message: string) {
-    super('ERR_COMPOSITE_MEMBER_RESULT', `member ${JSON.stringify(member)}: ${message}`);
+    super('RG_ERR_COMPOSITE_MEMBER_RESULT', `member ${JSON.stringify(member)}: ${message}`);
     this.member = member;
   }
 }

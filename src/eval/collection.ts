@@ -9,14 +9,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { RelevanceGateError } from '../errors.js';
+import { CollectionFormatError } from './errors.js';
 
-/** A collection folder or file is missing or malformed. */
-export class CollectionFormatError extends RelevanceGateError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_COLLECTION_FORMAT', message, options);
-  }
-}
+export { CollectionFormatError } from './errors.js';
 
 export interface CollectionDoc {
   readonly id: string;

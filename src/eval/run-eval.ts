@@ -5,7 +5,7 @@
  * Library function behind `relevance-gate eval` and the training script's test report.
  */
 import { RANKING, RELEVANT } from '../signals.js';
-import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
 import type { Passage, Scorer, ScorerPairResult } from '../types.js';
 import { isDetailedPairScore } from '../types.js';
 import { integerInRange, positiveInteger, probability } from '../util/validate-options.js';
@@ -35,13 +35,9 @@ import {
   thresholdGrid,
   thresholdSweep,
 } from './metrics.js';
+import { EvalScoringError } from './errors.js';
 
-/** A scorer failed to score a pair: eval refuses to guess a score for it. */
-export class EvalScoringError extends RelevanceGateError {
-  constructor(message: string) {
-    super('ERR_EVAL_SCORING', message);
-  }
-}
+export { EvalScoringError } from './errors.js';
 
 export interface EvalOptions {
   readonly collection: Collection;

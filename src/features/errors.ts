@@ -10,7 +10,7 @@ export class FeatureSchemaMismatchError extends RelevanceGateError {
   readonly actualVersion: string;
   constructor(expectedVersion: string, actualVersion: string, detail?: string) {
     super(
-      'ERR_FEATURE_SCHEMA_MISMATCH',
+      'RG_ERR_FEATURE_SCHEMA_MISMATCH',
       `model was trained on feature schema "${actualVersion}" but this build computes "${expectedVersion}"` +
         (detail ? `: ${detail}` : ''),
     );
@@ -22,6 +22,6 @@ export class FeatureSchemaMismatchError extends RelevanceGateError {
 /** A corpus-statistics file is corrupt, truncated, of another format version or tokenizer. */
 export class CorpusStatsFormatError extends RelevanceGateError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_CORPUS_STATS_FORMAT', message, options);
+    super('RG_ERR_CORPUS_STATS_FORMAT', message, options);
   }
 }

@@ -69,8 +69,14 @@ export class LexicalFeaturizer {
   constructor(stats: CorpusStats, options: LexicalFeaturizerOptions = {}) {
     this.stats = stats;
     this.#asyncThreshold = nonNegativeLimit('asyncThresholdChars', options.asyncThresholdChars ?? 262_144);
-    this.#maxPassageChars = positiveInteger('maxPassageChars', options.maxPassageChars ?? DEFAULT_FEATURE_PASSAGE_CHARS);
-    this.#maxRequestChars = positiveInteger('maxRequestChars', options.maxRequestChars ?? DEFAULT_FEATURE_REQUEST_CHARS);
+    this.#maxPassageChars = positiveInteger(
+      'maxPassageChars',
+      options.maxPassageChars ?? DEFAULT_FEATURE_PASSAGE_CHARS,
+    );
+    this.#maxRequestChars = positiveInteger(
+      'maxRequestChars',
+      options.maxRequestChars ?? DEFAULT_FEATURE_REQUEST_CHARS,
+    );
     featuresAddon();
   }
 

@@ -6,12 +6,15 @@ import { InvalidArgumentError, RelevanceGateError } from '../errors.js';
 
 /** Two passages of one request share an id: results could not be told apart, so the call is refused. */
 export class DuplicatePassageIdError extends InvalidArgumentError {
-  override readonly code = 'ERR_DUPLICATE_PASSAGE_ID';
   readonly id: string;
   readonly firstIndex: number;
   readonly secondIndex: number;
   constructor(id: string, firstIndex: number, secondIndex: number) {
-    super(`duplicate passage id ${JSON.stringify(id)} at passages[${firstIndex}] and passages[${secondIndex}]`);
+    super(
+      `duplicate passage id ${JSON.stringify(id)} at passages[${firstIndex}] and passages[${secondIndex}]`,
+      undefined,
+      'RG_ERR_DUPLICATE_PASSAGE_ID',
+    );
     this.id = id;
     this.firstIndex = firstIndex;
     this.secondIndex = secondIndex;
@@ -20,10 +23,9 @@ export class DuplicatePassageIdError extends InvalidArgumentError {
 
 /** A policy value is out of range, of the wrong type, or inconsistent with another; `field` names it. */
 export class InvalidPolicyError extends InvalidArgumentError {
-  override readonly code = 'ERR_INVALID_POLICY';
   readonly field: string;
   constructor(field: string, message: string, options?: { cause?: unknown }) {
-    super(`policy.${field}: ${message}`, options);
+    super(`policy.${field}: ${message}`, options, 'RG_ERR_INVALID_POLICY');
     this.field = field;
   }
 }
@@ -34,7 +36,7 @@ export class CalibrationModelMismatchError extends RelevanceGateError {
   readonly actualModel: string;
   constructor(expectedModel: string, actualModel: string) {
     super(
-      'ERR_CALIBRATION_MODEL_MISMATCH',
+      'RG_ERR_CALIBRATION_MODEL_MISMATCH',
       `calibrated threshold was fitted for model ${JSON.stringify(expectedModel)} but the scorer is ${JSON.stringify(actualModel)}; refit it for this model`,
     );
     this.expectedModel = expectedModel;

@@ -4,7 +4,7 @@ import { RelevanceGateError } from '../errors.js';
 /** An operating-points file is malformed (not JSON, wrong format tag, a bad field). */
 export class OperatingPointsFormatError extends RelevanceGateError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_OPERATING_POINTS_FORMAT', message, options);
+    super('RG_ERR_OPERATING_POINTS_FORMAT', message, options);
   }
 }
 
@@ -14,7 +14,7 @@ export class OperatingPointsModelMismatchError extends RelevanceGateError {
   readonly actualModel: string;
   constructor(expectedModel: string, actualModel: string) {
     super(
-      'ERR_OPERATING_POINTS_MODEL_MISMATCH',
+      'RG_ERR_OPERATING_POINTS_MODEL_MISMATCH',
       `operating points were fitted for model ${JSON.stringify(expectedModel)} but the scorer is ${JSON.stringify(actualModel)}; fit them for this model (relevance-gate fit-points)`,
     );
     this.expectedModel = expectedModel;

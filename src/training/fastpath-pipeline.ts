@@ -23,12 +23,9 @@ import { renderModelCard, type TestResult } from './model-card.js';
 import { buildMeta, modelBytesToXGBoostJson, stageModelDir } from './model-dir.js';
 import { type TrainFastPathOptions, type TrainFastPathResult, trainFastPath } from './train-fastpath.js';
 import { createXGBoostBackend } from './xgboost-backend.js';
+import { ReproducibilityError } from './errors.js';
 
-export class ReproducibilityError extends RelevanceGateError {
-  constructor(message: string) {
-    super('ERR_NOT_REPRODUCIBLE', message);
-  }
-}
+export { ReproducibilityError } from './errors.js';
 
 export type GridName = 'full' | 'loco' | 'quick' | 'tiny';
 
@@ -167,7 +164,7 @@ export function evalInFreshProcess(
     });
     if (run.status !== 0) {
       throw new RelevanceGateError(
-        'ERR_EVAL_FAILED',
+        'RG_ERR_EVAL_FAILED',
         `relevance-gate ${args.join(' ')} failed (exit ${run.status}): ${run.stderr.slice(-2000)}`,
       );
     }
@@ -324,7 +321,7 @@ export async function runFastPathPipeline(options: FastPathPipelineOptions): Pro
       const textOnly = evalInFreshProcess(join(dataDir, name), staged.path, k, gateK, options.targetPrecision, false);
       if (withRank.queries !== ids.length || textOnly.gate.thresholdSource !== 'given') {
         throw new RelevanceGateError(
-          'ERR_EVAL_MISMATCH',
+          'RG_ERR_EVAL_MISMATCH',
           `test evaluation of ${name} did not use the model's test split and threshold`,
         );
       }

@@ -32,7 +32,7 @@ describe('framework packages are optional', () => {
     expect(report.loaded).toBe(false);
     expect(report.error).toMatchObject({
       name: 'MissingDependencyError',
-      code: 'ERR_MISSING_DEPENDENCY',
+      code: 'RG_ERR_MISSING_DEPENDENCY',
       packageName: '@langchain/core',
     });
     expect((report.error as { message: string }).message).toContain('npm install @langchain/core');

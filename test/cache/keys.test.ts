@@ -143,14 +143,14 @@ describe('score cache keys', () => {
     const log = newLog();
     const scoreMisses = missScorer('q', [], log);
     await expect(c.resolve({ scorerId: '', query: 'q', passages: [] }, scoreMisses)).rejects.toMatchObject({
-      code: 'ERR_INVALID_ARGUMENT',
+      code: 'RG_ERR_INVALID_ARGUMENT',
     });
     await expect(
       c.resolve({ scorerId: 's', query: 'q', passages: [{ id: 1, text: 'x' } as unknown as Passage] }, scoreMisses),
-    ).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT' });
+    ).rejects.toMatchObject({ code: 'RG_ERR_INVALID_ARGUMENT' });
     await expect(
       c.resolve({ scorerId: 's', query: 'q', passages: [{ id: 'a', text: 'x' }] }, async () => []),
-    ).rejects.toMatchObject({ code: 'ERR_SCORE_MISSES_CONTRACT' });
+    ).rejects.toMatchObject({ code: 'RG_ERR_SCORE_MISSES_CONTRACT' });
     expect(() => createScoreCache({ maxBytes: 10 })).toThrow(/maxBytes/);
     expect(c.stats().inflight).toBe(0);
     expect(log.calls).toEqual([]);

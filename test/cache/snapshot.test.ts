@@ -107,7 +107,7 @@ describe('snapshots', () => {
       const target = cache();
       const error = await target.warmStart(bad).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SnapshotError);
-      expect(error).toMatchObject({ code: 'ERR_CACHE_SNAPSHOT', reason, path: bad });
+      expect(error).toMatchObject({ code: 'RG_ERR_CACHE_SNAPSHOT', reason, path: bad });
       expect(target.stats()).toMatchObject({ entries: 0, bytes: 0 });
       const viaOption = cache({ maxBytes: 1 << 20, fromSnapshot: bad });
       expect(viaOption.warmStartResult).toBeInstanceOf(SnapshotError);

@@ -65,7 +65,7 @@ describe('relevance-gate score', () => {
     await expect(run('node', [...cli, 'score', '--mode', 'loose'])).rejects.toMatchObject({
       code: 1,
       stderr: expect.stringMatching(
-        /ERR_INVALID_ARGUMENT: --mode must be one of precise, balanced, related, threshold/,
+        /RG_ERR_INVALID_ARGUMENT: --mode must be one of precise, balanced, related, threshold/,
       ),
     });
     await expect(run('node', [...cli, 'score', '--mode', 'precise', '--threshold', '0.5'])).rejects.toMatchObject({
@@ -108,7 +108,7 @@ describe('relevance-gate score', () => {
     await expect(run('node', [...cli, 'score', '--operating-points', join(dir, 'other.json')])).rejects.toMatchObject({
       code: 1,
       stderr: expect.stringMatching(
-        /ERR_OPERATING_POINTS_MODEL_MISMATCH: operating points were fitted for model "fastpath\/other"/,
+        /RG_ERR_OPERATING_POINTS_MODEL_MISMATCH: operating points were fitted for model "fastpath\/other"/,
       ),
     });
   }, 60_000);
@@ -119,7 +119,7 @@ describe('relevance-gate score', () => {
     writeFileSync(file, JSON.stringify({ query: 42, passages: [] }));
     await expect(run('node', [...cli, 'score', '--request', file])).rejects.toMatchObject({
       code: 1,
-      stderr: expect.stringMatching(/ERR_INVALID_ARGUMENT: .*"query" must be a string/),
+      stderr: expect.stringMatching(/RG_ERR_INVALID_ARGUMENT: .*"query" must be a string/),
     });
   });
 });

@@ -163,7 +163,7 @@ describe('createCompositeScorer: configuration', () => {
       caught = error;
     }
     expect(caught).toBeInstanceOf(CompositeConfigError);
-    expect((caught as CompositeConfigError).code).toBe('ERR_COMPOSITE_CONFIG');
+    expect((caught as CompositeConfigError).code).toBe('RG_ERR_COMPOSITE_CONFIG');
     expect((caught as CompositeConfigError).field).toBe(field);
     expect((caught as Error).message).toMatch(message);
   };

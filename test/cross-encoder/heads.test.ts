@@ -407,7 +407,7 @@ describe('ONNX variants', () => {
     expect(err).toBeInstanceOf(ModelVariantNotFoundError);
     expect(err).toBeInstanceOf(InvalidArgumentError);
     const e = err as ModelVariantNotFoundError;
-    expect(e.code).toBe('ERR_MODEL_VARIANT_NOT_FOUND');
+    expect(e.code).toBe('RG_ERR_MODEL_VARIANT_NOT_FOUND');
     expect(e.variant).toBe('fp16');
     expect(e.available).toEqual(
       expect.arrayContaining(['onnx/model.onnx', 'onnx/model_O4.onnx', 'onnx/model_qint8_avx512_vnni.onnx']),

@@ -50,19 +50,19 @@ describe('input checks', () => {
     await expect(ce.score('q', ['p'], { deadline: 'x' } as never)).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 
-  it('refuses inputs over the character and pair limits with InputLimitError (ERR_INPUT_LIMIT)', async () => {
+  it('refuses inputs over the character and pair limits with InputLimitError (RG_ERR_INPUT_LIMIT)', async () => {
     const over = await ce.score('q', ['x'.repeat(1001)]).catch((e: unknown) => e);
     expect(over).toBeInstanceOf(InputLimitError);
     expect(over).toBeInstanceOf(InvalidArgumentError);
-    expect(over).toMatchObject({ code: 'ERR_INPUT_LIMIT', limit: 'maxPassageChars', max: 1000, actual: 1001 });
+    expect(over).toMatchObject({ code: 'RG_ERR_INPUT_LIMIT', limit: 'maxPassageChars', max: 1000, actual: 1001 });
     const request = await ce
       .score('q', ['x'.repeat(900), 'y'.repeat(900), 'z'.repeat(900), 'w'.repeat(900)])
       .catch((e: unknown) => e);
-    expect(request).toMatchObject({ code: 'ERR_INPUT_LIMIT', limit: 'maxRequestChars' });
+    expect(request).toMatchObject({ code: 'RG_ERR_INPUT_LIMIT', limit: 'maxRequestChars' });
     const query = await ce.score('q'.repeat(20_001), ['p']).catch((e: unknown) => e);
-    expect(query).toMatchObject({ code: 'ERR_INPUT_LIMIT', limit: 'maxQueryChars' });
+    expect(query).toMatchObject({ code: 'RG_ERR_INPUT_LIMIT', limit: 'maxQueryChars' });
     const pairs = await ce.score('q', new Array(1025).fill('p')).catch((e: unknown) => e);
-    expect(pairs).toMatchObject({ code: 'ERR_INPUT_LIMIT', limit: 'maxPassagesPerRequest' });
+    expect(pairs).toMatchObject({ code: 'RG_ERR_INPUT_LIMIT', limit: 'maxPassagesPerRequest' });
   });
 
   it('refuses absurd numeric options (1e300 is an integer to JS) with InvalidArgumentError', async () => {

@@ -49,7 +49,9 @@ describe('bounded passage text', () => {
     expect(results).toHaveLength(2);
     // Uncut, 40 MB took tens of seconds of extraction; cut to 64 Ki characters it is a normal pair:
     // the features are those of the cut text.
-    const [cutRow] = [scorerDefault.features(query, [{ id: 'c', text: boundText(huge, DEFAULT_FEATURE_PASSAGE_CHARS) }])];
+    const [cutRow] = [
+      scorerDefault.features(query, [{ id: 'c', text: boundText(huge, DEFAULT_FEATURE_PASSAGE_CHARS) }]),
+    ];
     expect(Array.from(scorerDefault.features(query, [{ id: 'huge', text: huge }]))).toEqual(Array.from(cutRow));
   });
 

@@ -185,7 +185,7 @@ describe('loadFastPathScorer', () => {
       FeatureSchemaMismatchError,
     );
     const err = await loadFastPathScorer(await modelDir('code', meta({ schemaVersion: 'x' }))).catch((e: unknown) => e);
-    expect((err as FeatureSchemaMismatchError).code).toBe('ERR_FEATURE_SCHEMA_MISMATCH');
+    expect((err as FeatureSchemaMismatchError).code).toBe('RG_ERR_FEATURE_SCHEMA_MISMATCH');
   });
 
   it('refuses malformed directories with typed errors', async () => {

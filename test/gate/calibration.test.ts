@@ -177,7 +177,7 @@ describe('CalibratedThreshold', () => {
     expect(() => createGate({ scorer: other, policy: { calibrated: ct } })).toThrow(CalibrationModelMismatchError);
     const gate = createGate({ scorer: other });
     return expect(gate.filter('q', passages(1), { policy: { calibrated: ct } })).rejects.toMatchObject({
-      code: 'ERR_CALIBRATION_MODEL_MISMATCH',
+      code: 'RG_ERR_CALIBRATION_MODEL_MISMATCH',
       expectedModel: 'trees@abc',
       actualModel: 'trees@def',
     });

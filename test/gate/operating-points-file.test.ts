@@ -106,7 +106,7 @@ describe('operating-points files', () => {
     })();
     expect(mismatch).toBeInstanceOf(OperatingPointsModelMismatchError);
     expect(mismatch).toMatchObject({
-      code: 'ERR_OPERATING_POINTS_MODEL_MISMATCH',
+      code: 'RG_ERR_OPERATING_POINTS_MODEL_MISMATCH',
       expectedModel: FILE.model,
       actualModel: 'cross-encoder:fedcba9876543210:len512:longest_first',
     });

@@ -17,7 +17,7 @@ describe('input validation', () => {
     const err = await gate.filter('q', small).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DuplicatePassageIdError);
     expect(err).toBeInstanceOf(InvalidArgumentError);
-    expect(err).toMatchObject({ id: 'p1', firstIndex: 1, secondIndex: 3, code: 'ERR_DUPLICATE_PASSAGE_ID' });
+    expect(err).toMatchObject({ id: 'p1', firstIndex: 1, secondIndex: 3, code: 'RG_ERR_DUPLICATE_PASSAGE_ID' });
     expect((err as Error).message).toContain('"p1"');
     const large = [...passages(100), { id: 'p42', text: 'again' }];
     await expect(gate.filter('q', large)).rejects.toMatchObject({ id: 'p42', firstIndex: 42, secondIndex: 100 });

@@ -141,7 +141,7 @@ describe('the packed package, installed without a compiler', () => {
         'catch (e) { console.log(e.code, e.message); }\n',
     );
     const { stdout } = await run('node', ['ce.mjs'], { cwd: app, env });
-    expect(stdout).toMatch(/^ERR_MISSING_DEPENDENCY .*npm install onnxruntime-node/);
+    expect(stdout).toMatch(/^RG_ERR_MISSING_DEPENDENCY .*npm install onnxruntime-node/);
   });
 
   it('importing the root is cheap: no Redis client, protobuf, MiniSearch, ml-xgboost, commander or HDR code', async () => {

@@ -145,7 +145,7 @@ describe('predict', () => {
       fixturePath('squarederror_t60_d4.X.csv'),
     );
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/ERR_MODEL_FORMAT: .*not a recognized model/);
+    expect(bad.stderr).toMatch(/RG_ERR_MODEL_FORMAT: .*not a recognized model/);
   });
 });
 

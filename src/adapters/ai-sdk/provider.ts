@@ -3,20 +3,12 @@
  * `relevanceGate.reranking('fastpath')` and register the provider with createProviderRegistry.
  * It offers reranking models only; asking it for any other kind of model throws.
  */
-import { type Gate, InvalidArgumentError, RelevanceGateError } from '../../index.js';
+import { type Gate, InvalidArgumentError } from '../../index.js';
 import { checkModelOptions, type RerankingModelOptions, rerankingModel } from './reranking-model.js';
 import type { GateRerankingModelV4 } from './spec.js';
+import { NoSuchGateModelError } from './errors.js';
 
-/** The provider has no such model (an unknown gate name, or a kind of model it does not offer). */
-export class NoSuchGateModelError extends RelevanceGateError {
-  readonly modelId: string;
-  readonly modelType: string;
-  constructor(modelId: string, modelType: string, message: string) {
-    super('ERR_NO_SUCH_MODEL', message);
-    this.modelId = modelId;
-    this.modelType = modelType;
-  }
-}
+export { NoSuchGateModelError } from './errors.js';
 
 export interface RelevanceGateProviderOptions<Names extends string>
   extends Omit<RerankingModelOptions<'v4'>, 'modelId' | 'specificationVersion'> {

@@ -17,28 +17,28 @@ import {
 /** The ONNX model does not fit the cross-encoder contract (inputs/outputs); says expected vs found. */
 export class ModelContractError extends RelevanceGateError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_MODEL_CONTRACT', message, options);
+    super('RG_ERR_MODEL_CONTRACT', message, options);
   }
 }
 
 /** The requested execution provider (e.g. CUDA) is not available in this onnxruntime build/host. */
 export class ExecutionProviderUnavailableError extends RelevanceGateError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_EXECUTION_PROVIDER_UNAVAILABLE', message, options);
+    super('RG_ERR_EXECUTION_PROVIDER_UNAVAILABLE', message, options);
   }
 }
 
 /** Tokenization of a (query, passage) pair failed (e.g. `only_second` with a query longer than max length). */
 export class TokenizationError extends RelevanceGateError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_TOKENIZATION', message, options);
+    super('RG_ERR_TOKENIZATION', message, options);
   }
 }
 
 /** Inference failed inside a worker (onnxruntime error, worker crash). */
 export class InferenceError extends RelevanceGateError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_INFERENCE', message, options);
+    super('RG_ERR_INFERENCE', message, options);
   }
 }
 
@@ -53,8 +53,11 @@ export class InputLimitError extends InvalidArgumentError {
   readonly max: number;
   readonly actual: number;
   constructor(limit: string, max: number, actual: number, what: string) {
-    super(`${what} is ${actual.toLocaleString('en-US')}, above ${limit} = ${max.toLocaleString('en-US')}`);
-    (this as { code: string }).code = 'ERR_INPUT_LIMIT';
+    super(
+      `${what} is ${actual.toLocaleString('en-US')}, above ${limit} = ${max.toLocaleString('en-US')}`,
+      undefined,
+      'RG_ERR_INPUT_LIMIT',
+    );
     this.limit = limit;
     this.max = max;
     this.actual = actual;
@@ -73,8 +76,9 @@ export class ModelVariantNotFoundError extends InvalidArgumentError {
     super(
       `no ONNX file for variant "${variant}" in ${dir} (looked for ${tried.join(', ')}); ` +
         `the folder has ${available.length === 0 ? 'no .onnx files' : available.join(', ')}`,
+      undefined,
+      'RG_ERR_MODEL_VARIANT_NOT_FOUND',
     );
-    (this as { code: string }).code = 'ERR_MODEL_VARIANT_NOT_FOUND';
     this.variant = variant;
     this.available = available;
   }

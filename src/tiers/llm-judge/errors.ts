@@ -18,7 +18,7 @@ export class LlmEndpointError extends RelevanceGateError {
     details: { status?: number; retryable: boolean; attempts: number },
     options?: { cause?: unknown },
   ) {
-    super('ERR_LLM_ENDPOINT', message, options);
+    super('RG_ERR_LLM_ENDPOINT', message, options);
     this.status = details.status;
     this.retryable = details.retryable;
     this.attempts = details.attempts;
@@ -28,6 +28,6 @@ export class LlmEndpointError extends RelevanceGateError {
 /** The endpoint answered 200 with a body that is not a chat completion (or is too large). */
 export class LlmResponseFormatError extends RelevanceGateError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_LLM_RESPONSE_FORMAT', message, options);
+    super('RG_ERR_LLM_RESPONSE_FORMAT', message, options);
   }
 }

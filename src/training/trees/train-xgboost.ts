@@ -33,14 +33,11 @@
  *   emscripten stack, which overflows for large matrices).
  */
 import { createRequire } from 'node:module';
-import { InvalidArgumentError, RelevanceGateError, AbortedError } from '../../errors.js';
+import { InvalidArgumentError, AbortedError } from '../../errors.js';
 import { integerInRange, positiveInteger } from '../../util/validate-options.js';
+import { TrainingError } from '../errors.js';
 
-export class TrainingError extends RelevanceGateError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_TRAINING', message, options);
-  }
-}
+export { TrainingError } from '../errors.js';
 
 export type TrainObjective =
   | 'binary:logistic'

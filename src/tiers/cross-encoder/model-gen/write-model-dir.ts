@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { InvalidArgumentError, RelevanceGateError } from '../../../errors.js';
+import { InvalidArgumentError } from '../../../errors.js';
 import { packageRoot } from '../../../util/package-root.js';
 import { buildCrossEncoderModelProto, normalizeSeed, ONNX_IR_VERSION, ONNX_OPSET } from './bert-onnx.js';
 import { adoptRealConfig, configJson, FAMILY_SIMPLIFICATIONS, type RealConfigFields } from './config-json.js';
@@ -32,17 +32,13 @@ import {
 } from './model-spec.js';
 import { encodeOnnxModel, type OnnxModel } from './onnx-proto.js';
 import { quantizeDynamic } from './quantize.js';
+import { TokenizerSourceError } from './errors.js';
+
+export { TokenizerSourceError } from './errors.js';
 
 /** The WordPiece tokenizer the BERT presets are sized for: bert-base-uncased, shipped in the package (Apache-2.0). */
 export function defaultTokenizerJsonPath(): string {
   return join(packageRoot(), 'models', 'tokenizers', 'bert-base-uncased', 'tokenizer.json');
-}
-
-/** The tokenizer files to copy into a model folder are missing or unusable. */
-export class TokenizerSourceError extends RelevanceGateError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_TOKENIZER_SOURCE', message, options);
-  }
 }
 
 /**

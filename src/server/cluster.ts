@@ -1,9 +1,25 @@
 /**
  * Several HTTP processes on one port (node:cluster): each worker process runs the whole server
  * (Fastify, the fast path on its own event loop, its own cross-encoder pool sized so that all
- * processes' threads fit the cores). The primary only forks, restarts crashed workers, aggregates
- * /metrics across workers (prom-client's AggregatorRegistry) and forwards SIGTERM/SIGINT: each
- * worker drains its in-flight requests and exits 0, then the primary exits 0.
+ * processes' threads fit the cores). The primary owns the listening socket and hands each
+ * connection to a worker (below), restarts crashed workers, aggregates /metrics across workers
+ * (prom-client's AggregatorRegistry) and forwards SIGTERM/SIGINT: each worker drains its
+ * in-flight requests and exits 0, then the primary exits 0.
+ *
+ * Connections: the primary accepts every connection itself (paused: it never reads a byte) and
+ * passes it over the cluster's IPC channel to one worker at a time, round robin, as node:cluster's
+ * own scheduler does, with three differences that make a worker's death or restart cost no
+ * request another worker could have served:
+ * - only a worker whose models have loaded and warmed up gets connections while any worker is
+ *   ready (a worker still starting gets them only when none is ready, and answers 503 "loading");
+ * - the primary keeps its copy of a connection until the worker acknowledges it, and hands the
+ *   connections a dead worker never acknowledged to another worker (node:cluster's scheduler
+ *   leaves them open and unanswered: the client waits until its own timeout);
+ * - a worker gets its next connection only once it acknowledged the previous one, so a worker
+ *   whose event loop is stuck is skipped rather than fed.
+ * What cannot be saved: connections the killed worker had accepted (the kernel closes them with
+ * the process; requests in flight on them, or written on them before the client sees them close,
+ * fail at the TCP level).
  *
  * Secrets never reach a worker through its environment or command line (both readable in
  * /proc/<pid> and `ps`): a worker asks the primary for the resolved configuration over the cluster's
@@ -12,11 +28,15 @@
  * from their arguments. The primary's own environment keeps what the operator put there.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { ENVIRONMENT_VARIABLES, type ServerConfig } from './config.js';
 
-const MSG_LISTENING = 'relevance-gate:listening';
+const MSG_ACCEPTING = 'relevance-gate:accepting';
 const MSG_READY = 'relevance-gate:ready';
+const MSG_DRAINING = 'relevance-gate:draining';
 const MSG_FAILED = 'relevance-gate:failed';
+const MSG_CONNECTION = 'relevance-gate:connection';
+const MSG_CONNECTION_ACK = 'relevance-gate:connection-ack';
 const MSG_METRICS_REQ = 'relevance-gate:metrics-req';
 const MSG_METRICS_RES = 'relevance-gate:metrics-res';
 const MSG_CONFIG_REQ = 'relevance-gate:config-req';
@@ -32,11 +52,17 @@ const SECRET_ENVIRONMENT: readonly string[] = [ENVIRONMENT_VARIABLES.apiKey, 'RE
 const FORWARDED_SECRETS: readonly string[] = ['RELEVANCE_GATE_CACHE_SIGNING_KEY'];
 const RESTART_WINDOW_MS = 60_000;
 const MAX_RESTARTS_PER_WINDOW = 5;
+/**
+ * Connections the primary holds while no worker can take one (all starting, or all dead and
+ * restarting): at most this many, for at most this long; then they are closed.
+ */
+const HOLD_MAX_CONNECTIONS = 4096;
+const HOLD_MAX_MS = 30_000;
 
 interface ClusterMessage {
   readonly type?: string;
   readonly id?: number;
-  readonly url?: string;
+  readonly accepted?: boolean;
   readonly text?: string;
   readonly error?: string;
   readonly config?: ServerConfig;
@@ -46,7 +72,7 @@ interface ClusterMessage {
 export interface ClusterOptions {
   /** Lines for the operator (start-up, restarts, shutdown). */
   readonly log: (line: string) => void;
-  /** Called in the primary once every worker is listening and ready. */
+  /** Called in the primary once it listens and every worker is ready. */
   readonly onReady?: (url: string) => void;
   /** Called in each worker with its server (tests, custom signal handling). */
   readonly onWorkerServer?: (server: import('./server.js').RelevanceGateServer) => void;
@@ -77,16 +103,271 @@ export function workerArguments(args: readonly string[]): string[] {
   return out;
 }
 
+/** A worker as the primary's connection router sees it. */
+interface Member {
+  readonly worker: Worker;
+  /** Its server is up: it can answer (503 while its models load). */
+  accepting: boolean;
+  /** Its models have loaded and warmed up. */
+  ready: boolean;
+  /** It is shutting down (SIGTERM): served only while no other worker can take a connection. */
+  draining: boolean;
+  /** Connections handed over and not acknowledged yet (at most one: see the file's comment). */
+  readonly inTransit: Map<number, Socket>;
+}
+
+/** What the primary's router counted since start (exported in /metrics by the primary). */
+interface RouterCounts {
+  handedOver: number;
+  /** Connections a worker died holding unacknowledged, handed to another worker. */
+  rerouted: number;
+  /** Connections closed unanswered: held past HOLD_MAX_MS / HOLD_MAX_CONNECTIONS, or at shutdown. */
+  dropped: number;
+  restarts: number;
+}
+
+/**
+ * The primary's connection router: round robin over the ready workers (over the accepting ones
+ * while none is ready), one unacknowledged connection per worker, the connections of a worker that
+ * died before acknowledging them handed to the next one.
+ */
+class ConnectionRouter {
+  private readonly members = new Map<number, Member>();
+  private readonly queue: Array<{ readonly socket: Socket; readonly since: number }> = [];
+  private next = 0;
+  private nextId = 0;
+  private holdTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  readonly counts: RouterCounts = { handedOver: 0, rerouted: 0, dropped: 0, restarts: 0 };
+
+  add(worker: Worker): void {
+    this.members.set(worker.id, { worker, accepting: false, ready: false, draining: false, inTransit: new Map() });
+  }
+
+  accepting(worker: Worker): void {
+    const member = this.members.get(worker.id);
+    if (member === undefined) return;
+    member.accepting = true;
+    this.pump();
+  }
+
+  ready(worker: Worker): void {
+    const member = this.members.get(worker.id);
+    if (member === undefined) return;
+    member.accepting = true;
+    member.ready = true;
+    this.pump();
+  }
+
+  /** The worker is shutting down: its server still answers, with `Connection: close`, until it closes. */
+  draining(worker: Worker): void {
+    const member = this.members.get(worker.id);
+    if (member === undefined) return;
+    member.draining = true;
+    this.pump();
+  }
+
+  /** Ready members now, draining ones excepted (their number is what readiness of the cluster means). */
+  get readyCount(): number {
+    let n = 0;
+    for (const m of this.members.values()) if (m.ready && !m.draining) n++;
+    return n;
+  }
+
+  /** Members loading or warming up (a replacement included). */
+  get startingCount(): number {
+    let n = 0;
+    for (const m of this.members.values()) if (!m.ready && !m.draining) n++;
+    return n;
+  }
+
+  get drainingCount(): number {
+    let n = 0;
+    for (const m of this.members.values()) if (m.draining) n++;
+    return n;
+  }
+
+  /** The worker is gone (exit or lost IPC channel): its unacknowledged connections go to another one. */
+  remove(worker: Worker): void {
+    const member = this.members.get(worker.id);
+    if (member === undefined) return;
+    this.members.delete(worker.id);
+    const orphans = [...member.inTransit.values()];
+    member.inTransit.clear();
+    this.counts.rerouted += orphans.length;
+    // First in line: they arrived before everything still queued.
+    this.queue.unshift(...orphans.map((socket) => ({ socket, since: performance.now() })));
+    this.pump();
+  }
+
+  /** A new connection from the listener. */
+  connection(socket: Socket): void {
+    // An error on the primary's paused copy (a reset before it was handed over) is the worker's or
+    // nobody's concern: the worker sees the reset too.
+    socket.on('error', () => undefined);
+    if (this.closed) {
+      this.drop(socket);
+      return;
+    }
+    this.queue.push({ socket, since: performance.now() });
+    this.pump();
+  }
+
+  /** The worker took the connection (or refused it: closing): the primary's copy is closed. */
+  acknowledged(worker: Worker, id: number, accepted: boolean): void {
+    const member = this.members.get(worker.id);
+    const socket = member?.inTransit.get(id);
+    if (member === undefined || socket === undefined) return;
+    member.inTransit.delete(id);
+    if (accepted) socket.destroy();
+    else {
+      // The worker's server closed (it is draining): no more connections for it.
+      member.accepting = false;
+      member.ready = false;
+      this.queue.unshift({ socket, since: performance.now() });
+    }
+    this.pump();
+  }
+
+  /** Stops routing: what is still queued, and what arrives from now on, is closed. */
+  close(): void {
+    this.closed = true;
+    for (const { socket } of this.queue.splice(0)) this.drop(socket);
+    if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
+  }
+
+  private drop(socket: Socket): void {
+    this.counts.dropped++;
+    socket.destroy();
+  }
+
+  /**
+   * The next worker to hand a connection to, or undefined (all busy acknowledging, or none up).
+   * The ready ones if any; else the draining ones (they still serve, then close the connection);
+   * else the starting ones (they answer 503 while their models load).
+   */
+  private pick(): Member | undefined {
+    const all = [...this.members.values()].filter((m) => m.accepting && m.worker.isConnected());
+    const ready = all.filter((m) => m.ready && !m.draining);
+    const draining = ready.length > 0 ? [] : all.filter((m) => m.draining);
+    const pool = ready.length > 0 ? ready : draining.length > 0 ? draining : all;
+    for (let i = 0; i < pool.length; i++) {
+      const member = pool[(this.next + i) % pool.length];
+      if (member.inTransit.size === 0) {
+        this.next = (this.next + i + 1) % Math.max(pool.length, 1);
+        return member;
+      }
+    }
+    return undefined;
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && !this.closed) {
+      const head = this.queue[0];
+      if (head.socket.destroyed) {
+        this.queue.shift();
+        continue;
+      }
+      const member = this.pick();
+      if (member === undefined) break;
+      this.queue.shift();
+      const id = this.nextId++;
+      member.inTransit.set(id, head.socket);
+      this.counts.handedOver++;
+      // keepOpen: the primary's copy stays open until the worker acknowledges (or dies).
+      member.worker.send({ type: MSG_CONNECTION, id }, head.socket, { keepOpen: true }, (error) => {
+        if (error === null || error === undefined) return;
+        // Not sent (the channel closed): another worker gets it.
+        if (member.inTransit.delete(id)) {
+          this.queue.unshift({ socket: head.socket, since: performance.now() });
+          this.pump();
+        }
+      });
+    }
+    this.holdBound();
+  }
+
+  /** Connections held while no worker can take them: bounded in number and time. */
+  private holdBound(): void {
+    while (this.queue.length > HOLD_MAX_CONNECTIONS) this.drop((this.queue.shift() as { socket: Socket }).socket);
+    if (this.queue.length === 0) {
+      if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
+      this.holdTimer = undefined;
+      return;
+    }
+    if (this.holdTimer !== undefined) return;
+    const wait = Math.max(0, this.queue[0].since + HOLD_MAX_MS - performance.now());
+    this.holdTimer = setTimeout(() => {
+      this.holdTimer = undefined;
+      const now = performance.now();
+      while (this.queue.length > 0 && now - this.queue[0].since >= HOLD_MAX_MS)
+        this.drop((this.queue.shift() as { socket: Socket }).socket);
+      this.pump();
+    }, wait);
+  }
+}
+
+function listenUrl(listener: NetServer): string {
+  const address = listener.address();
+  if (address === null || typeof address !== 'object') return String(address);
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
+/** The primary's own figures, appended to the workers' aggregated /metrics. */
+function clusterMetricsText(router: ConnectionRouter, processes: number): string {
+  const c = router.counts;
+  const lines = [
+    '# HELP relevance_gate_cluster_processes Worker processes of the cluster by state: ready (models loaded and warmed up: they get the connections), starting (loading or warming up, a replacement included), draining (shutting down).',
+    '# TYPE relevance_gate_cluster_processes gauge',
+    `relevance_gate_cluster_processes{state="ready"} ${router.readyCount}`,
+    `relevance_gate_cluster_processes{state="starting"} ${router.startingCount}`,
+    `relevance_gate_cluster_processes{state="draining"} ${router.drainingCount}`,
+    '# HELP relevance_gate_cluster_processes_configured Worker processes the cluster runs (--processes).',
+    '# TYPE relevance_gate_cluster_processes_configured gauge',
+    `relevance_gate_cluster_processes_configured ${processes}`,
+    '# HELP relevance_gate_cluster_restarts_total Worker processes restarted after they exited.',
+    '# TYPE relevance_gate_cluster_restarts_total counter',
+    `relevance_gate_cluster_restarts_total ${c.restarts}`,
+    '# HELP relevance_gate_cluster_connections_total Connections by what the primary did with them: handed_over to a worker, rerouted (the worker died before taking it: handed to another), dropped (closed unanswered: no worker could take it in time, or shutdown).',
+    '# TYPE relevance_gate_cluster_connections_total counter',
+    `relevance_gate_cluster_connections_total{outcome="handed_over"} ${c.handedOver}`,
+    `relevance_gate_cluster_connections_total{outcome="rerouted"} ${c.rerouted}`,
+    `relevance_gate_cluster_connections_total{outcome="dropped"} ${c.dropped}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
 async function runPrimary(config: ServerConfig, options: ClusterOptions): Promise<number> {
   const prom = await import('prom-client');
   const aggregator = new prom.AggregatorRegistry();
   const { log } = options;
   let stopping = false;
   const restarts: number[] = [];
-  const ready = new Set<number>();
   let readyReported = false;
-  let url = '';
   let exitCode = 0;
+  const router = new ConnectionRouter();
+  // The listener is the primary's: it binds at once (a port in use stops the start before any
+  // model loads) and holds connections (bounded) until a worker can take them.
+  const listener = createNetServer({ pauseOnConnect: true, noDelay: true });
+  listener.on('connection', (socket) => router.connection(socket));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen({ host: config.host, port: config.port }, () => {
+        listener.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    log(
+      `cannot listen on ${config.host}:${config.port}: ${code === 'EADDRINUSE' ? 'the address is in use' : (cause as Error).message}`,
+    );
+    return 1;
+  }
+  listener.on('error', (error) => log(`listener: ${error.message}`));
+  const url = listenUrl(listener);
   // Workers must not each try to be the primary of their own cluster, or read flags again: they
   // ask for the resolved configuration over IPC. An undefined value removes an inherited variable.
   const env: Record<string, string | undefined> = { [WORKER_ENV]: '1' };
@@ -102,13 +383,18 @@ async function runPrimary(config: ServerConfig, options: ClusterOptions): Promis
 
   const fork = (): Worker => {
     const worker = cluster.fork(env);
+    router.add(worker);
     worker.on('message', (message: ClusterMessage) => {
-      if (message.type === MSG_CONFIG_REQ) {
+      if (message.type === MSG_CONNECTION_ACK && typeof message.id === 'number')
+        router.acknowledged(worker, message.id, message.accepted !== false);
+      else if (message.type === MSG_CONFIG_REQ) {
         if (worker.isConnected()) worker.send({ type: MSG_CONFIG_RES, config, environment });
-      } else if (message.type === MSG_LISTENING && typeof message.url === 'string') url = message.url;
+      } else if (message.type === MSG_ACCEPTING) router.accepting(worker);
+      else if (message.type === MSG_DRAINING) router.draining(worker);
       else if (message.type === MSG_READY) {
-        ready.add(worker.id);
-        if (!readyReported && ready.size >= config.processes) {
+        router.ready(worker);
+        log(`worker ${worker.process.pid} ready: ${router.readyCount} of ${config.processes} processes serving`);
+        if (!readyReported && router.readyCount >= config.processes) {
           readyReported = true;
           options.onReady?.(url);
         }
@@ -119,18 +405,29 @@ async function runPrimary(config: ServerConfig, options: ClusterOptions): Promis
       } else if (message.type === MSG_METRICS_REQ && typeof message.id === 'number') {
         const id = message.id;
         aggregator.clusterMetrics().then(
-          (text) => worker.isConnected() && worker.send({ type: MSG_METRICS_RES, id, text }),
+          (text) =>
+            worker.isConnected() &&
+            worker.send({ type: MSG_METRICS_RES, id, text: text + clusterMetricsText(router, config.processes) }),
           (error: unknown) =>
             worker.isConnected() && worker.send({ type: MSG_METRICS_RES, id, error: String((error as Error).message) }),
         );
       }
     });
+    // The IPC channel closes as the process dies (before 'exit' is reported): reroute at once.
+    worker.on('disconnect', () => router.remove(worker));
+    // A send racing the death of the worker fails on its closed channel: 'exit' deals with it.
+    worker.on('error', () => undefined);
     return worker;
   };
 
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
+    // New connections are still handed to the draining workers (answered with Connection: close)
+    // for drainDelayMs, the time a load balancer takes to notice the readiness 503; then refused.
+    // Connections already accepted are still handed over until the workers' servers close.
+    if (config.drainDelayMs > 0) setTimeout(() => listener.close(), config.drainDelayMs).unref();
+    else listener.close();
     log(`${signal}: draining ${Object.keys(cluster.workers ?? {}).length} worker processes`);
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
   };
@@ -139,24 +436,35 @@ async function runPrimary(config: ServerConfig, options: ClusterOptions): Promis
 
   return new Promise<number>((resolve) => {
     cluster.on('exit', (worker, code, signal) => {
-      ready.delete(worker.id);
+      router.remove(worker);
       const alive = Object.keys(cluster.workers ?? {}).length;
       if (stopping) {
         if (code !== 0) exitCode = 1;
-        if (alive === 0) resolve(exitCode);
+        if (alive === 0) {
+          listener.close();
+          router.close();
+          resolve(exitCode);
+        }
         return;
       }
-      log(`worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); restarting`);
+      log(
+        `worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); restarting; ${router.readyCount} of ${config.processes} processes serving`,
+      );
       const now = Date.now();
       while (restarts.length > 0 && now - restarts[0] > RESTART_WINDOW_MS) restarts.shift();
       if (restarts.length >= MAX_RESTARTS_PER_WINDOW) {
         log(`${restarts.length} restarts within ${RESTART_WINDOW_MS / 1000}s: giving up`);
         exitCode = 1;
         stop('SIGTERM');
-        if (alive === 0) resolve(exitCode);
+        if (alive === 0) {
+          listener.close();
+          router.close();
+          resolve(exitCode);
+        }
         return;
       }
       restarts.push(now);
+      router.counts.restarts++;
       fork();
     });
     for (let i = 0; i < config.processes; i++) fork();
@@ -180,6 +488,11 @@ function configFromPrimary(): Promise<ServerConfig> {
     process.on('message', onMessage);
     process.send({ type: MSG_CONFIG_REQ });
   });
+}
+
+/** net.Server's bookkeeping of an accepted connection (Node's own `onconnection` does the same). */
+interface CountedServer {
+  _connections: number;
 }
 
 async function runWorker(options: ClusterOptions): Promise<void> {
@@ -209,6 +522,8 @@ async function runWorker(options: ClusterOptions): Promise<void> {
   const shutdown = (): void => {
     if (stopping) return;
     stopping = true;
+    // Other workers get the new connections from now on (this one still serves what it has).
+    process.send?.({ type: MSG_DRAINING });
     server.close().then(
       () => process.exit(0),
       () => process.exit(1),
@@ -217,8 +532,33 @@ async function runWorker(options: ClusterOptions): Promise<void> {
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', () => undefined); // the primary forwards SIGTERM; a terminal's Ctrl-C reaches all
   try {
-    const url = await server.listen();
-    process.send?.({ type: MSG_LISTENING, url });
+    // The HTTP server listens on a private loopback port of its own (never shared, never
+    // announced) so that it runs as a listening server does (connection tracking, request and
+    // header timeouts, graceful close); its clients' connections come from the primary.
+    await server.app.listen({
+      host: '127.0.0.1',
+      port: 0,
+      exclusive: true,
+      listenTextResolver: () => 'worker accepting the connections the primary hands over',
+    });
+    const http = server.app.server;
+    process.on('message', (message: ClusterMessage, socket?: Socket) => {
+      if (message.type !== MSG_CONNECTION || typeof message.id !== 'number') return;
+      // Closing (draining past drainDelayMs): the primary gives the connection to another worker.
+      const accepted = http.listening && socket !== undefined && !socket.destroyed;
+      process.send?.({ type: MSG_CONNECTION_ACK, id: message.id, accepted });
+      if (!accepted) {
+        socket?.destroy(); // this process's copy only: the primary keeps the connection open
+        return;
+      }
+      // As net.Server does for a connection it accepts: counted (close() waits for it), half-open
+      // allowed as for every HTTP server connection, then the HTTP server takes it.
+      socket.allowHalfOpen = true;
+      (http as unknown as CountedServer)._connections++;
+      (socket as unknown as { _server: unknown })._server = http;
+      http.emit('connection', socket);
+    });
+    process.send?.({ type: MSG_ACCEPTING });
     await server.ready;
     process.send?.({ type: MSG_READY });
   } catch (error) {

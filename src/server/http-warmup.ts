@@ -3,6 +3,7 @@
  * model with Fastify's inject (no socket), so the route handlers, parsers, validators,
  * serialisers, gates, router and cache code are compiled before the first real request.
  */
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ServerConfig } from './config.js';
 import type { ModelRegistry } from './registry.js';
@@ -10,6 +11,18 @@ import { warmupRequest } from './warmup.js';
 
 /** Requests per model through the HTTP path at start-up (in-process injection, no socket). */
 const HTTP_WARMUP_REQUESTS = 60;
+
+/**
+ * The injected request's class: a request whose body was given whole, as a real request is once
+ * Node has read all of it (`IncomingMessage.complete`). Fastify's inject leaves `complete` unset,
+ * and the server treats a response to an incomplete request as one answered before its body
+ * arrived: it would keep waiting (and arm a timer) to drain a body already read.
+ */
+class WarmupRequest extends Readable {
+  get complete(): boolean {
+    return true;
+  }
+}
 
 /**
  * Sends warm-up requests through every route and model with Fastify's inject (no socket): the
@@ -43,7 +56,9 @@ export async function warmHttpPath(app: FastifyInstance, registry: ModelRegistry
         },
       ];
       for (const call of calls)
-        await app.inject({ method: 'POST', url: call.url, headers, payload: call.payload }).catch(() => undefined);
+        await app
+          .inject({ method: 'POST', url: call.url, headers, payload: call.payload, Request: WarmupRequest })
+          .catch(() => undefined);
     }
   }
 }

@@ -2,7 +2,8 @@
  * The fault suite, short form (CI): every scenario of test/faults/scenarios.ts once, each in its
  * own child process, two at a time. A scenario passes only if its process exits by itself with
  * code 0 (no abort, no signal, no hang) and its own checks held: nothing mixed up, every error
- * typed. The long form (scripts/fault-suite.ts) repeats each scenario with many seeds.
+ * typed. The long form (scripts/fault-suite.ts) repeats each scenario with many seeds. The
+ * scenarios against `serve` (cluster-worker-kill, serve-*) start it as a child process of theirs.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -28,7 +29,7 @@ beforeAll(async () => {
       }
     }),
   );
-}, 180_000);
+}, 420_000);
 
 afterAll(async () => {
   if (root !== undefined) await rm(root, { recursive: true, force: true });

@@ -34,6 +34,13 @@ import type { DetailedPairScore, Passage, Scorer, ScorerPairResult } from '../..
 import { mulberry32 } from '../../src/util/seeded-random.js';
 import { freePort, RedisServer, redisServerAvailable } from '../cache/redis-server.js';
 import { loadCollection } from '../cross-encoder/data.js';
+import { check, type Report, ScenarioFailure, SHORT } from './check.js';
+import {
+  clusterWorkerKill,
+  serveApiKeyOutOfSight,
+  serveForgedRedisEntries,
+  serveHttpRefusals,
+} from './server-scenarios.js';
 
 export const SCENARIOS = [
   'ce-load-failure',
@@ -44,19 +51,12 @@ export const SCENARIOS = [
   'fuzz-public-api',
   'redis-faults',
   'deadline-huge-and-stuck',
+  'cluster-worker-kill',
+  'serve-api-key-out-of-sight',
+  'serve-http-refusals',
+  'serve-forged-redis-entries',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
-
-type Report = Record<string, unknown>;
-
-/** CI's short form: fewer rounds per scenario (the long form repeats full ones). */
-const SHORT = process.env.FAULT_SHORT === '1';
-
-class ScenarioFailure extends Error {}
-
-function check(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new ScenarioFailure(message);
-}
 
 /** Every rejection must be one of `types`; returns the counts by error name. */
 function expectTyped(
@@ -641,6 +641,10 @@ const RUNNERS: Record<ScenarioName, (seed: number) => Promise<Report>> = {
   'fuzz-public-api': fuzzPublicApi,
   'redis-faults': redisFaults,
   'deadline-huge-and-stuck': deadlineHugeAndStuck,
+  'cluster-worker-kill': clusterWorkerKill,
+  'serve-api-key-out-of-sight': serveApiKeyOutOfSight,
+  'serve-http-refusals': serveHttpRefusals,
+  'serve-forged-redis-entries': serveForgedRedisEntries,
 };
 
 async function main(): Promise<void> {
@@ -665,7 +669,8 @@ async function main(): Promise<void> {
     }, 15_000).unref();
   } catch (err) {
     const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    console.log(`FAULT-RESULT ${JSON.stringify({ ok: false, error: message })}`);
+    const report = err instanceof ScenarioFailure ? err.report : undefined;
+    console.log(`FAULT-RESULT ${JSON.stringify({ ok: false, error: message, ...report })}`);
     process.exitCode = 1;
   }
 }

@@ -1,28 +1,46 @@
 /**
  * The Fastify application: options (body limit, request ids, strict schema validation that still
  * accepts clients' extra fields), the request hooks (arrival time for deadlines, request id on
- * every response, draining, API key, content coding), protocol-shaped error and not-found handlers
+ * every response, draining, API key, content coding), admission at arrival in front of Fastify (the
+ * concurrent-request bound, the event loop's standing queue, the request's age against its
+ * budget), protocol-shaped error and not-found handlers
  * (also for what Node's HTTP parser refuses before Fastify sees a request), and the health and
  * metrics routes. Protocol routes live in ./protocols.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type ArrivalStamp, REQUEST_START_HEADER, ServerAdmission } from './admission.js';
 import { createApiKeyCheck } from './auth.js';
 import type { ServerConfig } from './config.js';
-import { ApiError, formatError, protocolOfUrl, type Protocol } from './errors.js';
+import { ApiError, formatError, formatErrorOf, protocolOfUrl, type Protocol } from './errors.js';
 import type { LagTracker } from './lag.js';
 import type { ServerMetrics } from './metrics.js';
 import { registerCohereRoutes } from './protocols/cohere.js';
 import { registerGateRoutes } from './protocols/gate.js';
 import { registerTeiRoutes } from './protocols/tei.js';
 import type { ModelRegistry } from './registry.js';
-import { toApiError, type Lifecycle, type ServerContext } from './scoring.js';
+import { answerMargin, BUDGET_HEADER, toApiError, type Lifecycle, type ServerContext } from './scoring.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Routes open without the API key (probes and scrapers). */
 const OPEN_PATHS: ReadonlySet<string> = new Set(['/health', '/health/live', '/health/ready', '/metrics']);
+/** Routes that score (admission applies to them); the gate API's may carry their budget in the body. */
+const SCORING_ROUTES: ReadonlySet<string> = new Set([
+  '/v1/rerank',
+  '/v2/rerank',
+  '/rerank',
+  '/v1/gate',
+  '/v1/gate/stream',
+]);
+const BODY_BUDGET_ROUTES: ReadonlySet<string> = new Set(['/v1/gate', '/v1/gate/stream']);
+/** The arrival stamp the front (admitAtArrival) puts on a raw request, for the onRequest hook. */
+const ARRIVAL = Symbol('relevance-gate.arrival');
+type StampedRequest = IncomingMessage & { [ARRIVAL]?: ArrivalStamp };
+/** Fastify's default keep-alive timeout, kept for the server built here (Fastify builds none with a serverFactory). */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+const REQUEST_TIMEOUT_MS = 120_000;
 /** Realm of the `WWW-Authenticate: Bearer` challenge on 401 answers (RFC 6750). */
 export const AUTH_REALM = 'relevance-gate';
 /**
@@ -43,6 +61,12 @@ export interface AppOptions {
   readonly version: string;
   /** Text of /metrics; default this process's registry (a cluster worker asks the primary). */
   readonly metricsText?: () => Promise<string>;
+}
+
+/** A client's own `x-request-id` when it is 1–128 of [A-Za-z0-9._:-], else a new UUID. */
+function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
 function pathOf(url: string): string {
@@ -108,7 +132,8 @@ function drainRequestBody(req: IncomingMessage, res: ServerResponse, maxBytes: n
   const cut = (): void => {
     cleanup();
     const destroy = (): void => {
-      req.socket.destroy();
+      // An injected request (warm-up, tests) has a stand-in socket without destroy().
+      if (typeof req.socket?.destroy === 'function') req.socket.destroy();
     };
     if (res.writableFinished) destroy();
     else res.once('finish', destroy);
@@ -149,7 +174,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, registry, metrics, lifecycle } = options;
   const fastifyModule = await import('fastify');
   const Fastify = fastifyModule.default;
-  const ctx: ServerContext = { config, registry, metrics, lifecycle, lag: options.lag };
+  const admission = new ServerAdmission({ ...config.admission, maxStartAgeMs: config.limits.maxBudgetMs }, options.lag);
+  const ctx: ServerContext = { config, registry, metrics, lifecycle, lag: options.lag, admission };
+  // The longest default budget of a model: a rerank request's budget when it sends no header
+  // (its model, in the body, is not known at arrival).
+  const longestDefaultBudget = Math.max(
+    config.budgetMs,
+    ...Object.values(config.models).map((m) => m.budgetMs ?? config.budgetMs),
+  );
+  /** The budget a request can be held to before its body is read; undefined when only the body can tell. */
+  const budgetAtArrival = (req: IncomingMessage, route: string): number | undefined => {
+    const header = req.headers[BUDGET_HEADER];
+    if (header !== undefined) {
+      const n = Number(Array.isArray(header) ? header[0] : header);
+      // A malformed budget is refused once the body is read, in the protocol's words.
+      return n > 0 && n <= config.limits.maxBudgetMs ? n : undefined;
+    }
+    return BODY_BUDGET_ROUTES.has(route) ? undefined : longestDefaultBudget;
+  };
   const drainMaxBytes = Math.max(DRAIN_MIN_BYTES, 4 * config.limits.bodyBytes);
   const answered = new WeakSet<Socket>();
   // Node's HTTP parser refuses bad request lines and header bytes before Fastify sees a request:
@@ -179,7 +221,85 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     timer.unref();
     socket.once('close', () => clearTimeout(timer));
   };
+  const apiKeyCheck = config.apiKey === undefined ? undefined : createApiKeyCheck(config.apiKey);
+
+  /**
+   * Admission at arrival, before Fastify sees the request (no routing, hooks, body, Error object:
+   * a refusal costs a few µs of the event loop, so shedding does not itself eat the capacity it
+   * protects). Stamps every request's arrival, then for a scoring route: the server-wide bound on
+   * requests being served, the event loop's standing queue (the request waited past
+   * `admission.maxQueueMs` in its turn while the loop holds one), and its age against its budget. A request
+   * Fastify would refuse anyway (no API key, a Content-Encoding) is left to it. Returns true when
+   * it answered. The per-model admission (pairs in flight, predicted completion) follows once the
+   * body names model and documents (scoring.ts).
+   */
+  const admitAtArrival = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const t0 = performance.now();
+    const stamp = admission.stamp(req.headers[REQUEST_START_HEADER]);
+    (req as StampedRequest)[ARRIVAL] = stamp;
+    // The warm-up's own requests (injected before readiness) never pass here; real ones before it are served.
+    if (req.method !== 'POST' || !lifecycle.warm) return false;
+    const path = pathOf(req.url ?? '/');
+    if (!SCORING_ROUTES.has(path)) return false;
+    if (apiKeyCheck !== undefined && !apiKeyCheck(req.headers.authorization)) return false;
+    if (!isIdentityEncoding(req.headers['content-encoding'])) return false;
+    let reason: string;
+    let message: string;
+    if (!admission.enter()) {
+      reason = 'concurrency';
+      message = `overloaded: ${admission.requestsInFlight} requests in flight (admission.maxConcurrentRequests ${config.admission.maxConcurrentRequests}); retry later`;
+    } else {
+      res.once('close', () => admission.leave());
+      if (!config.admission.predictive) return false;
+      if (admission.queued(stamp.loopWaitMs)) {
+        reason = 'queue';
+        message = `overloaded: the event loop has a standing queue (${Math.round(options.lag.utilisation * 100)} % busy) and the request waited ${stamp.loopWaitMs.toFixed(1)} ms for it; retry later`;
+      } else {
+        const budget = budgetAtArrival(req, path);
+        if (budget === undefined) return false;
+        const age = Math.max(0, Date.now() - stamp.arrivalMs) + stamp.unseenMs;
+        if (age < budget - answerMargin(config.responseMarginMs, options.lag, budget)) return false;
+        reason = 'age';
+        message = `overloaded: the request waited ${Math.round(age)} ms, past its ${budget} ms budget; retry later`;
+      }
+    }
+    const id = requestIdOf(req);
+    const { status, body } = formatErrorOf(protocolOfUrl(path), 'overloaded', message, id);
+    const text = JSON.stringify(body);
+    const headers: Record<string, string | number> = {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      'retry-after': '1',
+      'x-request-id': id,
+      'server-timing': `total;dur=${(stamp.loopWaitMs + performance.now() - t0).toFixed(2)}`,
+    };
+    // The body is not read. Node discards an unread body once the answer is written (the
+    // connection stays usable); a body announced past the drain bound, or one without a length,
+    // gets the bounded drain or a closed connection, as Fastify's early answers do.
+    if (lifecycle.draining) headers.connection = 'close';
+    else if (!req.complete) {
+      const declared = req.headers['content-length'];
+      if (Number(declared) > drainMaxBytes) headers.connection = 'close';
+      else if (declared === undefined) drainRequestBody(req, res, drainMaxBytes, DRAIN_MAX_MS);
+    }
+    metrics.rejected(path, '', reason, 0);
+    metrics.failure(path, 'overloaded');
+    res.writeHead(status, headers);
+    res.end(text);
+    metrics.observeRequest(path, 'POST', status, (stamp.loopWaitMs + performance.now() - t0) / 1000);
+    return true;
+  };
+
   const app = Fastify({
+    // The HTTP server Fastify would build, with admission in front of Fastify's handler.
+    serverFactory: (handler) => {
+      const server = createHttpServer((req, res) => {
+        if (!admitAtArrival(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      server.requestTimeout = REQUEST_TIMEOUT_MS;
+      return server;
+    },
     clientErrorHandler,
     logger:
       config.logLevel === 'silent'
@@ -191,12 +311,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Per-request lines come from our onResponse hook (debug); error logs keep their causes.
     logController: new fastifyModule.LogController({ disableRequestLogging: true }),
     bodyLimit: config.limits.bodyBytes,
-    genReqId: (req) => {
-      const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: requestIdOf,
     return503OnClosing: false,
-    requestTimeout: 120_000,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     ajv: {
       customOptions: {
         coerceTypes: false,
@@ -230,11 +347,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Clients that post JSON without a JSON content type (curl -d) still get parsed, the same way.
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: config.limits.bodyBytes }, parseJson);
 
-  const apiKeyCheck = config.apiKey === undefined ? undefined : createApiKeyCheck(config.apiKey);
   app.decorateRequest('arrivalMs', 0);
+  app.decorateRequest('unseenMs', 0);
 
   app.addHook('onRequest', async (request, reply) => {
-    request.arrivalMs = Date.now();
+    // The time its bytes waited counts in its deadline (stamped by admitAtArrival; admission.ts, lag.ts).
+    const stamp = (request.raw as StampedRequest)[ARRIVAL] ?? admission.stamp(request.headers[REQUEST_START_HEADER]);
+    request.arrivalMs = stamp.arrivalMs;
+    request.unseenMs = stamp.unseenMs;
     reply.header('x-request-id', request.id);
     metrics.inFlightRequests(1);
     reply.raw.once('close', () => metrics.inFlightRequests(-1));
@@ -252,10 +372,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
-  // Server-Timing: time from arrival to the response being handed over, so clients (and the overload
-  // tests) can tell the server's own latency from their network and client overhead.
+  // Server-Timing: time from arrival (its wait for the event loop included) to the response being
+  // handed over, so clients (and the overload tests) can tell the server's own latency from their
+  // network and client overhead.
   app.addHook('onSend', async (request, reply, payload) => {
-    reply.header('server-timing', `total;dur=${reply.elapsedTime.toFixed(2)}`);
+    // From the arrival of its bytes: the wait for the event loop before Fastify's clock started counts.
+    const waited = (request.raw as StampedRequest)[ARRIVAL]?.loopWaitMs ?? 0;
+    reply.header('server-timing', `total;dur=${(reply.elapsedTime + waited).toFixed(2)}`);
     // Draining: a request that reached us is still served (nothing accepted is lost), but its
     // connection closes afterwards so the client reconnects to a live instance.
     if (lifecycle.draining) reply.header('connection', 'close');

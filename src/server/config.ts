@@ -24,6 +24,23 @@ export const DEFAULT_MAX_BUDGET_MS = 60_000;
 /** The gate is asked to answer this long before the request's deadline, leaving time to serialise and write. */
 export const DEFAULT_RESPONSE_MARGIN_MS = 5;
 export const DEFAULT_MAX_IN_FLIGHT_PAIRS = 16_384;
+/**
+ * Requests one process serves at once, server-wide, before it refuses more with 429 (TEI's
+ * `--max-concurrent-requests`, whose default it shares). Measured capacity of one process on the
+ * 2-core VM (bench/admission.ts): 1,900–2,900 fast-path requests/s (20 SciFact documents, no
+ * cache) and 16–20 cross-encoder requests/s (TinyBERT-L2 shape, 1 worker, 8 documents), i.e. ~190–290
+ * and ~6 requests completed within 100 ms / 300 ms budgets; 512 never binds before the queue, age
+ * and prediction rules (docs/server.md "Under load") in steady operation, and bounds what clients
+ * that hold requests open (slow bodies, long budgets) can pin.
+ */
+export const DEFAULT_MAX_CONCURRENT_REQUESTS = 512;
+/**
+ * Longest a request may wait for the event loop, within the loop's turn that handles it, once the
+ * loop holds a standing queue (every wait above this for 50 ms: CoDel's test), ms; beyond it the
+ * request is refused (429) at arrival. A turn then lasts about this long plus its refusals, so
+ * every answer comes within a few turns of its request's arrival: 5 ms is CoDel's target.
+ */
+export const DEFAULT_MAX_QUEUE_MS = 5;
 export const DEFAULT_CACHE_MB = 256;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 
@@ -129,6 +146,20 @@ export interface LimitsConfig {
 }
 
 export interface ServerConfig {
+  /** Admission control (docs/server.md "Under load"). */
+  readonly admission: {
+    /** Requests served at once, server-wide (per process); beyond it new requests get 429 at arrival. Default 512. */
+    readonly maxConcurrentRequests: number;
+    /** Longest wait in an event-loop turn, under a standing queue, before a request is refused at arrival, ms. Default 5. */
+    readonly maxQueueMs: number;
+    /** Honour the client's send time in `x-request-start` (age and deadline count from it). Default true. */
+    readonly requestStartHeader: boolean;
+    /**
+     * Refuse a request whose age plus its model's predicted completion exceeds its budget, at
+     * arrival and once its body is read. Default true; false leaves the bounds only.
+     */
+    readonly predictive: boolean;
+  };
   readonly host: string;
   readonly port: number;
   /**
@@ -160,6 +191,7 @@ export interface ServerConfig {
 
 /** What a caller may give: every field optional, models merged over the default `fastpath`. */
 export interface ServerConfigInput {
+  readonly admission?: Partial<ServerConfig['admission']>;
   readonly host?: string;
   readonly port?: number;
   readonly apiKey?: string;
@@ -180,6 +212,7 @@ export interface ServerConfigInput {
 
 const TOP_KEYS: ReadonlySet<string> = new Set([
   '$schema',
+  'admission',
   'host',
   'port',
   'apiKey',
@@ -196,6 +229,12 @@ const TOP_KEYS: ReadonlySet<string> = new Set([
   'shutdownTimeoutMs',
   'drainDelayMs',
   'baseDir',
+]);
+const ADMISSION_KEYS: ReadonlySet<string> = new Set([
+  'maxConcurrentRequests',
+  'maxQueueMs',
+  'requestStartHeader',
+  'predictive',
 ]);
 const CACHE_KEYS: ReadonlySet<string> = new Set(['enabled', 'l1Mb', 'redisUrl', 'ttlMs']);
 const LIMIT_KEYS: ReadonlySet<string> = new Set([
@@ -488,11 +527,33 @@ export function resolveServerConfig(input: ServerConfigInput = {}): ServerConfig
         : num('limits.maxBudgetMs', limitsIn.maxBudgetMs, (n) => n > 0, 'a number of ms > 0'),
   };
 
+  const admissionIn = input.admission ?? {};
+  if (!isRecord(admissionIn)) throw new ServerConfigError('admission must be an object');
+  checkKeys('admission', admissionIn, ADMISSION_KEYS);
+  const flag = (name: string, value: unknown): boolean => {
+    if (value === undefined) return true;
+    if (typeof value !== 'boolean') throw new ServerConfigError(`admission.${name} must be a boolean`);
+    return value;
+  };
+  const admission: ServerConfig['admission'] = {
+    maxConcurrentRequests:
+      admissionIn.maxConcurrentRequests === undefined
+        ? DEFAULT_MAX_CONCURRENT_REQUESTS
+        : int('admission.maxConcurrentRequests', admissionIn.maxConcurrentRequests, 1),
+    maxQueueMs:
+      admissionIn.maxQueueMs === undefined
+        ? DEFAULT_MAX_QUEUE_MS
+        : num('admission.maxQueueMs', admissionIn.maxQueueMs, (n) => n >= 0, 'a number of ms ≥ 0'),
+    requestStartHeader: flag('requestStartHeader', admissionIn.requestStartHeader),
+    predictive: flag('predictive', admissionIn.predictive),
+  };
+
   if (input.policy !== undefined && !isRecord(input.policy)) throw new ServerConfigError('policy must be an object');
   const logLevel: LogLevel = input.logLevel ?? 'info';
   if (!LOG_LEVELS.has(logLevel)) throw new ServerConfigError(`logLevel must be one of ${[...LOG_LEVELS].join(', ')}`);
   const host = input.host === undefined ? DEFAULT_HOST : str('host', input.host);
   return {
+    admission,
     host,
     port: input.port === undefined ? DEFAULT_PORT : int('port', input.port, 0, 65_535),
     apiKey: input.apiKey === undefined || input.apiKey === '' ? undefined : apiKey(input.apiKey),
@@ -604,13 +665,16 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Ser
   return out as ServerConfigInput;
 }
 
-/** Layers configs: later ones win field by field (cache and limits merged one level deep, models by name). */
+/** Layers configs: later ones win field by field (admission, cache and limits merged one level deep, models by name). */
 export function mergeConfigInputs(...layers: readonly ServerConfigInput[]): ServerConfigInput {
   const out: Record<string, unknown> = {};
   for (const layer of layers) {
     for (const [key, value] of Object.entries(layer)) {
       if (value === undefined) continue;
-      if ((key === 'cache' || key === 'limits' || key === 'models' || key === 'policy') && isRecord(value)) {
+      if (
+        (key === 'cache' || key === 'limits' || key === 'models' || key === 'policy' || key === 'admission') &&
+        isRecord(value)
+      ) {
         out[key] = { ...((out[key] as Record<string, unknown> | undefined) ?? {}), ...value };
       } else out[key] = value;
     }

@@ -20,7 +20,8 @@ export class ServerConfigError extends RelevanceGateError {
  * - `model_not_found`: `model` names no configured model;
  * - `not_found`: no such route;
  * - `method_not_allowed`, `unauthorized`, `payload_too_large`, `unsupported_media_type`;
- * - `overloaded`: the in-flight bound is full, or the answer could not be scored within its budget;
+ * - `overloaded`: a bound is full, the request cannot be answered within its budget (refused at
+ *   once), or its budget ran out before every document was scored (cut by the deadline);
  * - `unavailable`: the server is loading or shutting down;
  * - `tokenizer`: a text cannot be tokenised (e.g. unpaired UTF-16 surrogates);
  * - `backend`: the scorer failed;
@@ -99,18 +100,28 @@ const TEI: Readonly<Record<ApiErrorKind, readonly [number, string]>> = {
 const GATE_STATUS: Readonly<Record<ApiErrorKind, number>> = { ...COHERE_STATUS };
 
 export function formatError(protocol: Protocol, error: ApiError, requestId: string): FormattedError {
+  return formatErrorOf(protocol, error.kind, error.message, requestId);
+}
+
+/**
+ * formatError without an ApiError: for answers written before Fastify sees the request (a refusal
+ * at arrival), where building an Error (its stack trace) would cost more than the answer.
+ */
+export function formatErrorOf(
+  protocol: Protocol,
+  kind: ApiErrorKind,
+  message: string,
+  requestId: string,
+): FormattedError {
   switch (protocol) {
     case 'cohere':
-      return { status: COHERE_STATUS[error.kind], body: { id: requestId, message: error.message } };
+      return { status: COHERE_STATUS[kind], body: { id: requestId, message } };
     case 'tei': {
-      const [status, errorType] = TEI[error.kind];
-      return { status, body: { error: error.message, error_type: errorType } };
+      const [status, errorType] = TEI[kind];
+      return { status, body: { error: message, error_type: errorType } };
     }
     case 'gate':
-      return {
-        status: GATE_STATUS[error.kind],
-        body: { error: { type: error.kind, message: error.message }, request_id: requestId },
-      };
+      return { status: GATE_STATUS[kind], body: { error: { type: kind, message }, request_id: requestId } };
   }
 }
 

@@ -31,7 +31,7 @@ import {
 } from '../index.js';
 import { loadOperatingPointsPolicy } from '../operating-points/file.js';
 import { packageRoot } from '../util/package-root.js';
-import { AdmissionController } from './admission.js';
+import { AdmissionController, type AdmissionOptions } from './admission.js';
 import {
   defaultCrossEncoderThreads,
   type CrossEncoderModelConfig,
@@ -271,6 +271,8 @@ export function createModelRegistry(
       maxInputTokens: number | undefined;
       tierName?: string;
       operatingPoints?: ConfiguredDecisions | undefined;
+      /** How admission predicts the model's completion time; absent: bounds only (programmatic scorers). */
+      admission?: AdmissionOptions;
     },
   ): void => {
     const policy = basePolicy(model, extras.fastPath, scorer, extras.operatingPoints);
@@ -288,7 +290,10 @@ export function createModelRegistry(
       gate,
       rerankGate,
       budgetMs,
-      admission: new AdmissionController(model.maxInFlightPairs ?? config.limits.maxInFlightPairs),
+      admission: new AdmissionController(model.maxInFlightPairs ?? config.limits.maxInFlightPairs, {
+        ...extras.admission,
+        predictive: config.admission.predictive && extras.admission !== undefined,
+      }),
       degraded: extras.degraded,
       crossEncoders: extras.encoders,
       cacheEnabled: cache !== undefined,
@@ -370,7 +375,15 @@ export function createModelRegistry(
     warmUps.push(router.warmUp({ tiers: warmTiers }));
     const degraded = new WeakMap<Passage, DegradeLabel>();
     // The router holds the cache (per tier); the gate must not cache the router's mixed answers.
+    // A router answers by the deadline from its fastest tier whatever the others do; fixed routing
+    // from its one tier.
+    const best = specs.reduce((a, b) => (b.quality > a.quality ? b : a)).name;
+    const answerTiers =
+      router.routing.mode === 'fixed'
+        ? [model.fixedTier === undefined ? best : (labels.get(model.fixedTier) as string)]
+        : [...labels.values()];
     serve(name, model, recordingScorer(router, degraded), undefined, {
+      admission: { answerMs: (pairs) => Math.min(...answerTiers.map((label) => router.predictMs(label, pairs))) },
       fastPath,
       degraded,
       encoders,
@@ -437,6 +450,7 @@ export function createModelRegistry(
             routing: undefined,
             maxInputTokens: encoder?.info.maxLength,
             tierName: tier.config.type === 'scorer' ? tier.config.tierName : undefined,
+            admission: admissionOf(tier),
             operatingPoints: tier.operatingPoints,
           });
           log(
@@ -478,6 +492,24 @@ export function createModelRegistry(
       await closeAll();
     },
   };
+}
+
+/**
+ * How admission predicts a tier model's completion: a cross-encoder by its pool's queue (pairs
+ * ahead, the batcher's estimate until the fit has samples), a fast path by its own service time (it
+ * runs on the event loop); a programmatic scorer is not predicted (its cost is the embedder's).
+ */
+function admissionOf(tier: TierModel): AdmissionOptions | undefined {
+  const encoder = tier.encoder;
+  if (encoder !== undefined)
+    return {
+      pairsAhead: () => {
+        const s = encoder.stats();
+        return s.tokenizingPairs + s.queuedPairs + s.inFlightPairs;
+      },
+      estimateMs: (pairs) => encoder.estimateWaitMs(pairs),
+    };
+  return tier.fastPath === undefined ? undefined : {};
 }
 
 /** The server's score cache; its Redis entries are signed when CACHE_SIGNING_KEY_ENV is set. */

@@ -1,11 +1,17 @@
 /**
  * One scoring call of a request, shared by every protocol: model lookup, admission (the in-flight
- * pair bound), the request's deadline (arrival + budget − response margin), cancellation when the
- * client goes away, the gate call, and the per-pair metrics. Protocol modules only map their
- * request to (query, passages, options) and the GateResult back to their response.
+ * pair bound and the model's predicted completion against the time the request has left), the
+ * request's deadline (arrival + budget − response margin), cancellation when the client goes away,
+ * the gate call, the per-pair metrics, and the mapping of every deadline-shaped outcome (timeout,
+ * abort, shed, pairs the scorer answered with nothing in time) onto the overload answer (429).
+ * Protocol modules only map their request to (query, passages, options) and the GateResult back
+ * to their response.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
+  AbortedError,
+  DeadlineExceededError,
+  DisposedError,
   InvalidArgumentError,
   OverloadedError,
   TokenizationError,
@@ -17,6 +23,7 @@ import {
 } from '../index.js';
 import { rankingOf } from '../gate/order.js';
 import { RANKING } from '../signals.js';
+import type { AdmissionTicket, ServerAdmission } from './admission.js';
 import type { ServerConfig } from './config.js';
 import type { LagTracker } from './lag.js';
 import { ApiError } from './errors.js';
@@ -25,8 +32,14 @@ import { RELEVANCE_SIGNALS, type DegradeLabel, type ModelRegistry, type ServedMo
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Date.now() when the request arrived (before the body was read): deadlines count from here. */
+    /**
+     * Date.now() when the request arrived: when its bytes were first handled, less the time they
+     * waited in the same event-loop turn, or the client's `x-request-start` when earlier. Deadlines
+     * count from here.
+     */
     arrivalMs: number;
+    /** Estimated wait before that the server could not see (admission counts it in the request's age). */
+    unseenMs: number;
   }
 }
 
@@ -46,6 +59,12 @@ export interface ServerContext {
   readonly metrics: ServerMetrics;
   readonly lifecycle: Lifecycle;
   readonly lag: LagTracker;
+  readonly admission: ServerAdmission;
+}
+
+/** How long a request has waited so far, ms: since its arrival, plus the estimated unseen wait. */
+export function requestAge(request: FastifyRequest): number {
+  return Math.max(0, Date.now() - request.arrivalMs) + request.unseenMs;
 }
 
 /**
@@ -54,8 +73,12 @@ export interface ServerContext {
  * when timers run late.
  */
 export function gateDeadline(ctx: ServerContext, request: FastifyRequest, budgetMs: number): number {
-  const margin = ctx.config.responseMarginMs + Math.min(budgetMs / 4, ctx.lag.peakMs);
-  return request.arrivalMs + budgetMs - margin;
+  return request.arrivalMs + budgetMs - answerMargin(ctx.config.responseMarginMs, ctx.lag, budgetMs);
+}
+
+/** The time kept back from a budget for writing the answer: the response margin plus recent lag (≤ budget / 4). */
+export function answerMargin(responseMarginMs: number, lag: LagTracker, budgetMs: number): number {
+  return responseMarginMs + Math.min(budgetMs / 4, lag.peakMs);
 }
 
 /** The budget header: milliseconds the caller waits at most (also accepted on the rerank protocols). */
@@ -73,7 +96,7 @@ export interface ScoreCall {
   readonly queryClass?: string;
 }
 
-export interface ScoreOutcome {
+export interface ScoreOutcome extends DeadlineContext {
   readonly model: ServedModel;
   readonly result: GateResult;
   readonly budgetMs: number;
@@ -177,15 +200,7 @@ export async function score(
   const budgetMs = call.budgetMs ?? resolveBudget(ctx, request, model, bodyBudget);
   const k = call.passages.length;
   logQuery(ctx, request, model.name, call.query, k);
-  const ticket = model.admission.tryAdmit(k);
-  if (ticket === undefined) {
-    ctx.metrics.rejected(call.endpoint, model.name, 'overloaded', k);
-    throw new ApiError(
-      'overloaded',
-      `overloaded: model ${model.name} has ${model.admission.pairsInFlight} pairs in flight (bound ${model.admission.maxPairs}); retry later`,
-      { retryAfterSec: model.admission.retryAfterSec(k) },
-    );
-  }
+  const ticket = admitCall(ctx, request, call.endpoint, model, k, budgetMs);
   const abort = abortOnClose(reply);
   const deadline = gateDeadline(ctx, request, budgetMs);
   const gate = call.rerank ? model.rerankGate : model.gate;
@@ -193,16 +208,50 @@ export async function score(
   try {
     result = await gate.filter(call.query, call.passages, callOptions(deadline, abort.signal, call));
   } catch (error) {
+    ticket.release();
     throw toApiError(error);
   } finally {
-    ticket.release();
     abort.dispose();
   }
+  const endedAtMs = Date.now();
+  releaseWith(ticket, result);
   const degraded = degradeCounts(model, call.passages);
   const byReason = new Map<string, number>();
   for (const label of degraded.values()) byReason.set(label, (byReason.get(label) ?? 0) + 1);
   ctx.metrics.observeResult(model.name, result, byReason, model.cacheEnabled);
-  return { model, result, budgetMs, degraded };
+  return { model, result, budgetMs, degraded, deadlineMs: deadline, endedAtMs };
+}
+
+/**
+ * Admits a scoring call of `k` pairs on `model`, or throws the overload answer (429 with
+ * Retry-After) at once: the model's pair bound is full, or its predicted completion leaves the
+ * request no time within its budget (src/server/admission.ts).
+ */
+export function admitCall(
+  ctx: ServerContext,
+  request: FastifyRequest,
+  endpoint: string,
+  model: ServedModel,
+  k: number,
+  budgetMs: number,
+): AdmissionTicket {
+  const outcome = model.admission.admit(k, {
+    ageMs: requestAge(request),
+    budgetMs,
+    marginMs: answerMargin(ctx.config.responseMarginMs, ctx.lag, budgetMs),
+  });
+  if ('release' in outcome) return outcome;
+  ctx.metrics.rejected(endpoint, model.name, outcome.reason === 'pairs' ? 'overloaded' : 'predicted', k);
+  throw new ApiError('overloaded', `overloaded: model ${model.name}: ${outcome.message}; retry later`, {
+    retryAfterSec: outcome.retryAfterSec,
+  });
+}
+
+/** Releases an admission ticket with the call's outcome: a completion sample when every pair was scored. */
+export function releaseWith(ticket: AdmissionTicket, result: GateResult): void {
+  const stats = result.stats;
+  if (stats.unscored > 0) ticket.release();
+  else ticket.release(Math.max(0, stats.scored - stats.cacheHits));
 }
 
 /** Logs the query text only when the operator opted in (`logPassages`); never document text. */
@@ -210,13 +259,53 @@ export function logQuery(ctx: ServerContext, request: FastifyRequest, model: str
   if (ctx.config.logPassages) request.log.debug({ model, documents: k, query: query.slice(0, 500) }, 'scoring');
 }
 
-/** Maps a library error thrown by a gate call onto the API's error kinds. */
+/**
+ * Maps a library error thrown by a gate call onto the API's error kinds. Deadline-shaped ones (the
+ * deadline passed, the call was aborted, a queue refused it) are the overload answer; a closed
+ * model (shutdown) is `unavailable`; anything else is a real internal failure.
+ */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof TokenizationError) return new ApiError('tokenizer', error.message);
   if (error instanceof OverloadedError) return new ApiError('overloaded', error.message, { retryAfterSec: 1 });
+  if (error instanceof DeadlineExceededError || (error instanceof Error && error.name === 'TimeoutError'))
+    return new ApiError('overloaded', 'the budget ran out before the documents could be scored; retry later', {
+      retryAfterSec: 1,
+    });
+  if (error instanceof AbortedError || (error instanceof Error && error.name === 'AbortError'))
+    return new ApiError('overloaded', 'the request was cancelled before it could be scored', { retryAfterSec: 1 });
+  if (error instanceof DisposedError)
+    return new ApiError('unavailable', 'the model is shutting down', { retryAfterSec: 1, cause: error });
   if (error instanceof InvalidArgumentError) return new ApiError('unprocessable', error.message);
   return new ApiError('internal', 'internal error while scoring', { cause: error });
+}
+
+/**
+ * Whether an unscored item was cut short by time (or the client going away), not failed: `timeout`
+ * and `aborted`, and `scorer-null` (the scorer answered nothing for the pair) when the scorer
+ * answers null only for pairs the deadline cut (the fast path's slices not started in time, a
+ * router's pairs no tier answered in time) or the call came back in the last quarter of its budget.
+ */
+export function cutByDeadline(item: GateItem, outcome: DeadlineContext): boolean {
+  const reason = item.reason;
+  if (reason === 'timeout' || reason === 'aborted') return true;
+  if (reason !== 'scorer-null') return false;
+  const type = outcome.model.description.type;
+  if (type === 'fastpath' || type === 'router') return true;
+  return outcome.endedAtMs >= outcome.deadlineMs - outcome.budgetMs / 4;
+}
+
+/** What cutByDeadline needs of a call: its model, budget, deadline and when it came back (Date.now()). */
+export interface DeadlineContext {
+  readonly model: ServedModel;
+  readonly budgetMs: number;
+  readonly deadlineMs: number;
+  readonly endedAtMs: number;
+}
+
+/** A queue that refused the call (OverloadedError) shows as scorer-error pairs with its message. */
+function shedByQueue(result: GateResult): boolean {
+  return result.errors.length > 0 && result.errors.every((e) => e.includes('OverloadedError'));
 }
 
 export interface RankedScore {
@@ -247,8 +336,8 @@ function rawOf(item: GateItem, relevance: number): number {
  * Every document's score, best first (ties: input order). The order (and the score reported) is
  * the gate's returned order: the `ranking` signal when every document has one, else relevance
  * (docs/server.md "Scores and order"). A rerank answer needs every document scored: pairs the
- * deadline cut off make it an overload answer (retry later), pairs the scorer failed a backend
- * error — never a made-up score.
+ * deadline cut off (cutByDeadline) or a full queue refused make it an overload answer (retry
+ * later), pairs the scorer failed a backend error — never a made-up score.
  */
 export function rankAll(outcome: ScoreOutcome): RankedScore[] {
   const { result, model } = outcome;
@@ -256,12 +345,13 @@ export function rankAll(outcome: ScoreOutcome): RankedScore[] {
   const out: RankedScore[] = new Array(items.length);
   let timedOut = 0;
   let failed = 0;
+  const queueShed = shedByQueue(result);
   // One scale for the whole answer: the ranking signal when every document has it (src/gate/order.ts).
   const byRanking = items.length > 0 && items.every((item) => rankingOf(item) !== undefined);
   for (const item of items) {
     const relevance = item.relevance;
     if (relevance === null || item.reason !== undefined) {
-      if (item.reason === 'timeout' || item.reason === 'aborted') timedOut++;
+      if (cutByDeadline(item, outcome) || (queueShed && item.reason === 'scorer-error')) timedOut++;
       else failed++;
       continue;
     }
@@ -274,7 +364,11 @@ export function rankAll(outcome: ScoreOutcome): RankedScore[] {
     } else out[item.rank] = { index: item.rank, score: value, raw: rawOf(item, relevance) };
   }
   if (failed > 0)
-    throw new ApiError('backend', `scoring failed for ${failed} of ${items.length} documents (model ${model.name})`);
+    throw new ApiError(
+      'backend',
+      `scoring failed for ${failed} of ${items.length} documents (model ${model.name})`,
+      result.errors.length === 0 ? {} : { cause: new Error(result.errors.join('; ')) },
+    );
   if (timedOut > 0)
     throw new ApiError(
       'overloaded',

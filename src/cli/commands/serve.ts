@@ -29,6 +29,10 @@ interface ServeCliOptions {
   maxDocumentChars?: string;
   bodyLimit?: string;
   maxInFlightPairs?: string;
+  maxConcurrentRequests?: string;
+  maxQueueMs?: string;
+  admission?: string;
+  ignoreRequestStart?: boolean;
   workers?: string;
   logLevel?: string;
   logPassages?: boolean;
@@ -83,7 +87,26 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
     };
     models[routing] = { type: 'router', tiers: [server.DEFAULT_MODEL_NAME, 'cross-encoder'], routing };
   }
+  if (opts.admission !== undefined && opts.admission !== 'predictive' && opts.admission !== 'bounds')
+    throw new InvalidArgumentError(`--admission must be predictive or bounds, got "${opts.admission}"`);
   const flags: Record<string, unknown> = {
+    admission: {
+      ...(opts.maxConcurrentRequests === undefined
+        ? {}
+        : {
+            maxConcurrentRequests: num(
+              'max-concurrent-requests',
+              opts.maxConcurrentRequests,
+              isPositiveInt,
+              'a positive integer',
+            ),
+          }),
+      ...(opts.maxQueueMs === undefined
+        ? {}
+        : { maxQueueMs: num('max-queue-ms', opts.maxQueueMs, (n) => n >= 0, 'a number of ms ≥ 0') }),
+      ...(opts.admission === undefined ? {} : { predictive: opts.admission === 'predictive' }),
+      ...(opts.ignoreRequestStart === true ? { requestStartHeader: false } : {}),
+    },
     host: opts.host,
     port: num('port', opts.port, (n) => Number.isInteger(n) && n >= 0 && n <= 65_535, 'a port number 0..65535'),
     apiKey,
@@ -220,6 +243,19 @@ export function register(program: Command): void {
     .option('--max-document-chars <n>', 'characters of a document scored, the rest truncated (default 32768)')
     .option('--body-limit <bytes>', 'request body limit (default 2097152)')
     .option('--max-in-flight-pairs <n>', 'pairs in flight per model before 429 (default 16384)')
+    .option(
+      '--max-concurrent-requests <n>',
+      'requests served at once per process before 429 at arrival, like TEI (default 512)',
+    )
+    .option(
+      '--max-queue-ms <ms>',
+      'longest wait for a saturated event loop before a request is refused (429) at arrival (default 5)',
+    )
+    .option(
+      '--admission <mode>',
+      'predictive: also refuse (429) what its age and model prediction say cannot finish in its budget; bounds: the bounds only (default predictive)',
+    )
+    .option('--ignore-request-start', 'do not honour the client send time in x-request-start')
     .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent (default info)')
     .option('--log-passages', 'log each query text at debug level (off by default; document text is never logged)')
     .option('--drain-delay-ms <ms>', 'after SIGTERM, answer readiness 503 this long before closing (default 0)')

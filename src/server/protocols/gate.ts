@@ -17,11 +17,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KNOWN_POLICY_KEYS } from '../../gate/policy.js';
 import type { GateItem, GatePolicy, GateResult, Passage } from '../../index.js';
 import { ApiError } from '../errors.js';
+import type { AdmissionTicket } from '../admission.js';
 import {
   abortOnClose,
+  admitCall,
   callOptions,
+  cutByDeadline,
+  type DeadlineContext,
   gateDeadline,
   logQuery,
+  releaseWith,
   resolveBudget,
   resolveModel,
   toApiError,
@@ -116,13 +121,23 @@ function buildPassages(ctx: ServerContext, passages: readonly GatePassage[]): Pa
   return out;
 }
 
-function itemJson(item: GateItem, degraded: DegradeLabel | undefined): Record<string, unknown> {
+/** `timeout` for a pair the deadline cut (whatever the scorer reported), else the gate's reason. */
+function reasonOf(item: GateItem, call: DeadlineContext | undefined): string | null {
+  if (item.reason === undefined) return null;
+  return item.reason === 'scorer-null' && call !== undefined && cutByDeadline(item, call) ? 'timeout' : item.reason;
+}
+
+function itemJson(
+  item: GateItem,
+  degraded: DegradeLabel | undefined,
+  call: DeadlineContext | undefined,
+): Record<string, unknown> {
   return {
     index: item.rank,
     id: item.id,
     route: item.route,
     rule: item.rule,
-    reason: item.reason ?? null,
+    reason: reasonOf(item, call),
     relevance: item.relevance,
     signals: item.signals,
     raw: item.raw ?? null,
@@ -147,10 +162,14 @@ function resultJson(
   model: ServedModel,
   result: GateResult,
   degraded: ReadonlyMap<Passage, DegradeLabel>,
-  budgetMs: number,
+  call: DeadlineContext,
   serverMs: number,
 ): Record<string, unknown> {
-  const items = (list: readonly GateItem[]) => list.map((item) => itemJson(item, degraded.get(item.passage)));
+  const items = (list: readonly GateItem[]) => list.map((item) => itemJson(item, degraded.get(item.passage), call));
+  let expired = 0;
+  for (const list of [result.included, result.conflicting, result.excluded])
+    for (const item of list)
+      if (item.reason !== undefined && item.reason !== 'aborted' && cutByDeadline(item, call)) expired++;
   return {
     id: requestId,
     model: model.name,
@@ -161,9 +180,9 @@ function resultJson(
     stats: result.stats,
     tier: result.tier,
     timings: { ...result.timings, serverMs },
-    budget_ms: budgetMs,
+    budget_ms: call.budgetMs,
     degraded_pairs: degraded.size,
-    deadline_expired_pairs: result.stats.unscoredByReason.timeout ?? 0,
+    deadline_expired_pairs: expired,
     errors: result.errors.length === 0 ? [] : ['scoring failed for some pairs; see reason per item'],
   };
 }
@@ -197,18 +216,8 @@ function prepare(ctx: ServerContext, request: FastifyRequest<{ Body: GateBody }>
   };
 }
 
-function admit(ctx: ServerContext, endpoint: string, call: PreparedGateCall): { release(): void } {
-  const k = call.passages.length;
-  const ticket = call.model.admission.tryAdmit(k);
-  if (ticket === undefined) {
-    ctx.metrics.rejected(endpoint, call.model.name, 'overloaded', k);
-    throw new ApiError(
-      'overloaded',
-      `overloaded: model ${call.model.name} has ${call.model.admission.pairsInFlight} pairs in flight (bound ${call.model.admission.maxPairs}); retry later`,
-      { retryAfterSec: call.model.admission.retryAfterSec(k) },
-    );
-  }
-  return ticket;
+function admit(ctx: ServerContext, request: FastifyRequest, endpoint: string, call: PreparedGateCall): AdmissionTicket {
+  return admitCall(ctx, request, endpoint, call.model, call.passages.length, call.budgetMs);
 }
 
 function observe(ctx: ServerContext, call: PreparedGateCall, result: GateResult, degraded: Map<Passage, DegradeLabel>) {
@@ -223,7 +232,7 @@ export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): vo
     { schema: { body: BODY }, config: { protocol: 'gate' } },
     async (request: FastifyRequest<{ Body: GateBody }>, reply: FastifyReply) => {
       const call = prepare(ctx, request);
-      const ticket = admit(ctx, '/v1/gate', call);
+      const ticket = admit(ctx, request, '/v1/gate', call);
       const abort = abortOnClose(reply);
       let result: GateResult;
       try {
@@ -233,14 +242,16 @@ export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): vo
           callOptions(call.deadline, abort.signal, call),
         );
       } catch (error) {
+        ticket.release();
         throw toApiError(error);
       } finally {
-        ticket.release();
         abort.dispose();
       }
+      const ended = { model: call.model, budgetMs: call.budgetMs, deadlineMs: call.deadline, endedAtMs: Date.now() };
+      releaseWith(ticket, result);
       const degraded = degradedOf(call.model, call.passages);
       observe(ctx, call, result, degraded);
-      return resultJson(request.id, call.model, result, degraded, call.budgetMs, Date.now() - request.arrivalMs);
+      return resultJson(request.id, call.model, result, degraded, ended, Date.now() - request.arrivalMs);
     },
   );
 
@@ -249,7 +260,7 @@ export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): vo
     { schema: { body: BODY }, config: { protocol: 'gate' } },
     async (request: FastifyRequest<{ Body: GateBody }>, reply: FastifyReply) => {
       const call = prepare(ctx, request);
-      const ticket = admit(ctx, '/v1/gate/stream', call);
+      const ticket = admit(ctx, request, '/v1/gate/stream', call);
       const sse = (request.headers.accept ?? '').includes('text/event-stream');
       const abort = abortOnClose(reply);
       let stream: ReturnType<typeof call.model.gate.stream>;
@@ -270,15 +281,14 @@ export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): vo
         try {
           for await (const item of stream) {
             // The degrade label is known once the item's chunk was scored, which precedes its emission.
-            yield frame('item', { item: itemJson(item, model.degraded?.get(item.passage)) });
+            yield frame('item', { item: itemJson(item, model.degraded?.get(item.passage), undefined) });
           }
           const result = await stream.result;
+          const ended = { model, budgetMs: call.budgetMs, deadlineMs: call.deadline, endedAtMs: Date.now() };
+          releaseWith(ticket, result);
           const degraded = degradedOf(model, call.passages);
           observe(ctx, call, result, degraded);
-          yield frame(
-            'result',
-            resultJson(requestId, model, result, degraded, call.budgetMs, Date.now() - request.arrivalMs),
-          );
+          yield frame('result', resultJson(requestId, model, result, degraded, ended, Date.now() - request.arrivalMs));
         } catch (error) {
           const api = toApiError(error);
           yield frame('error', { error: { type: api.kind, message: api.message }, request_id: requestId });

@@ -106,7 +106,7 @@ export function registerTeiRoutes(app: FastifyInstance, ctx: ServerContext, vers
       model_sha: model?.description.scorerId ?? null,
       model_dtype: 'float32',
       model_type: { reranker: { id2label: { '0': 'LABEL_0' }, label2id: { LABEL_0: 0 } } },
-      max_concurrent_requests: model?.admission.maxPairs ?? limits.maxInFlightPairs,
+      max_concurrent_requests: ctx.config.admission.maxConcurrentRequests,
       max_input_length: model?.description.maxInputTokens ?? limits.maxDocumentChars,
       max_batch_tokens: limits.maxDocumentChars * limits.documentsPerRequest,
       max_batch_requests: null,

@@ -225,7 +225,11 @@ export async function runClusterKill(options: ClusterKillOptions): Promise<Clust
     // Readiness on fresh connections (each one handed to the next worker in turn).
     // A probe failing at the connection level is attributed like a request (below).
     const readiness = { probes: 0, notReady: 0 };
-    const probeFailures: Array<{ readonly sentAt: number; readonly localPort: number | undefined }> = [];
+    const probeFailures: Array<{
+      readonly sentAt: number;
+      readonly localPort: number | undefined;
+      readonly code: string;
+    }> = [];
     const probe = setInterval(() => {
       readiness.probes++;
       const sentAt = performance.now() - t0;
@@ -234,7 +238,9 @@ export async function runClusterKill(options: ClusterKillOptions): Promise<Clust
         if (res.statusCode !== 200) readiness.notReady++;
       });
       req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', () => probeFailures.push({ sentAt, localPort: req.socket?.localPort }));
+      req.on('error', (e: NodeJS.ErrnoException) =>
+        probeFailures.push({ sentAt, localPort: req.socket?.localPort, code: e.code ?? e.message }),
+      );
       req.end();
     }, 50);
 
@@ -352,7 +358,13 @@ export async function runClusterKill(options: ClusterKillOptions): Promise<Clust
     let probesLostWithKilled = 0;
     for (const f of probeFailures) {
       if (f.localPort !== undefined && victimPorts.has(f.localPort)) probesLostWithKilled++;
-      else probeErrors++;
+      else {
+        probeErrors++;
+        if (failures.length < 20)
+          failures.push(
+            `readiness probe ${f.code} sent at ${Math.round(f.sentAt)} ms, port ${f.localPort}, kills at ${killAt.map(Math.round).join(',')}`,
+          );
+      }
     }
     const buckets = new Map<number, Outcome[]>();
     for (const o of outcomes) {

@@ -62,7 +62,7 @@ export async function clusterWorkerKill(seed: number): Promise<Report> {
   );
   check(
     r.readiness.notReady === 0 && r.readiness.errors === 0,
-    `readiness while a worker restarted: ${r.readiness.notReady} × not ready, ${r.readiness.errors} errors of ${r.readiness.probes}`,
+    `readiness while a worker restarted: ${r.readiness.notReady} × not ready, ${r.readiness.errors} errors of ${r.readiness.probes}: ${r.failures.join('; ')}`,
     report,
   );
   // A request written on a killed process's connection is lost only while that process dies (the
@@ -512,10 +512,11 @@ export async function serveForgedRedisEntries(seed: number): Promise<Report> {
   const data = loadCollection('cranfield');
   const queries = [...data.queries.values()];
   const docs = [...data.docs.values()];
-  const requests = Array.from({ length: SHORT ? 6 : 12 }, (_, i) => ({
-    query: `${queries[Math.floor(rand() * queries.length)]} (${seed}.${i})`,
-    documents: Array.from({ length: 8 }, () => docs[Math.floor(rand() * docs.length)]),
-  }));
+  const requestsOf = (attempt: number): Array<{ query: string; documents: string[] }> =>
+    Array.from({ length: SHORT ? 6 : 12 }, (_, i) => ({
+      query: `${queries[Math.floor(rand() * queries.length)]} (${seed}.${attempt}.${i})`,
+      documents: Array.from({ length: 8 }, () => docs[Math.floor(rand() * docs.length)]),
+    }));
   const serve = (env: Record<string, string | undefined>): ServeProcess =>
     startServe(['--processes', String(processes), '--redis-url', redis.url], env);
   const started: ServeProcess[] = [];
@@ -526,22 +527,38 @@ export async function serveForgedRedisEntries(seed: number): Promise<Report> {
     const a = serve({ RELEVANCE_GATE_CACHE_SIGNING_KEY: signingKey });
     started.push(a);
     const aUrl = await servingUrl(a);
-    const settledKeys = async (atLeast: number): Promise<string[]> => {
-      let previous = -1;
-      let keys: string[] = [];
-      for (let i = 0; i < 200; i++) {
-        keys = await raw.keys('rg:score:*');
-        if (keys.length >= atLeast && keys.length === previous) break;
-        previous = keys.length;
+    /** The keys once `expected` are there, or once their number stopped growing for 1 s. */
+    const settledKeys = async (expected: number): Promise<string[]> => {
+      let keys = await raw.keys('rg:score:*');
+      let stableSince = performance.now();
+      const deadline = performance.now() + 15_000;
+      while (keys.length < expected && performance.now() - stableSince < 1000 && performance.now() < deadline) {
         await new Promise((r) => setTimeout(r, 100));
+        const next = await raw.keys('rg:score:*');
+        if (next.length !== keys.length) stableSince = performance.now();
+        keys = next;
       }
       return keys;
     };
-    const warmup = new Set(await settledKeys(0));
-    const genuine = await rerankScores(aUrl, requests);
+    // Writes to Redis are best effort: on a host too busy for the cache's Redis timeout, a batch
+    // can be dropped (the breaker opens). Forged are the entries that landed; a request set none
+    // of whose entries landed is tried again with new queries.
+    let requests = requestsOf(0);
+    let genuine: number[][] = [];
+    let keys: string[] = [];
+    for (let attempt = 0; attempt < 5 && keys.length === 0; attempt++) {
+      if (attempt > 0) {
+        await new Promise((r) => setTimeout(r, 1000));
+        requests = requestsOf(attempt);
+      }
+      const known = new Set(await settledKeys(Number.POSITIVE_INFINITY));
+      genuine = await rerankScores(aUrl, requests);
+      keys = (await settledKeys(known.size + requests.length * 8)).filter((k) => !known.has(k)).sort();
+    }
     const pairs = requests.length * 8;
-    const keys = (await settledKeys(warmup.size + pairs)).filter((k) => !warmup.has(k)).sort();
-    check(keys.length === pairs, `${keys.length} new entries in Redis for ${pairs} pairs`);
+    check(keys.length > 0, `no entry in Redis after 5 request sets of ${pairs} pairs`);
+    report.entriesForged = keys.length;
+    report.pairs = pairs;
     check((await stopServe(a)) === 0, 'the first server did not exit 0');
 
     // Every entry forged: valid-looking entries with the scores pushed to 0.999.

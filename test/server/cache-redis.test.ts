@@ -110,6 +110,15 @@ describe.skipIf(!available)('server score cache over Redis', () => {
     await raw.flushall();
   });
 
+  /** Until the server's cache reports its Redis connection up (a bounded wait). */
+  async function waitConnected(url: string): Promise<void> {
+    for (let i = 0; i < 100; i++) {
+      if ((await metric(url, 'relevance_gate_cache_l2_connected')) === 1) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`${url}: the cache did not connect to Redis`);
+  }
+
   it(`with ${CACHE_SIGNING_KEY_ENV}: forged entries are never served and are counted; signed ones are shared`, async () => {
     const a = await startWithKey(KEY);
     const aUrl = a.url as string;
@@ -134,6 +143,7 @@ describe.skipIf(!available)('server score cache over Redis', () => {
 
     const b = await startWithKey(KEY);
     const bUrl = b.url as string;
+    await waitConnected(bUrl);
     // The scores served are the model's own (a forged entry would give every document one score).
     expect(new Set(expectedForged).size).toBeGreaterThan(1);
     expect(await rerankScores(bUrl, query, forgedDocs)).toEqual(expectedForged);
@@ -163,6 +173,8 @@ describe.skipIf(!available)('server score cache over Redis', () => {
     const forged = packr.pack([1, Date.now() - 1000, { probabilities: { relevant: FORGED, ranking: FORGED } }]);
     for (const key of keys) await raw.set(key, forged, 'PX', 60_000);
     const b = await startWithKey(undefined);
+    // A cache reads Redis once its connection is up (it connects in the background after start).
+    await waitConnected(b.url as string);
     // Every document now gets the forged probability (as the protocol reports it), none its own score.
     const served = await rerankScores(b.url as string, 'protein folding', docs);
     expect(new Set(served).size).toBe(1);

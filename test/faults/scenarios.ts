@@ -272,7 +272,7 @@ async function ceHugePassages(seed: number): Promise<Report> {
   try {
     const eight = 'x'.repeat(8 * 1024 * 1024);
     const e = await ce.score('q', [eight], { deadline: Date.now() + 100 }).catch((x: unknown) => x);
-    check(e instanceof InputLimitError && e.code === 'ERR_INPUT_LIMIT', `8 MB passage gave ${String(e)}`);
+    check(e instanceof InputLimitError && e.code === 'RG_ERR_INPUT_LIMIT', `8 MB passage gave ${String(e)}`);
     const limit = 200_000;
     const adversarial = [
       'a'.repeat(limit), // one giant word

@@ -79,7 +79,20 @@ function serve(args: readonly string[], env: Record<string, string> = {}): Serve
   const root = packageRoot();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), 'serve', '--port', '0', '--log-level', 'warn', ...args],
+    // Bounds-only admission: this test is about the key, not about refusing work on a busy host.
+    [
+      '--import',
+      'tsx',
+      join(root, 'src', 'cli', 'main.ts'),
+      'serve',
+      '--port',
+      '0',
+      '--log-level',
+      'warn',
+      '--admission',
+      'bounds',
+      ...args,
+    ],
     { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   );
   let stdout = '';

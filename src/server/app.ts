@@ -253,7 +253,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (!config.admission.predictive) return false;
       if (admission.queued(stamp.loopWaitMs)) {
         reason = 'queue';
-        message = `overloaded: the event loop has a standing queue (${Math.round(options.lag.utilisation * 100)} % busy) and the request waited ${stamp.loopWaitMs.toFixed(1)} ms for it; retry later`;
+        message = `overloaded: the event loop has a standing queue (${Math.round(options.lag.utilisation * 100)} % busy, delays up to ${Math.round(options.lag.delayMs)} ms) and the request waited ${stamp.loopWaitMs.toFixed(1)} ms in its turn; retry later`;
       } else {
         const budget = budgetAtArrival(req, path);
         if (budget === undefined) return false;

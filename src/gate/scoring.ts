@@ -5,7 +5,7 @@
  */
 import type { CacheResolution, PairScoreCache, ScoreMisses } from '../cache/cache-port.js';
 import { AbortedError, DeadlineExceededError, DisposedError, InvalidArgumentError } from '../errors.js';
-import { pairResultProblem } from '../scoring/pair-result.js';
+import { isCutByDeadline, pairResultProblem } from '../scoring/pair-result.js';
 import { ABORTED, type RaceOutcome, raceLimits, TIMED_OUT } from '../scoring/race-limits.js';
 import type { Passage, Scorer, ScoreOptions, ScorerPairResult, SignalProbabilities } from '../types.js';
 import { markUnscored, type WorkingItem } from './decide.js';
@@ -165,7 +165,7 @@ export async function scoreRange(
       return markRange(items, start, end, 'scorer-error');
     }
     for (let i = 0; i < count; i++) applyResult(items[start + i], results[i], false, ctx.defaultTier);
-    nullsPastDeadline(ctx, items, start, end);
+    nullsPastDeadline(ctx, items, start, end, isCutByDeadline(results));
     return;
   }
 
@@ -200,7 +200,14 @@ export async function scoreRange(
       return nulls('scorer-error');
     }
     const clean: ScorerPairResult[] = new Array(results.length);
+    const cutByDeadline = isCutByDeadline(results);
     for (let j = 0; j < results.length; j++) {
+      if (cutByDeadline && results[j] === null) {
+        clean[j] = null;
+        missReasons ??= new Map();
+        missReasons.set(missIndices[j], 'timeout');
+        continue;
+      }
       const problem = pairResultProblem(results[j]);
       if (problem === undefined) clean[j] = results[j];
       else {
@@ -250,8 +257,14 @@ export async function scoreRange(
  * A scorer that honours the deadline answers the pairs it had no time for with null (the fast
  * path's slices): when the answer came at or after the deadline, those pairs ran out of time.
  */
-function nullsPastDeadline(ctx: ScoringContext, items: WorkingItem[], start: number, end: number): void {
+function nullsPastDeadline(
+  ctx: ScoringContext,
+  items: WorkingItem[],
+  start: number,
+  end: number,
+  cutByDeadline = false,
+): void {
   const deadline = ctx.options.deadline;
-  if (deadline === undefined || ctx.now() < deadline) return;
+  if (deadline === undefined || (!cutByDeadline && ctx.now() < deadline)) return;
   for (let i = start; i < end; i++) if (items[i].reason === 'scorer-null') items[i].reason = 'timeout';
 }

@@ -49,3 +49,25 @@ export function pairResultProblem(result: ScorerPairResult | undefined): PairRes
 export function isUsablePairResult(result: ScorerPairResult | undefined): result is NonNullable<ScorerPairResult> {
   return pairResultProblem(result) === undefined;
 }
+
+/**
+ * Set on the results array by a scorer that honours the deadline by leaving the pairs it had no time
+ * for null (the fast path's slices): its nulls are deadline cuts, not failures, even when it answers
+ * a little before the deadline itself.
+ */
+export const CUT_BY_DEADLINE: unique symbol = Symbol.for('relevance-gate.cut-by-deadline');
+
+/** Marks `results` as holding deadline cuts (CUT_BY_DEADLINE); returns it. */
+export function markCutByDeadline<T extends object>(results: T): T {
+  Object.defineProperty(results, CUT_BY_DEADLINE, { value: true, enumerable: false });
+  return results;
+}
+
+/** True when a scorer marked these results' nulls as deadline cuts. */
+export function isCutByDeadline(results: unknown): boolean {
+  return (
+    typeof results === 'object' &&
+    results !== null &&
+    (results as { [CUT_BY_DEADLINE]?: unknown })[CUT_BY_DEADLINE] === true
+  );
+}

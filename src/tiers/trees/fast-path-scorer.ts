@@ -40,6 +40,7 @@ import {
 } from '../../features/schema.js';
 import { IDENTITY_PLATT, type PlattParameters, plattProbability } from '../../calibration/platt.js';
 import { RANKING, RELEVANT } from '../../signals.js';
+import { markCutByDeadline } from '../../scoring/pair-result.js';
 import { decisionsForScorer, OPERATING_POINTS_FILE, readOperatingPointsFile } from '../../operating-points/file.js';
 import type { ModelDecisions } from '../../operating-points/types.js';
 import { packageRoot } from '../../util/package-root.js';
@@ -365,6 +366,7 @@ export async function loadFastPathScorer(
     opts: ScoreOptions | undefined,
   ): Promise<ScorerPairResult[]> => {
     const out = new Array<ScorerPairResult>(passages.length).fill(null);
+    let cut = false;
     // The deadline is on the Date.now() clock (whole ms); measure against it on the finer clock,
     // a margin early: Date.now() is floored, and the caller's own deadline timer drops an answer
     // that comes after it, every pair with it.
@@ -377,11 +379,15 @@ export async function loadFastPathScorer(
       const { start, end: stop, chars } = slices[s]!;
       const started = performance.now();
       if (end !== undefined) {
-        if (started >= end || Date.now() >= (deadline as number)) break;
+        if (started >= end || Date.now() >= (deadline as number)) {
+          cut = true;
+          break;
+        }
         if (s > 0 && started + msPerChar * chars > end) {
           // Not started: it would end past the deadline. Halve the estimate, so one slow slice (a
           // pause, a cold start) cannot keep later calls from scoring.
           msPerChar /= 2;
+          cut = true;
           break;
         }
       }
@@ -390,7 +396,7 @@ export async function loadFastPathScorer(
       msPerChar = msPerChar === 0 ? rate : 0.8 * msPerChar + 0.2 * rate;
       for (let j = 0; j < results.length; j++) out[start + j] = results[j];
     }
-    return out;
+    return cut ? markCutByDeadline(out) : out;
   };
 
   const warmUp = async (): Promise<number> => {

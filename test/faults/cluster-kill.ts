@@ -233,13 +233,16 @@ export async function runClusterKill(options: ClusterKillOptions): Promise<Clust
     const probe = setInterval(() => {
       readiness.probes++;
       const sentAt = performance.now() - t0;
+      let localPort: number | undefined;
       const req = httpRequest(`${url}/health/ready`, { agent: false, timeout: timeoutMs }, (res) => {
         res.resume();
         if (res.statusCode !== 200) readiness.notReady++;
       });
+      // The port is read once connected: a socket destroyed by a reset no longer tells it.
+      req.on('socket', (socket) => socket.once('connect', () => (localPort = socket.localPort)));
       req.on('timeout', () => req.destroy(new Error('timeout')));
       req.on('error', (e: NodeJS.ErrnoException) =>
-        probeFailures.push({ sentAt, localPort: req.socket?.localPort, code: e.code ?? e.message }),
+        probeFailures.push({ sentAt, localPort: localPort ?? req.socket?.localPort, code: e.code ?? e.message }),
       );
       req.end();
     }, 50);

@@ -129,6 +129,8 @@ export interface CacheConfig {
   /** Shared L2 (redis:// URL); default none. */
   readonly redisUrl?: string;
   readonly ttlMs?: number;
+  /** Longest wait for a Redis read before the pairs are scored instead; default 5 ms. */
+  readonly redisTimeoutMs?: number;
 }
 
 export interface LimitsConfig {
@@ -236,7 +238,7 @@ const ADMISSION_KEYS: ReadonlySet<string> = new Set([
   'requestStartHeader',
   'predictive',
 ]);
-const CACHE_KEYS: ReadonlySet<string> = new Set(['enabled', 'l1Mb', 'redisUrl', 'ttlMs']);
+const CACHE_KEYS: ReadonlySet<string> = new Set(['enabled', 'l1Mb', 'redisUrl', 'ttlMs', 'redisTimeoutMs']);
 const LIMIT_KEYS: ReadonlySet<string> = new Set([
   'bodyBytes',
   'documentsPerRequest',
@@ -497,6 +499,7 @@ export function resolveServerConfig(input: ServerConfigInput = {}): ServerConfig
       return url;
     }),
     ttlMs: optional(cacheIn.ttlMs, (v) => int('cache.ttlMs', v, 1)),
+    redisTimeoutMs: optional(cacheIn.redisTimeoutMs, (v) => int('cache.redisTimeoutMs', v, 1)),
   };
 
   const limitsIn = input.limits ?? {};

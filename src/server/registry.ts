@@ -514,7 +514,7 @@ function admissionOf(tier: TierModel): AdmissionOptions | undefined {
 
 /** The server's score cache; its Redis entries are signed when CACHE_SIGNING_KEY_ENV is set. */
 function createServerCache(config: ServerConfig, env: NodeJS.ProcessEnv, log: (msg: string) => void): ScoreCache {
-  const { redisUrl, ttlMs } = config.cache;
+  const { redisUrl, ttlMs, redisTimeoutMs } = config.cache;
   const signingKey = env[CACHE_SIGNING_KEY_ENV];
   if (redisUrl === undefined && signingKey !== undefined)
     log(`cache: ${CACHE_SIGNING_KEY_ENV} is set but no Redis is configured: nothing to sign`);
@@ -525,7 +525,13 @@ function createServerCache(config: ServerConfig, env: NodeJS.ProcessEnv, log: (m
       ...(ttlMs === undefined ? {} : { ttlMs }),
       ...(redisUrl === undefined
         ? {}
-        : { redis: { url: redisUrl, ...(signingKey === undefined ? {} : { signingKey }) } }),
+        : {
+            redis: {
+              url: redisUrl,
+              ...(redisTimeoutMs === undefined ? {} : { timeoutMs: redisTimeoutMs }),
+              ...(signingKey === undefined ? {} : { signingKey }),
+            },
+          }),
     });
   } catch (error) {
     if (error instanceof Error && error.name === 'CacheSigningKeyError')

@@ -40,6 +40,7 @@ describe('resolveServerConfig', () => {
       [{ models: { r: { type: 'router', tiers: ['fastpath'] }, r2: { type: 'router', tiers: ['r'] } } }, /is a router/],
       [{ defaultModel: 'nope' }, /defaultModel/],
       [{ cache: { redisUrl: 'http://x' } }, /redis/],
+      [{ cache: { redisTimeoutMs: 0 } }, /cache\.redisTimeoutMs/],
       [{ models: { 'bad name!': { type: 'fastpath' } } }, /model names/],
     ];
     for (const [input, message] of bad) {

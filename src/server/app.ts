@@ -13,7 +13,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ArrivalStamp, REQUEST_START_HEADER, ServerAdmission } from './admission.js';
 import { createApiKeyCheck } from './auth.js';
-import type { ServerConfig } from './config.js';
+import type { ServerConfig } from './config/index.js';
 import { ApiError, formatError, formatErrorOf, protocolOfUrl, type Protocol } from './errors.js';
 import type { LagTracker } from './lag.js';
 import type { ServerMetrics } from './metrics.js';

@@ -29,7 +29,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import { ENVIRONMENT_VARIABLES, type ServerConfig } from './config.js';
+import { ENVIRONMENT_VARIABLES, type ServerConfig } from './config/index.js';
 
 const MSG_ACCEPTING = 'relevance-gate:accepting';
 const MSG_READY = 'relevance-gate:ready';

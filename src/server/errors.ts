@@ -3,13 +3,16 @@
  * protocol module turns the kind into its own status code and body (Cohere `{message}`, TEI
  * `{error, error_type}`, the gate API `{error: {type, message}}`). Messages are written for the
  * client: never a stack trace, a file path or a passage's text.
+ *
+ * Every error class of the server lives here, each with its own `code` (`RG_ERR_*`, the project's
+ * prefix, one per class, given to its parent's constructor as in src/errors.ts).
  */
 import { RelevanceGateError } from '../errors.js';
 
 /** A configuration value is missing, malformed or inconsistent; the message names the field. */
 export class ServerConfigError extends RelevanceGateError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_SERVER_CONFIG', message, options);
+    super('RG_ERR_SERVER_CONFIG', message, options);
   }
 }
 
@@ -43,12 +46,16 @@ export type ApiErrorKind =
   | 'backend'
   | 'internal';
 
+/**
+ * A request refused or failed. One code for the class, `RG_ERR_API`; `kind` says what went wrong
+ * and picks each protocol's status and body.
+ */
 export class ApiError extends RelevanceGateError {
   readonly kind: ApiErrorKind;
   /** Seconds after which a retry is expected to succeed (429 / 503). */
   readonly retryAfterSec: number | undefined;
   constructor(kind: ApiErrorKind, message: string, options?: { retryAfterSec?: number; cause?: unknown }) {
-    super(`ERR_API_${kind.toUpperCase()}`, message, options);
+    super('RG_ERR_API', message, options);
     this.kind = kind;
     this.retryAfterSec = options?.retryAfterSec;
   }

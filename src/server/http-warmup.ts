@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { ServerConfig } from './config.js';
+import type { ServerConfig } from './config/index.js';
 import type { ModelRegistry } from './registry.js';
 import { warmupRequest } from './warmup.js';
 

@@ -33,7 +33,7 @@ export {
   type CacheConfig,
   type LimitsConfig,
   type LogLevel,
-} from './config.js';
+} from './config/index.js';
 export { ApiError, ServerConfigError, type ApiErrorKind, type Protocol } from './errors.js';
 export { BUDGET_HEADER, type Lifecycle } from './scoring.js';
 export { METRIC_PREFIX, DURATION_BUCKETS_SECONDS, type ServerMetrics, type ModelMetricsSource } from './metrics.js';

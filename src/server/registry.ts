@@ -38,7 +38,7 @@ import {
   type ModelConfig,
   type RouterModelConfig,
   type ServerConfig,
-} from './config.js';
+} from './config/index.js';
 import { ServerConfigError } from './errors.js';
 import { warmUp, warmupRequest } from './warmup.js';
 

@@ -24,7 +24,7 @@ import {
 import { rankingOf } from '../gate/order.js';
 import { RANKING } from '../signals.js';
 import type { AdmissionTicket, ServerAdmission } from './admission.js';
-import type { ServerConfig } from './config.js';
+import type { ServerConfig } from './config/index.js';
 import type { LagTracker } from './lag.js';
 import { ApiError } from './errors.js';
 import type { ServerMetrics } from './metrics.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { packageRoot } from '../util/package-root.js';
 import { buildApp } from './app.js';
-import { resolveServerConfig, type ServerConfig, type ServerConfigInput } from './config.js';
+import { resolveServerConfig, type ServerConfig, type ServerConfigInput } from './config/index.js';
 import { ServerConfigError } from './errors.js';
 import { createLagTracker } from './lag.js';
 import { createServerMetrics, type ServerMetrics } from './metrics.js';

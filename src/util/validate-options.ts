@@ -1,5 +1,5 @@
 /**
- * Validators of numeric options, one per kind, with one message style:
+ * Validators of option values (numbers, strings, booleans, choices), one per kind, with one message style:
  *   `<name> must be <requirement>, got <value>`.
  * Each returns the value when it is valid and throws otherwise: an InvalidArgumentError by default,
  * or the error a module builds with `fail` (e.g. the gate's InvalidPolicyError, which names the
@@ -94,4 +94,27 @@ export function nonNegativeLimit(name: string, value: unknown, fail: OptionError
 export function positiveLimit(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): number {
   if (!isNumber(value) || !(value > 0)) throw fail(name, 'a number > 0 (Infinity: never)', value);
   return value;
+}
+
+/** A string of at least one character. */
+export function nonEmptyString(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): string {
+  if (typeof value !== 'string' || value.length === 0) throw fail(name, 'a non-empty string', value);
+  return value;
+}
+
+/** true or false (no truthy stand-ins: 1, 'yes' and 'false' are refused). */
+export function booleanValue(name: string, value: unknown, fail: OptionErrorFactory = invalidArgument): boolean {
+  if (typeof value !== 'boolean') throw fail(name, 'a boolean', value);
+  return value;
+}
+
+/** One of `allowed` (compared with ===); the requirement lists them. */
+export function oneOf<const T extends string>(
+  name: string,
+  value: unknown,
+  allowed: readonly T[],
+  fail: OptionErrorFactory = invalidArgument,
+): T {
+  if (!(allowed as readonly unknown[]).includes(value)) throw fail(name, `one of ${allowed.join(', ')}`, value);
+  return value as T;
 }

@@ -13,7 +13,7 @@ import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerConfigError, resolveServerConfig } from '../../src/server/index.js';
 import { workerArguments } from '../../src/server/cluster.js';
-import { readApiKeyFile } from '../../src/server/config.js';
+import { readApiKeyFile } from '../../src/server/config/index.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { freePort, RedisServer, redisServerAvailable } from '../cache/redis-server.js';
 import { postJson } from './helpers.js';
@@ -175,7 +175,7 @@ describe('serve: a bad key file stops the start with exit code 1', () => {
   it('empty file, missing file, and --api-key with --api-key-file', async () => {
     const empty = serve(['--api-key-file', keyFile('empty-cli', '')]);
     expect(await empty.exited).toBe(1);
-    expect(empty.stderr()).toMatch(/ERR_SERVER_CONFIG: the API key file .* is empty/);
+    expect(empty.stderr()).toMatch(/RG_ERR_SERVER_CONFIG: the API key file .* is empty/);
     const missing = serve(['--api-key-file', join(dir, 'nope')]);
     expect(await missing.exited).toBe(1);
     expect(missing.stderr()).toMatch(/cannot read the API key file/);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  ApiError,
   configFromEnvironment,
   defaultCrossEncoderThreads,
   mergeConfigInputs,
@@ -46,6 +47,58 @@ describe('resolveServerConfig', () => {
     for (const [input, message] of bad) {
       expect(() => resolveServerConfig(input as never)).toThrow(ServerConfigError);
       expect(() => resolveServerConfig(input as never)).toThrow(message);
+    }
+  });
+
+  it('refuses each kind of bad value in one style, with the project-prefixed code', () => {
+    const bad: Array<[unknown, string]> = [
+      [{ host: '' }, 'host must be a non-empty string, got ""'],
+      [{ logLevel: 'loud' }, 'logLevel must be one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
+      [{ cache: { enabled: 1 } }, 'cache.enabled must be a boolean, got 1'],
+      [{ admission: { predictive: 'no' } }, 'admission.predictive must be a boolean, got "no"'],
+      [{ budgetMs: 0 }, 'budgetMs must be a finite number > 0, got 0'],
+      [{ drainDelayMs: 1.5 }, 'drainDelayMs must be an integer ≥ 0, got 1.5'],
+      [{ limits: 5 }, 'limits must be an object, got 5'],
+      [
+        { models: { r: { type: 'router', tiers: ['fastpath'], routing: 'x' } } },
+        'models.r.routing must be one of fixed, budget, cascade, got "x"',
+      ],
+      [
+        { models: { r: { type: 'router', tiers: ['fastpath'], headroom: 2 } } },
+        'models.r.headroom must be a number in (0, 1], got 2',
+      ],
+      [
+        { models: { c: { type: 'cross-encoder', dir: 'x', truncation: 'x' } } },
+        'models.c.truncation must be one of longest_first, only_second, got "x"',
+      ],
+      [
+        { models: { c: { type: 'cross-encoder', dir: 'x', workers: 0 } } },
+        'models.c.workers must be an integer in [1, 256], got 0',
+      ],
+      [{ cache: { tll: 1 } }, 'cache.tll is not a known option (enabled, l1Mb, redisUrl, ttlMs, redisTimeoutMs)'],
+    ];
+    for (const [input, message] of bad) {
+      let error: unknown;
+      try {
+        resolveServerConfig(input as never);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ServerConfigError);
+      expect((error as ServerConfigError).message).toBe(message);
+      expect((error as ServerConfigError).code).toBe('RG_ERR_SERVER_CONFIG');
+    }
+    expect(() => configFromEnvironment({ RELEVANCE_GATE_PORT: 'eighty' })).toThrow(
+      'RELEVANCE_GATE_PORT must be a number, got "eighty"',
+    );
+  });
+
+  it('server errors carry one project-prefixed code per class', () => {
+    expect(new ServerConfigError('x').code).toBe('RG_ERR_SERVER_CONFIG');
+    for (const kind of ['overloaded', 'invalid_request', 'internal'] as const) {
+      const error = new ApiError(kind, 'x');
+      expect(error.code).toBe('RG_ERR_API');
+      expect(error.kind).toBe(kind);
     }
   });
 

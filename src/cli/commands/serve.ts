@@ -63,7 +63,7 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
     process.stderr.write(
       `relevance-gate: warning: --api-key puts the key on the command line, where any user of this host can read it (ps, /proc/<pid>/cmdline); give it with --api-key-file <path> or the ${server.ENVIRONMENT_VARIABLES.apiKey} environment variable instead\n`,
     );
-  const { readApiKeyFile } = await import('../../server/config.js');
+  const { readApiKeyFile } = await import('../../server/config/index.js');
   const apiKey = opts.apiKeyFile === undefined ? opts.apiKey : await readApiKeyFile(opts.apiKeyFile);
   const configFile = opts.config ?? process.env[server.ENVIRONMENT_VARIABLES.config];
   const fromFile = configFile === undefined ? {} : await server.readConfigFile(configFile);

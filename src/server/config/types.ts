@@ -1,0 +1,172 @@
+/**
+ * The shape of the server configuration: what a caller may give (ServerConfigInput, every field
+ * optional) and what resolveServerConfig returns (ServerConfig, every field resolved).
+ */
+import type { GatePolicy, Scorer } from '../../index.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** Options every model kind shares. */
+export interface ModelCommonConfig {
+  /** Gate policy of this model, merged over the server-wide `policy`. */
+  readonly policy?: GatePolicy;
+  /** Budget (ms) of requests to this model that carry none. Default: the server's `budgetMs`. */
+  readonly budgetMs?: number;
+  /** Pairs of this model in flight at most; beyond it requests are refused with 429. Default: `limits.maxInFlightPairs`. */
+  readonly maxInFlightPairs?: number;
+}
+
+/** The tree fast path (a model directory in the fastpath-model format). */
+export interface FastPathModelConfig extends ModelCommonConfig {
+  readonly type: 'fastpath';
+  /** Model directory; default the shipped models/fastpath-lexical. */
+  readonly dir?: string;
+  /** Corpus statistics of your collection (a `relevance-gate stats` file); default the model's own. */
+  readonly stats?: string;
+  /** An operating-points file fitted for this model (`relevance-gate fit-points --out`); default the model's own. */
+  readonly operatingPoints?: string;
+}
+
+/** An ONNX cross-encoder folder served by a worker pool. */
+export interface CrossEncoderModelConfig extends ModelCommonConfig {
+  readonly type: 'cross-encoder';
+  readonly dir: string;
+  /**
+   * An operating-points file fitted for this model (`relevance-gate fit-points --tier cross-encoder`):
+   * requests without a policy then decide by its `balanced` point instead of an absolute threshold.
+   */
+  readonly operatingPoints?: string;
+  /** Worker threads; default sized so all processes' threads fit the cores (see docs/server.md). */
+  readonly workers?: number;
+  readonly intraOpThreads?: number;
+  readonly maxBatchTokens?: number;
+  readonly maxQueueDelayMs?: number;
+  readonly maxLength?: number;
+  readonly truncation?: 'longest_first' | 'only_second';
+  readonly maxPendingPairs?: number;
+  /** Unix nice increment (0-19) of the worker threads, so the event loop wins the CPU under saturation. */
+  readonly workerNice?: number;
+}
+
+/** The tier router over named tier models (a fast path and/or cross-encoders). */
+export interface RouterModelConfig extends ModelCommonConfig {
+  readonly type: 'router';
+  /** Names of `fastpath` / `cross-encoder` (or programmatic `scorer`) models to route between. */
+  readonly tiers: readonly string[];
+  readonly routing?: 'fixed' | 'budget' | 'cascade';
+  /** Tier (model name) of fixed routing; default the best. */
+  readonly fixedTier?: string;
+  /** Decision threshold cascade spends the slow tier around; default the fast path's recommended threshold. */
+  readonly threshold?: number;
+  readonly headroom?: number;
+  readonly returnMarginMs?: number;
+  /** Pairs the router keeps outstanding on a slow tier at most (default 512). */
+  readonly maxQueuedPairs?: number;
+  readonly backgroundFill?: boolean;
+}
+
+/** A scorer built in code (embedding the server, tests): not expressible in a JSON file. */
+export interface ScorerModelConfig extends ModelCommonConfig {
+  readonly type: 'scorer';
+  readonly scorer: Scorer | (() => Promise<Scorer>);
+  /** As a router tier: its quality (higher is better) and whether it answers in-process (the fallback). */
+  readonly quality?: number;
+  readonly inline?: boolean;
+  /** Label of its pairs; default the scorer id. */
+  readonly tierName?: string;
+  /** Release resources at shutdown. */
+  readonly close?: () => Promise<void> | void;
+}
+
+export type ModelConfig = FastPathModelConfig | CrossEncoderModelConfig | RouterModelConfig | ScorerModelConfig;
+
+export interface CacheConfig {
+  /** Score cache on/off. Default on. */
+  readonly enabled: boolean;
+  /** L1 size in MiB. */
+  readonly l1Mb: number;
+  /** Shared L2 (redis:// URL); default none. */
+  readonly redisUrl?: string;
+  readonly ttlMs?: number;
+  /** Longest wait for a Redis read before the pairs are scored instead; default 5 ms. */
+  readonly redisTimeoutMs?: number;
+}
+
+export interface LimitsConfig {
+  /** Request body bytes at most (→ 413). */
+  readonly bodyBytes: number;
+  /** Documents per request at most (→ 422 Cohere / 422 TEI Validation / 400 gate). */
+  readonly documentsPerRequest: number;
+  /** Characters of a document scored; longer ones are truncated (TEI `truncate: false`: 422). */
+  readonly maxDocumentChars: number;
+  readonly maxQueryChars: number;
+  /** Default per-model bound on pairs in flight. */
+  readonly maxInFlightPairs: number;
+  /** Largest budget a request may ask for, ms. */
+  readonly maxBudgetMs: number;
+}
+
+export interface ServerConfig {
+  /** Admission control (docs/server.md "Under load"). */
+  readonly admission: {
+    /** Requests served at once, server-wide (per process); beyond it new requests get 429 at arrival. Default 512. */
+    readonly maxConcurrentRequests: number;
+    /** Longest wait in an event-loop turn, under a standing queue, before a request is refused at arrival, ms. Default 5. */
+    readonly maxQueueMs: number;
+    /** Honour the client's send time in `x-request-start` (age and deadline count from it). Default true. */
+    readonly requestStartHeader: boolean;
+    /**
+     * Refuse a request whose age plus its model's predicted completion exceeds its budget, at
+     * arrival and once its body is read. Default true; false leaves the bounds only.
+     */
+    readonly predictive: boolean;
+  };
+  readonly host: string;
+  readonly port: number;
+  /**
+   * Bearer token required on everything but health and metrics; undefined = no auth. `serve` reads
+   * it from `--api-key-file`, `RELEVANCE_GATE_API_KEY` or (warned: visible in `ps`) `--api-key`.
+   */
+  readonly apiKey: string | undefined;
+  readonly defaultModel: string;
+  readonly models: Readonly<Record<string, ModelConfig>>;
+  /** Server-wide gate policy (each model's `policy` is merged over it). */
+  readonly policy: GatePolicy;
+  readonly cache: CacheConfig;
+  readonly limits: LimitsConfig;
+  /** Budget of requests that carry none, ms. */
+  readonly budgetMs: number;
+  readonly responseMarginMs: number;
+  /** HTTP processes (node:cluster); 1 = this process only. */
+  readonly processes: number;
+  readonly logLevel: LogLevel;
+  /** Log the query text of each request at debug level (off by default; document text is never logged). */
+  readonly logPassages: boolean;
+  /** After SIGTERM, requests still in flight get this long before the process exits anyway. */
+  readonly shutdownTimeoutMs: number;
+  /** After SIGTERM, readiness answers 503 this long before the listener closes (load balancers). */
+  readonly drainDelayMs: number;
+  /** Base directory relative model paths resolve against. */
+  readonly baseDir: string;
+}
+
+/** What a caller may give: every field optional, models merged over the default `fastpath`. */
+export interface ServerConfigInput {
+  readonly admission?: Partial<ServerConfig['admission']>;
+  readonly host?: string;
+  readonly port?: number;
+  readonly apiKey?: string;
+  readonly defaultModel?: string;
+  readonly models?: Readonly<Record<string, ModelConfig>>;
+  readonly policy?: GatePolicy;
+  readonly cache?: Partial<CacheConfig>;
+  readonly limits?: Partial<LimitsConfig>;
+  readonly budgetMs?: number;
+  readonly responseMarginMs?: number;
+  readonly processes?: number;
+  readonly logLevel?: LogLevel;
+  readonly logPassages?: boolean;
+  readonly shutdownTimeoutMs?: number;
+  readonly drainDelayMs?: number;
+  readonly baseDir?: string;
+}

@@ -1,0 +1,189 @@
+/**
+ * Validation of the config's `models`: each model by its kind (fast path, cross-encoder, router,
+ * programmatic scorer), its paths resolved against the base directory, then the routers' references
+ * to their tier models. The shipped fast path is served as `fastpath` unless the config redefines it.
+ */
+import type { GatePolicy } from '../../index.js';
+import { isScorer } from '../../util/is-scorer.js';
+import {
+  booleanValue,
+  finiteNumber,
+  integerInRange,
+  nonEmptyString,
+  nonNegativeNumber,
+  oneOf,
+  positiveFraction,
+  positiveInteger,
+  positiveNumber,
+  probability,
+} from '../../util/validate-options.js';
+import { ServerConfigError } from '../errors.js';
+import { DEFAULT_MODEL_NAME } from './defaults.js';
+import { configError, configPath, isRecord, optional, rejectUnknownConfigKeys } from './fields.js';
+import type { ModelConfig, ScorerModelConfig } from './types.js';
+
+const COMMON_MODEL_KEYS = ['type', 'policy', 'budgetMs', 'maxInFlightPairs'];
+const MODEL_KEYS: Readonly<Record<ModelConfig['type'], ReadonlySet<string>>> = {
+  fastpath: new Set([...COMMON_MODEL_KEYS, 'dir', 'stats', 'operatingPoints']),
+  'cross-encoder': new Set([
+    ...COMMON_MODEL_KEYS,
+    'dir',
+    'operatingPoints',
+    'workers',
+    'intraOpThreads',
+    'maxBatchTokens',
+    'maxQueueDelayMs',
+    'maxLength',
+    'truncation',
+    'maxPendingPairs',
+    'workerNice',
+  ]),
+  router: new Set([
+    ...COMMON_MODEL_KEYS,
+    'tiers',
+    'routing',
+    'fixedTier',
+    'threshold',
+    'headroom',
+    'returnMarginMs',
+    'maxQueuedPairs',
+    'backgroundFill',
+  ]),
+  scorer: new Set([...COMMON_MODEL_KEYS, 'scorer', 'quality', 'inline', 'tierName', 'close']),
+};
+const MODEL_TYPES: readonly ModelConfig['type'][] = ['fastpath', 'cross-encoder', 'router', 'scorer'];
+const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+
+function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig {
+  const where = `models.${name}`;
+  if (!MODEL_NAME.test(name))
+    throw new ServerConfigError(
+      `${where}: model names are 1-128 characters of [A-Za-z0-9._:/-], starting alphanumeric`,
+    );
+  if (!isRecord(raw)) throw configError(where, 'an object with a "type"', raw);
+  // `scorer` is accepted but not offered: a programmatic model cannot be written in a JSON file.
+  if (!(MODEL_TYPES as readonly unknown[]).includes(raw.type))
+    throw configError(`${where}.type`, 'fastpath, cross-encoder or router', raw.type);
+  const type = raw.type as ModelConfig['type'];
+  rejectUnknownConfigKeys(where, raw, MODEL_KEYS[type]);
+  if (raw.policy !== undefined && !isRecord(raw.policy)) throw configError(`${where}.policy`, 'an object', raw.policy);
+  if (raw.operatingPoints !== undefined && raw.policy?.operatingPoints !== undefined)
+    throw new ServerConfigError(`${where}: give operatingPoints (a file) or policy.operatingPoints, not both`);
+  const common = {
+    policy: raw.policy as GatePolicy | undefined,
+    budgetMs: optional(raw.budgetMs, (v) => positiveNumber(`${where}.budgetMs`, v, configError)),
+    maxInFlightPairs: optional(raw.maxInFlightPairs, (v) =>
+      positiveInteger(`${where}.maxInFlightPairs`, v, configError),
+    ),
+  };
+  switch (type) {
+    case 'fastpath':
+      return {
+        ...common,
+        type,
+        dir: optional(raw.dir, (v) => configPath(baseDir, `${where}.dir`, v)),
+        stats: optional(raw.stats, (v) => configPath(baseDir, `${where}.stats`, v)),
+        operatingPoints: optional(raw.operatingPoints, (v) => configPath(baseDir, `${where}.operatingPoints`, v)),
+      };
+    case 'cross-encoder': {
+      const truncation = optional(raw.truncation, (v) =>
+        oneOf(`${where}.truncation`, v, ['longest_first', 'only_second'], configError),
+      );
+      return {
+        ...common,
+        type,
+        dir: configPath(baseDir, `${where}.dir`, raw.dir),
+        operatingPoints: optional(raw.operatingPoints, (v) => configPath(baseDir, `${where}.operatingPoints`, v)),
+        workers: optional(raw.workers, (v) => integerInRange(`${where}.workers`, v, 1, 256, configError)),
+        intraOpThreads: optional(raw.intraOpThreads, (v) =>
+          integerInRange(`${where}.intraOpThreads`, v, 1, 256, configError),
+        ),
+        maxBatchTokens: optional(raw.maxBatchTokens, (v) => positiveInteger(`${where}.maxBatchTokens`, v, configError)),
+        maxQueueDelayMs: optional(raw.maxQueueDelayMs, (v) =>
+          nonNegativeNumber(`${where}.maxQueueDelayMs`, v, configError),
+        ),
+        maxLength: optional(raw.maxLength, (v) =>
+          integerInRange(`${where}.maxLength`, v, 2, Number.MAX_SAFE_INTEGER, configError),
+        ),
+        truncation,
+        maxPendingPairs: optional(raw.maxPendingPairs, (v) =>
+          positiveInteger(`${where}.maxPendingPairs`, v, configError),
+        ),
+        workerNice: optional(raw.workerNice, (v) => integerInRange(`${where}.workerNice`, v, 0, 19, configError)),
+      };
+    }
+    case 'router': {
+      if (!Array.isArray(raw.tiers) || raw.tiers.length === 0)
+        throw configError(`${where}.tiers`, 'a non-empty array of model names', raw.tiers);
+      const routing = optional(raw.routing, (v) =>
+        oneOf(`${where}.routing`, v, ['fixed', 'budget', 'cascade'], configError),
+      );
+      return {
+        ...common,
+        type,
+        tiers: raw.tiers.map((t, i) => nonEmptyString(`${where}.tiers[${i}]`, t, configError)),
+        routing,
+        fixedTier: optional(raw.fixedTier, (v) => nonEmptyString(`${where}.fixedTier`, v, configError)),
+        threshold: optional(raw.threshold, (v) => probability(`${where}.threshold`, v, configError)),
+        headroom: optional(raw.headroom, (v) => positiveFraction(`${where}.headroom`, v, configError)),
+        returnMarginMs: optional(raw.returnMarginMs, (v) =>
+          nonNegativeNumber(`${where}.returnMarginMs`, v, configError),
+        ),
+        maxQueuedPairs: optional(raw.maxQueuedPairs, (v) => positiveInteger(`${where}.maxQueuedPairs`, v, configError)),
+        backgroundFill: optional(raw.backgroundFill, (v) => booleanValue(`${where}.backgroundFill`, v, configError)),
+      };
+    }
+    case 'scorer': {
+      const scorer = raw.scorer;
+      if (typeof scorer !== 'function' && !isScorer(scorer))
+        throw configError(`${where}.scorer`, 'a Scorer or an async factory of one', scorer);
+      if (raw.close !== undefined && typeof raw.close !== 'function')
+        throw configError(`${where}.close`, 'a function', raw.close);
+      return {
+        ...common,
+        type,
+        scorer: scorer as ScorerModelConfig['scorer'],
+        quality: optional(raw.quality, (v) => finiteNumber(`${where}.quality`, v, configError)),
+        inline: optional(raw.inline, (v) => v === true),
+        tierName: optional(raw.tierName, (v) => nonEmptyString(`${where}.tierName`, v, configError)),
+        close: raw.close as ScorerModelConfig['close'],
+      };
+    }
+  }
+}
+
+/** Checks that routers reference tier models that exist and are not routers themselves. */
+function validateReferences(models: Readonly<Record<string, ModelConfig>>): void {
+  for (const [name, model] of Object.entries(models)) {
+    if (model.type !== 'router') continue;
+    const seen = new Set<string>();
+    for (const tier of model.tiers) {
+      const target = models[tier];
+      if (target === undefined)
+        throw new ServerConfigError(
+          `models.${name}.tiers names ${JSON.stringify(tier)}, which is not a configured model`,
+        );
+      if (target.type === 'router')
+        throw new ServerConfigError(`models.${name}.tiers: ${JSON.stringify(tier)} is a router; tiers must be models`);
+      if (seen.has(tier)) throw new ServerConfigError(`models.${name}.tiers names ${JSON.stringify(tier)} twice`);
+      seen.add(tier);
+    }
+    const fastPaths = model.tiers.filter((t) => models[t].type === 'fastpath').length;
+    if (fastPaths > 1) throw new ServerConfigError(`models.${name}.tiers: at most one fastpath tier per router`);
+    if (model.fixedTier !== undefined && !model.tiers.includes(model.fixedTier))
+      throw new ServerConfigError(`models.${name}.fixedTier must be one of its tiers`);
+  }
+}
+
+/**
+ * The config's `models` validated, with the shipped fast path as `fastpath` unless redefined, and
+ * every router's tiers checked against them.
+ */
+export function validateModels(rawModels: unknown, baseDir: string): Record<string, ModelConfig> {
+  if (!isRecord(rawModels)) throw configError('models', 'an object { name: { type, ... } }', rawModels);
+  const models: Record<string, ModelConfig> = {};
+  if (!Object.hasOwn(rawModels, DEFAULT_MODEL_NAME)) models[DEFAULT_MODEL_NAME] = { type: 'fastpath' };
+  for (const [name, raw] of Object.entries(rawModels)) models[name] = validateModel(name, raw, baseDir);
+  validateReferences(models);
+  return models;
+}

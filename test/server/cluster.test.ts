@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { postJson, type ServeCliProcess, spawnServeCli, waitForServing } from './helpers.js';
+import { postJson, type ServeCliProcess, spawnServeCli, TEST_ADMISSION_ARGS, waitForServing } from './helpers.js';
 
 /**
  * A fresh connection per request (a kept-alive one held by a worker this test kills would fail
@@ -59,7 +59,7 @@ async function logged(cli: ServeCliProcess, pattern: RegExp, count: number, time
 
 describe('relevance-gate serve --processes 2', () => {
   it('serves from both workers, aggregates metrics, replaces a killed worker without a failed request, exits 0 on SIGTERM', async () => {
-    const cli = spawnServeCli(['--processes', '2']);
+    const cli = spawnServeCli(['--processes', '2', ...TEST_ADMISSION_ARGS]);
     const { child, exited } = cli;
     try {
       const url = await waitForServing(cli, 600);
@@ -151,7 +151,7 @@ describe('relevance-gate serve --processes 2', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as { port: number }).port;
     try {
-      const cli = spawnServeCli(['--processes', '2', '--port', String(port)]);
+      const cli = spawnServeCli(['--processes', '2', '--port', String(port), ...TEST_ADMISSION_ARGS]);
       expect(await cli.exited).toBe(1);
       expect(cli.stderr()).toMatch(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is in use`));
       expect(cli.stderr()).not.toMatch(/worker \d+ ready/);

@@ -13,9 +13,22 @@ import { packageRoot } from '../../src/util/package-root.js';
 export const SHARED_DATA = join(packageRoot(), '..', 'shared', 'data');
 export const FASTPATH_DIR = join(packageRoot(), 'models', 'fastpath-lexical');
 
+/**
+ * Admission of the tests that are not about admission: bounds only and a long standing-queue
+ * allowance, so a test host loaded by parallel test files does not turn their requests into 429s.
+ * The admission tests pass their own `admission`.
+ */
+const TEST_ADMISSION = { predictive: false, maxQueueMs: 1000 } as const;
+
+/** The same for `serve` child processes. */
+export const TEST_ADMISSION_ARGS: readonly string[] = ['--admission', 'bounds', '--max-queue-ms', '1000'];
+
 /** Starts a server on 127.0.0.1:0 with silent logs and waits until it is ready. */
 export async function start(config: ServerConfigInput = {}): Promise<RelevanceGateServer> {
-  return startServer({ host: '127.0.0.1', port: 0, logLevel: 'silent', ...config }, { defaultMetrics: false });
+  return startServer(
+    { host: '127.0.0.1', port: 0, logLevel: 'silent', admission: TEST_ADMISSION, ...config },
+    { defaultMetrics: false },
+  );
 }
 
 /** A `relevance-gate serve` child process, with what it has printed so far. */

@@ -6,15 +6,14 @@
  * values are signed on write and verified on read (signing.ts): without one, whoever can write to
  * Redis decides which scores are served.
  */
-import { positiveNumber } from '../util/validate-options.js';
+import type { KeyObject } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { InvalidArgumentError } from '../errors.js';
 import { requirePackage } from '../util/optional-package.js';
 import { CircuitBreaker, type BreakerState } from './circuit-breaker.js';
 import { decodeEntry, encodeEntry } from './codec.js';
 import type { CacheEntry } from './entry.js';
-import { EntrySigner, signingKeyObject, type CacheSigningKey } from './signing.js';
+import { EntrySigner, type CacheSigningKey } from './signing.js';
 
 export interface RedisL2Options {
   /** redis:// or rediss:// URL (password and db may be in it). */
@@ -45,6 +44,22 @@ export interface RedisL2Options {
    * Redis controls the scores the cache serves.
    */
   readonly signingKey?: CacheSigningKey;
+}
+
+/** RedisL2Options with every default applied, validated (options.ts resolves them). */
+export interface RedisL2Settings {
+  readonly url: string;
+  readonly prefix: string;
+  /** The validated signing key, or undefined for unsigned values. */
+  readonly signingKey: KeyObject | undefined;
+  readonly ttlMs: number;
+  readonly timeoutMs: number;
+  readonly writeTimeoutMs: number;
+  readonly maxPendingWrites: number;
+  readonly reconnectMaxDelayMs: number;
+  readonly failureThreshold: number;
+  readonly cooldownMs: number;
+  readonly connectTimeoutMs: number;
 }
 
 export interface L2Counters {
@@ -139,29 +154,27 @@ export class RedisL2 {
   private readonly pendingWrites = new Set<Promise<void>>();
   private closed = false;
 
-  constructor(options: RedisL2Options, defaultTtlMs: number | undefined) {
-    if (typeof options.url !== 'string' || options.url.length === 0)
-      throw new InvalidArgumentError('redis.url must be a non-empty string');
-    this.prefix = options.prefix ?? 'rg:score:';
-    this.signer = options.signingKey === undefined ? undefined : new EntrySigner(signingKeyObject(options.signingKey));
-    this.ttlMs = positiveInt('redis.ttlMs', options.ttlMs ?? defaultTtlMs ?? 24 * 3600 * 1000);
-    this.timeoutMs = positiveInt('redis.timeoutMs', options.timeoutMs ?? 5);
-    this.writeTimeoutMs = positiveInt('redis.writeTimeoutMs', options.writeTimeoutMs ?? 1000);
-    this.maxPendingWrites = positiveInt('redis.maxPendingWrites', options.maxPendingWrites ?? 64);
-    const reconnectMax = positiveInt('redis.reconnectMaxDelayMs', options.reconnectMaxDelayMs ?? 1000);
+  constructor(settings: RedisL2Settings) {
+    this.prefix = settings.prefix;
+    this.signer = settings.signingKey === undefined ? undefined : new EntrySigner(settings.signingKey);
+    this.ttlMs = settings.ttlMs;
+    this.timeoutMs = settings.timeoutMs;
+    this.writeTimeoutMs = settings.writeTimeoutMs;
+    this.maxPendingWrites = settings.maxPendingWrites;
+    const reconnectMax = settings.reconnectMaxDelayMs;
     this.breaker = new CircuitBreaker({
-      failureThreshold: positiveInt('redis.failureThreshold', options.failureThreshold ?? 3),
-      cooldownMs: positiveInt('redis.cooldownMs', options.cooldownMs ?? 1000),
+      failureThreshold: settings.failureThreshold,
+      cooldownMs: settings.cooldownMs,
       now: () => performance.now(),
     });
     // ioredis loads only when a Redis L2 is configured.
     const { Redis: RedisClient } = requirePackage<typeof import('ioredis')>('ioredis', 'the Redis L2 cache');
-    this.client = new RedisClient(options.url, {
+    this.client = new RedisClient(settings.url, {
       // Fail fast instead of queueing while disconnected: a queued read would outlive its caller.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
-      connectTimeout: positiveInt('redis.connectTimeoutMs', options.connectTimeoutMs ?? 1000),
+      connectTimeout: settings.connectTimeoutMs,
       // null once closed: a connection that drops after close() must not arm another reconnect
       // timer (measured: one left armed kept the host process alive after Redis was killed).
       retryStrategy: (times) => (this.closed ? null : Math.min(25 * 2 ** Math.min(times, 10), reconnectMax)),
@@ -358,8 +371,4 @@ export class RedisL2 {
     }
     this.client.disconnect();
   }
-}
-
-function positiveInt(name: string, value: number): number {
-  return Math.ceil(positiveNumber(name, value));
 }

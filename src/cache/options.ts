@@ -1,0 +1,158 @@
+/**
+ * Options of createScoreCache (the Redis L2's included): their defaults and validation. A bad
+ * option is an InvalidArgumentError at creation, naming the option; unknown keys are refused, so a
+ * misspelt option (e.g. `ttl` for `ttlMs`) never silently means "no limit". The parts of the cache
+ * receive the resolved values.
+ */
+import type { KeyObject } from 'node:crypto';
+import { InvalidArgumentError } from '../errors.js';
+import { RELEVANT } from '../signals.js';
+import { rejectUnknownKeys } from '../util/option-keys.js';
+import { invalidArgument, nonNegativeNumber, positiveLimit, positiveNumber } from '../util/validate-options.js';
+import { compileQueryNormalizer, type CompiledNormalizer, type QueryNormalization } from './normalize-query.js';
+import type { RedisL2Options, RedisL2Settings } from './redis-l2.js';
+import { signingKeyObject } from './signing.js';
+
+export interface ScoreCacheOptions {
+  /** Upper bound of the L1's estimated heap bytes (keys, values and LRU bookkeeping); ≥ 4096. */
+  readonly maxBytes: number;
+  /**
+   * Maximum age of a score (since it was scored) before it is treated as a miss; default: none.
+   * With `redis`, no entry (L1 copies included) outlives the L2 TTL either.
+   */
+  readonly ttlMs?: number;
+  /** How queries are normalised for keys; default NFC + trim + collapsed whitespace, case kept. */
+  readonly normalizeQuery?: QueryNormalization;
+  /** Shared L2. Omit for L1 only. */
+  readonly redis?: RedisL2Options;
+  /**
+   * Snapshot file to warm-start from, read synchronously at creation. A missing, corrupt or
+   * foreign file never throws here: the cache starts empty and `warmStartResult` holds the
+   * SnapshotError.
+   */
+  readonly fromSnapshot?: string;
+  /** Clock for scoredAt and TTL (Date.now() by default); tests inject a fake one. */
+  readonly clock?: () => number;
+  /**
+   * A result is cached (and an L2/snapshot entry trusted) only if it carries at least one of these
+   * signals; [] accepts any. Default [RELEVANT] (the gate's relevance signal): an
+   * entry without one would fail its pair closed on every later call.
+   */
+  readonly requiredSignals?: readonly string[];
+  /**
+   * How far in the future an entry's scoredAt may be (clock skew between instances sharing Redis)
+   * before the entry is invalid. Default 1000 ms.
+   */
+  readonly maxClockSkewMs?: number;
+}
+
+/** Default of ScoreCacheOptions.requiredSignals. */
+export const DEFAULT_REQUIRED_SIGNALS: readonly string[] = Object.freeze([RELEVANT]);
+export const DEFAULT_MAX_CLOCK_SKEW_MS = 1000;
+/** Smallest maxBytes accepted. */
+export const MIN_MAX_BYTES = 4096;
+
+/** Defaults of RedisL2Options.prefix and (without the cache's ttlMs) RedisL2Options.ttlMs; the others are inline. */
+export const DEFAULT_L2_PREFIX = 'rg:score:';
+export const DEFAULT_L2_TTL_MS = 24 * 3600 * 1000;
+
+// Records over the option interfaces: adding an option without listing it here fails to compile.
+const OPTION_KEYS: Readonly<Record<keyof ScoreCacheOptions, true>> = {
+  maxBytes: true,
+  ttlMs: true,
+  normalizeQuery: true,
+  redis: true,
+  fromSnapshot: true,
+  clock: true,
+  requiredSignals: true,
+  maxClockSkewMs: true,
+};
+const REDIS_OPTION_KEYS: Readonly<Record<keyof RedisL2Options, true>> = {
+  url: true,
+  prefix: true,
+  ttlMs: true,
+  timeoutMs: true,
+  writeTimeoutMs: true,
+  failureThreshold: true,
+  cooldownMs: true,
+  reconnectMaxDelayMs: true,
+  connectTimeoutMs: true,
+  maxPendingWrites: true,
+  signingKey: true,
+};
+const KEYS: ReadonlySet<string> = new Set(Object.keys(OPTION_KEYS));
+const REDIS_KEYS: ReadonlySet<string> = new Set(Object.keys(REDIS_OPTION_KEYS));
+
+/** ScoreCacheOptions with defaults applied, validated. */
+export interface ResolvedScoreCacheOptions {
+  /** maxBytes, rounded down. */
+  readonly maxBytes: number;
+  /** Age at which an entry expires: ttlMs, capped by the L2 TTL when Redis is configured. */
+  readonly maxAgeMs: number | undefined;
+  readonly clock: () => number;
+  /** A frozen copy. */
+  readonly requiredSignals: readonly string[];
+  readonly maxClockSkewMs: number;
+  readonly normalizer: CompiledNormalizer;
+  readonly redis: RedisL2Settings | undefined;
+  readonly fromSnapshot: string | undefined;
+}
+
+export function resolveScoreCacheOptions(options: ScoreCacheOptions): ResolvedScoreCacheOptions {
+  if (options === null || typeof options !== 'object')
+    throw new InvalidArgumentError('createScoreCache needs an options object');
+  rejectUnknownKeys(options, KEYS, 'createScoreCache');
+  const { maxBytes, ttlMs, clock, fromSnapshot } = options;
+  if (typeof maxBytes !== 'number' || !Number.isFinite(maxBytes) || maxBytes < MIN_MAX_BYTES)
+    throw invalidArgument('maxBytes', `a finite number ≥ ${MIN_MAX_BYTES}`, maxBytes);
+  if (ttlMs !== undefined) positiveLimit('ttlMs', ttlMs);
+  if (clock !== undefined && typeof clock !== 'function') throw invalidArgument('clock', 'a function', clock);
+  const required: unknown = options.requiredSignals ?? DEFAULT_REQUIRED_SIGNALS;
+  if (!Array.isArray(required) || !required.every((x) => typeof x === 'string' && x.length > 0))
+    throw invalidArgument('requiredSignals', 'an array of non-empty strings', required);
+  const maxClockSkewMs = nonNegativeNumber('maxClockSkewMs', options.maxClockSkewMs ?? DEFAULT_MAX_CLOCK_SKEW_MS);
+  if (fromSnapshot !== undefined && typeof fromSnapshot !== 'string')
+    throw invalidArgument('fromSnapshot', 'a file path (string)', fromSnapshot);
+  const normalizer = compileQueryNormalizer(options.normalizeQuery);
+  const redis = options.redis === undefined ? undefined : resolveRedisOptions(options.redis, ttlMs);
+  return {
+    maxBytes: Math.floor(maxBytes),
+    // An entry read from Redis must not outlive its Redis copy in L1 (nor one scored here its L2 copy).
+    maxAgeMs: redis === undefined ? ttlMs : Math.min(ttlMs ?? Number.POSITIVE_INFINITY, redis.ttlMs),
+    clock: clock ?? Date.now,
+    requiredSignals: Object.freeze([...(required as string[])]),
+    maxClockSkewMs,
+    normalizer,
+    redis,
+    fromSnapshot,
+  };
+}
+
+/** RedisL2Options with defaults applied, validated; `cacheTtlMs` is the default of its ttlMs. */
+export function resolveRedisOptions(options: RedisL2Options, cacheTtlMs: number | undefined): RedisL2Settings {
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw invalidArgument('redis', 'an object { url, ... }', options);
+  rejectUnknownKeys(options, REDIS_KEYS, 'redis');
+  if (typeof options.url !== 'string' || options.url.length === 0)
+    throw new InvalidArgumentError('redis.url must be a non-empty string');
+  const signingKey: KeyObject | undefined =
+    options.signingKey === undefined ? undefined : signingKeyObject(options.signingKey);
+  return {
+    url: options.url,
+    prefix: options.prefix ?? DEFAULT_L2_PREFIX,
+    signingKey,
+    ttlMs: positiveInt('redis.ttlMs', options.ttlMs ?? cacheTtlMs ?? DEFAULT_L2_TTL_MS),
+    timeoutMs: positiveInt('redis.timeoutMs', options.timeoutMs ?? 5),
+    writeTimeoutMs: positiveInt('redis.writeTimeoutMs', options.writeTimeoutMs ?? 1000),
+    maxPendingWrites: positiveInt('redis.maxPendingWrites', options.maxPendingWrites ?? 64),
+    reconnectMaxDelayMs: positiveInt('redis.reconnectMaxDelayMs', options.reconnectMaxDelayMs ?? 1000),
+    failureThreshold: positiveInt('redis.failureThreshold', options.failureThreshold ?? 3),
+    cooldownMs: positiveInt('redis.cooldownMs', options.cooldownMs ?? 1000),
+    connectTimeoutMs: positiveInt('redis.connectTimeoutMs', options.connectTimeoutMs ?? 1000),
+  };
+}
+
+/** A finite number > 0, rounded up (timers and counts take whole numbers). */
+function positiveInt(name: string, value: number): number {
+  return Math.ceil(positiveNumber(name, value));
+}

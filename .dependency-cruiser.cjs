@@ -4,27 +4,28 @@
  *   base      errors, types, signals, util, scoring, calibration, operating-points (what every layer shares)
  *   native    the addon loader
  *   features  lexical features over the addon
- *   tiers     scorers: trees, cross-encoder, llm-judge (not the model generator, which is tooling)
+ *   tiers     scorers: trees, cross-encoder, llm-judge
  *   cache     the score cache
  *   composite one tier assembled from several scorers (signals merged, cached per member)
  *   router    the tier router
  *   gate      createGate and its policies
  *   context   prompt context from a gate result
  *   surfaces  adapters (LangChain, AI SDK) and the HTTP server
- *   tooling   eval, training, load generation, reports, the ONNX model generator
+ *   tooling   src/tooling/: eval, training, loadgen (load generation), report (charts),
+ *             model-gen (the ONNX test-model generator)
  *   cli       the command line, on top of everything
  */
 const BASE = '^src/(errors|types|signals)\\.ts$|^src/(util|scoring|calibration|operating-points)/';
 const NATIVE = '^src/native/';
 const FEATURES = '^src/features/';
-const TIERS = '^src/tiers/(?!cross-encoder/model-gen/)';
+const TIERS = '^src/tiers/';
 const CACHE = '^src/cache/';
 const COMPOSITE = '^src/composite/';
 const ROUTER = '^src/router/';
 const GATE = '^src/gate/';
 const CONTEXT = '^src/context/';
 const SURFACES = '^src/(adapters|server)/';
-const TOOLING = '^src/(eval|training|loadgen|report)/|^src/tiers/cross-encoder/model-gen/';
+const TOOLING = '^src/tooling/';
 const CLI = '^src/cli/';
 const ROOT = '^src/index\\.ts$';
 

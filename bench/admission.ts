@@ -25,7 +25,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeCrossEncoderModelDir } from '../src/tiers/cross-encoder/model-gen/index.js';
+import { writeCrossEncoderModelDir } from '../src/tooling/model-gen/index.js';
 import { packageRoot } from '../src/util/package-root.js';
 import {
   closedLoop,

@@ -36,7 +36,7 @@ import {
   ONNX_VARIANT_FILES,
   type OnnxVariant,
   SPEED_SHAPE_NOTICE,
-} from '../src/tiers/cross-encoder/model-gen/index.js';
+} from '../src/tooling/model-gen/index.js';
 import { realRequests } from '../test/cross-encoder/data.js';
 import {
   closedLoop,

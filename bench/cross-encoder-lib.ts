@@ -16,7 +16,7 @@ import {
   type OnnxVariant,
   type WriteCrossEncoderModelDirOptions,
   writeCrossEncoderModelDir,
-} from '../src/tiers/cross-encoder/model-gen/index.js';
+} from '../src/tooling/model-gen/index.js';
 import { packageRoot } from '../src/util/package-root.js';
 import { mulberry32 } from '../src/util/seeded-random.js';
 

@@ -34,7 +34,7 @@ import {
   SPEED_SHAPE_NOTICE,
   writeCrossEncoderModelDir,
   type CrossEncoderPresetName,
-} from '../src/tiers/cross-encoder/model-gen/index.js';
+} from '../src/tooling/model-gen/index.js';
 import { packageRoot } from '../src/util/package-root.js';
 import { realRequests } from '../test/cross-encoder/data.js';
 import { closedLoop, createMachineLimit, type LoopResult, type Request } from './cross-encoder-lib.js';

@@ -16,7 +16,7 @@ import {
   loadFastPathScorer,
   type Scorer,
 } from '../src/index.js';
-import { DEFAULT_LATE_BOUND_MS } from '../src/loadgen/open-loop.js';
+import { DEFAULT_LATE_BOUND_MS } from '../src/tooling/loadgen/open-loop.js';
 import { crossEncoderTier, treesTier } from '../src/router/tiers.js';
 
 const argValue = (name: string, fallback: string): string => {

@@ -4,7 +4,7 @@
  * runs in its own process (bench/llm-judge-stand-in.ts), so its measurements are an outside view.
  *
  * 1. Load: for each offered rate, a fresh judge behind createGate runs an open-loop phase
- *    (src/loadgen/open-loop.ts: Poisson arrivals at scheduled times, latency from the scheduled
+ *    (src/tooling/loadgen/open-loop.ts: Poisson arrivals at scheduled times, latency from the scheduled
  *    time) with a per-request budget. Offered rates go above the pool's capacity
  *    (concurrency / latency requests per second); the table shows that the pool bound holds
  *    (max in flight at the server ≤ concurrency) and the deadline is kept (p99 ≤ budget), with the
@@ -12,7 +12,7 @@
  * 2. Modes: requests and tokens per pair for each way of sharing calls (one question per request,
  *    all questions per request, several candidates per request), default four questions.
  *
- * Workload: SciFact queries with their BM25 top-k abstracts (src/loadgen/workload.ts).
+ * Workload: SciFact queries with their BM25 top-k abstracts (src/tooling/loadgen/workload.ts).
  *
  *   npx tsx --expose-gc bench/llm-judge.ts [--qps 20,40,60,80] [--duration 8] [--warmup 2] [--budget 250]
  *                              [--latency 50] [--concurrency 8] [--k 4] [--margin 25] [--prewarm 3] [--json out.json]
@@ -25,10 +25,10 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadCollection } from '../src/eval/collection.js';
+import { loadCollection } from '../src/tooling/eval/collection.js';
 import { createGate } from '../src/index.js';
-import { runOpenLoopPhase } from '../src/loadgen/open-loop.js';
-import { buildWorkload } from '../src/loadgen/workload.js';
+import { runOpenLoopPhase } from '../src/tooling/loadgen/open-loop.js';
+import { buildWorkload } from '../src/tooling/loadgen/workload.js';
 import { createLlmJudge, DEFAULT_QUESTIONS, type JudgeQuestion } from '../src/tiers/llm-judge/index.js';
 import { parsePrompt } from '../test/llm-judge/helpers.js';
 import type { StandInRequestBody } from '../test/llm-judge/stand-in-server.js';

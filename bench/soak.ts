@@ -21,13 +21,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createScoreCache, type ScoreCache } from '../src/cache/score-cache.js';
-import { loadCollection } from '../src/eval/collection.js';
+import { loadCollection } from '../src/tooling/eval/collection.js';
 import { buildCorpusStats } from '../src/features/corpus-stats.js';
 import { createGate } from '../src/gate/gate.js';
-import { listThreads, reniceNewThreads } from '../src/loadgen/bench-runner.js';
-import { measureCapacity } from '../src/loadgen/capacity.js';
-import { DEFAULT_LATE_BOUND_MS, runOpenLoopPhase } from '../src/loadgen/open-loop.js';
-import { buildBenchWorkload } from '../src/loadgen/workload.js';
+import { listThreads, reniceNewThreads } from '../src/tooling/loadgen/bench-runner.js';
+import { measureCapacity } from '../src/tooling/loadgen/capacity.js';
+import { DEFAULT_LATE_BOUND_MS, runOpenLoopPhase } from '../src/tooling/loadgen/open-loop.js';
+import { buildBenchWorkload } from '../src/tooling/loadgen/workload.js';
 import { createRouter } from '../src/router/router.js';
 import { crossEncoderTier, treesTier } from '../src/router/tiers.js';
 import type { RouterStats } from '../src/router/types.js';

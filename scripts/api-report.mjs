@@ -13,9 +13,9 @@ const update = process.argv.includes('--update');
 // Entry point → its declaration file in dist/ (mirrors package.json "exports").
 const ENTRIES = {
   'relevance-gate': 'dist/index.d.ts',
-  'relevance-gate-eval': 'dist/eval/index.d.ts',
-  'relevance-gate-training': 'dist/training/index.d.ts',
-  'relevance-gate-models': 'dist/tiers/cross-encoder/model-gen/index.d.ts',
+  'relevance-gate-eval': 'dist/tooling/eval/index.d.ts',
+  'relevance-gate-training': 'dist/tooling/training/index.d.ts',
+  'relevance-gate-models': 'dist/tooling/model-gen/index.d.ts',
   'relevance-gate-server': 'dist/server/index.d.ts',
   'relevance-gate-langchain': 'dist/adapters/langchain/index.d.ts',
   'relevance-gate-ai-sdk': 'dist/adapters/ai-sdk/index.d.ts',

@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { closedLoop, ensureBenchModel, spearman } from '../bench/cross-encoder-lib.js';
 import { createCrossEncoder, type CrossEncoder } from '../src/tiers/cross-encoder/cross-encoder.js';
 import { ExecutionProviderUnavailableError } from '../src/tiers/cross-encoder/errors.js';
-import { SPEED_SHAPE_NOTICE } from '../src/tiers/cross-encoder/model-gen/index.js';
+import { SPEED_SHAPE_NOTICE } from '../src/tooling/model-gen/index.js';
 import { realRequests } from '../test/cross-encoder/data.js';
 
 const { values: args } = parseArgs({

@@ -15,7 +15,7 @@ import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { writeCrossEncoderModelDir } from '../src/tiers/cross-encoder/model-gen/index.js';
+import { writeCrossEncoderModelDir } from '../src/tooling/model-gen/index.js';
 import { processDied, runScenario, type ScenarioRun } from '../test/faults/run-scenario.js';
 import { SCENARIOS } from '../test/faults/scenarios.js';
 

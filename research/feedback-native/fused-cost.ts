@@ -15,8 +15,8 @@
  */
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { judgedQueryIds, loadCollection } from '../../src/eval/collection.js';
-import { createBm25FirstStage } from '../../src/eval/first-stage.js';
+import { judgedQueryIds, loadCollection } from '../../src/tooling/eval/collection.js';
+import { createBm25FirstStage } from '../../src/tooling/eval/first-stage.js';
 import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import type { NativeCorpusStats } from '../../src/features/native.js';
 import { tokenize } from '../../src/features/tokenize.js';

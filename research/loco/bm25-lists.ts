@@ -2,8 +2,8 @@
  * The BM25 candidate lists the cost measurements time features on (scripts/feedback-cost.ts,
  * scripts/lsi-cost.ts): each judged query's first-stage top k, as passages with their BM25 scores.
  */
-import { type Collection, judgedQueryIds } from '../../src/eval/collection.js';
-import { createBm25FirstStage } from '../../src/eval/first-stage.js';
+import { type Collection, judgedQueryIds } from '../../src/tooling/eval/collection.js';
+import { createBm25FirstStage } from '../../src/tooling/eval/first-stage.js';
 import type { Passage } from '../../src/types.js';
 
 export interface Bm25List {

@@ -4,10 +4,10 @@
  * Usage: npx tsx scripts/bm25-sanity.ts [--data ../shared/data]
  */
 import { join, resolve } from 'node:path';
-import { judgedQueryIds, loadCollection } from '../../src/eval/collection.js';
-import { createBm25FirstStage } from '../../src/eval/first-stage.js';
-import { averagePrecision, meanOf, ndcgAt } from '../../src/eval/metrics.js';
-import { discoverCollections } from '../../src/training/fastpath-pipeline.js';
+import { judgedQueryIds, loadCollection } from '../../src/tooling/eval/collection.js';
+import { createBm25FirstStage } from '../../src/tooling/eval/first-stage.js';
+import { averagePrecision, meanOf, ndcgAt } from '../../src/tooling/eval/metrics.js';
+import { discoverCollections } from '../../src/tooling/training/fastpath-pipeline.js';
 
 const at = process.argv.indexOf('--data');
 const dataDir = resolve(at > 0 ? process.argv[at + 1]! : '../shared/data');

@@ -19,7 +19,7 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadCollection } from '../../src/eval/collection.js';
+import { loadCollection } from '../../src/tooling/eval/collection.js';
 import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../../src/features/featurizer.js';
 import { judgedBm25Lists } from './bm25-lists.js';

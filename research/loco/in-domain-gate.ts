@@ -24,7 +24,7 @@ import {
   operatingPointKept,
   operatingPointMetrics,
   oracleCutF1,
-} from '../../src/eval/operating-points.js';
+} from '../../src/tooling/eval/operating-points.js';
 import { OPERATING_POINT_NAMES, type OperatingPointName } from '../../src/gate/policies/operating-points.js';
 import {
   type FoldFile,

@@ -1,5 +1,5 @@
 /**
- * Measurement, not a shipped path: rules for choosing the ranking blend's λ (src/training/ranking-blend-
+ * Measurement, not a shipped path: rules for choosing the ranking blend's λ (src/tooling/training/ranking-blend-
  * selection.ts), compared leave-one-collection-out on fold files of scripts/loco-base.ts, one folder per
  * split seed. Each rule sees only the training collections' VALIDATION queries of a fold (as the
  * pipeline does); the cell is the held-out collection's relative nDCG@10 gain over BM25 (BM25 top 100
@@ -15,7 +15,7 @@ import {
   pickRankingBlend,
   RANKING_BLEND_LAMBDAS,
   type RankingBlendCandidate,
-} from '../../src/training/ranking-blend-selection.js';
+} from '../../src/tooling/training/ranking-blend-selection.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' } } });
 if (!values.folds) throw new Error('--folds DIR[,DIR…] is required');

@@ -4,9 +4,9 @@
  */
 import type { PlattParameters } from '../../src/calibration/platt.js';
 import type { RankingBlend } from '../../src/tiers/trees/ranking-blend.js';
-import { ndcgAt } from '../../src/eval/metrics.js';
+import { ndcgAt } from '../../src/tooling/eval/metrics.js';
 import { plattProbability } from '../../src/calibration/platt.js';
-import type { GateList } from '../../src/eval/operating-points.js';
+import type { GateList } from '../../src/tooling/eval/operating-points.js';
 import {
   type PairedGain,
   RANKING_BLEND_LAMBDAS,
@@ -14,7 +14,7 @@ import {
   pairedRelativeGain,
   pickRankingBlend,
   rankingBlendCandidate,
-} from '../../src/training/ranking-blend-selection.js';
+} from '../../src/tooling/training/ranking-blend-selection.js';
 import { lexicalEvidence, rankingLogit, rankingProbability } from '../../src/tiers/trees/ranking-blend.js';
 
 export interface ScoredQuery {
@@ -95,7 +95,7 @@ export function rankingLogits(q: RankedQuery, lambda: number): number[] {
 
 /**
  * Per λ of RANKING_BLEND_LAMBDAS: the queries' relative nDCG@10 gain over BM25 and its standard error
- * (src/training/ranking-blend-selection.ts pairedRelativeGain), ordered by the ranking signal.
+ * (src/tooling/training/ranking-blend-selection.ts pairedRelativeGain), ordered by the ranking signal.
  */
 export function blendGainCurve(queries: readonly RankedQuery[]): PairedGain[] {
   const base = queries.map((q) =>

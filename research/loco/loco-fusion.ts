@@ -32,7 +32,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fitPlatt, plattProbability, type PlattParameters } from '../../src/calibration/platt.js';
-import { type GateList, fitOperatingPoints, operatingPointMetrics } from '../../src/eval/operating-points.js';
+import { type GateList, fitOperatingPoints, operatingPointMetrics } from '../../src/tooling/eval/operating-points.js';
 import { OPERATING_POINT_NAMES } from '../../src/gate/policies/operating-points.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' }, json: { type: 'string' } } });

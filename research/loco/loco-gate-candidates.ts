@@ -38,7 +38,7 @@ import {
   fitOperatingPoints,
   keptMetrics,
   operatingPointMetrics,
-} from '../../src/eval/operating-points.js';
+} from '../../src/tooling/eval/operating-points.js';
 import { operatingPointThreshold } from '../../src/gate/policies/operating-points.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' }, json: { type: 'string' } } });

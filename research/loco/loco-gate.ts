@@ -40,7 +40,7 @@ import {
   operatingPointMetrics,
   oracleCutF1,
   thresholdMetrics,
-} from '../../src/eval/operating-points.js';
+} from '../../src/tooling/eval/operating-points.js';
 import { OPERATING_POINT_NAMES, type OperatingPointName } from '../../src/gate/policies/operating-points.js';
 import type { RankingBlend } from '../../src/tiers/trees/ranking-blend.js';
 

@@ -19,7 +19,7 @@ import {
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type FitOptions, fitOperatingPoints, operatingPointMetrics } from '../../src/eval/operating-points.js';
+import { type FitOptions, fitOperatingPoints, operatingPointMetrics } from '../../src/tooling/eval/operating-points.js';
 import { OPERATING_POINT_NAMES } from '../../src/gate/policies/operating-points.js';
 import type { RankingBlend } from '../../src/tiers/trees/ranking-blend.js';
 

@@ -1,5 +1,5 @@
 /** Markdown for the operating-point tables of scripts/loco-gate.ts and scripts/in-domain-gate.ts. */
-import type { OperatingPointMetrics } from '../../src/eval/operating-points.js';
+import type { OperatingPointMetrics } from '../../src/tooling/eval/operating-points.js';
 
 export function fmt(v: number | null, digits = 3): string {
   return v === null || Number.isNaN(v) ? 'n/a' : v.toFixed(digits);

@@ -1,11 +1,11 @@
 // Dumps real and cross-collection (junk) gate lists scored by the shipped fast path, per corpus.
 import { writeFileSync } from 'node:fs';
-import { loadCollection, type Collection } from '../../src/eval/collection.js';
-import { buildCandidateLists } from '../../src/eval/candidates.js';
-import { createBm25FirstStage } from '../../src/eval/first-stage.js';
-import { resolveQuerySet } from '../../src/eval/query-set.js';
-import { loadEvalTier } from '../../src/eval/tiers.js';
-import { scoreCandidateListWithOrder, judgedGateList } from '../../src/eval/run-eval.js';
+import { loadCollection, type Collection } from '../../src/tooling/eval/collection.js';
+import { buildCandidateLists } from '../../src/tooling/eval/candidates.js';
+import { createBm25FirstStage } from '../../src/tooling/eval/first-stage.js';
+import { resolveQuerySet } from '../../src/tooling/eval/query-set.js';
+import { loadEvalTier } from '../../src/tooling/eval/tiers.js';
+import { scoreCandidateListWithOrder, judgedGateList } from '../../src/tooling/eval/run-eval.js';
 
 const names = ['cisi', 'cranfield', 'med', 'nfcorpus', 'scifact'];
 const cols: Record<string, Collection> = {};

@@ -2,7 +2,7 @@
  * Weighted logistic regression over a few features: P(y = 1 | x) = σ(b + Σ w_j x_j), fitted by
  * Newton's method (IRLS) with a small ridge penalty on w (never on b) and step halving, so the fit
  * is deterministic and converges on separable data too. Used to fit the list verdict and the score
- * calibration of operating points (src/eval/list-verdict-fit.ts); a handful of features and a few
+ * calibration of operating points (src/tooling/eval/list-verdict-fit.ts); a handful of features and a few
  * thousand rows, so a dense d × d solve per step is all it needs.
  */
 import { InvalidArgumentError } from '../errors.js';

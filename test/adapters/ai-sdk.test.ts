@@ -1,7 +1,7 @@
 import { createProviderRegistry, rerank } from 'ai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createRelevanceGate, NoSuchGateModelError, rerankingModel } from '../../src/adapters/ai-sdk/index.js';
-import { docPassage } from '../../src/eval/index.js';
+import { docPassage } from '../../src/tooling/eval/index.js';
 import {
   createGate,
   DEFAULT_ROUTING_RULES,

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Document, type DocumentInterface } from '@langchain/core/documents';
 import { BaseRetriever } from '@langchain/core/retrievers';
 import MiniSearch from 'minisearch';
-import { type CollectionDoc, docPassage, loadCollection } from '../../src/eval/index.js';
+import { type CollectionDoc, docPassage, loadCollection } from '../../src/tooling/eval/index.js';
 import {
   type FastPathScorer,
   loadFastPathScorer,

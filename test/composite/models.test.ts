@@ -30,7 +30,7 @@ import {
 } from '../../src/index.js';
 import { CONTRADICTS_PREMISE, EVIDENCE, INJECTION, RELEVANT } from '../../src/signals.js';
 import { createCrossEncoder, type CrossEncoder } from '../../src/tiers/cross-encoder/cross-encoder.js';
-import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { writeCrossEncoderModelDir } from '../../src/tooling/model-gen/index.js';
 import type { Scorer } from '../../src/types.js';
 import { realRequests } from '../cross-encoder/data.js';
 import {

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Tokenizer } from 'tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildContextAsync, estimateTokens, type GatedContext, neutralizeMarkup } from '../../src/context/index.js';
-import { type Collection, createBm25FirstStage, docPassage, loadCollection } from '../../src/eval/index.js';
+import { type Collection, createBm25FirstStage, docPassage, loadCollection } from '../../src/tooling/eval/index.js';
 import { createGate, type GateResult, loadFastPathScorer } from '../../src/index.js';
 
 const DATA = join(process.cwd(), '..', 'shared', 'data');

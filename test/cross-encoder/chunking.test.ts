@@ -28,7 +28,7 @@ import {
   type CrossEncoder,
   type CrossEncoderScores,
 } from '../../src/tiers/cross-encoder/cross-encoder.js';
-import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { writeCrossEncoderModelDir } from '../../src/tooling/model-gen/index.js';
 import { sigmoid } from '../../src/tiers/cross-encoder/model-contract.js';
 import { chunkRanges, PairTokenizer, type TruncationMode } from '../../src/tiers/cross-encoder/tokenize-pairs.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';

@@ -13,10 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortedError, DeadlineExceededError, DisposedError, InvalidArgumentError } from '../../src/errors.js';
 import { createCrossEncoder, type CrossEncoder } from '../../src/tiers/cross-encoder/cross-encoder.js';
 import { ModelContractError } from '../../src/tiers/cross-encoder/errors.js';
-import {
-  writeCrossEncoderModelDir,
-  type CrossEncoderPresetName,
-} from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { writeCrossEncoderModelDir, type CrossEncoderPresetName } from '../../src/tooling/model-gen/index.js';
 import { sigmoid } from '../../src/tiers/cross-encoder/model-contract.js';
 import { createCrossEncoderScorer } from '../../src/tiers/cross-encoder/scorer.js';
 import { isDetailedPairScore } from '../../src/types.js';

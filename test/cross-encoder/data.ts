@@ -9,7 +9,7 @@ import {
   BENCHMARK_PRESETS,
   CROSS_ENCODER_PRESETS,
   type CrossEncoderPresetName,
-} from '../../src/tiers/cross-encoder/model-gen/index.js';
+} from '../../src/tooling/model-gen/index.js';
 
 export interface TextPair {
   readonly collection: string;

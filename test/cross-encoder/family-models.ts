@@ -13,7 +13,7 @@ import {
   type ModelPresetName,
   type WriteCrossEncoderModelDirOptions,
   writeCrossEncoderModelDir,
-} from '../../src/tiers/cross-encoder/model-gen/index.js';
+} from '../../src/tooling/model-gen/index.js';
 import { packageRoot } from '../../src/util/package-root.js';
 
 export const SHARED_TOKENIZERS = join(packageRoot(), '..', 'shared', 'tokenizers');

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors.js';
 import { type CrossEncoder, createCrossEncoder } from '../../src/tiers/cross-encoder/cross-encoder.js';
 import { ModelContractError, ModelVariantNotFoundError } from '../../src/tiers/cross-encoder/errors.js';
-import { FAMILY_PRESETS } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { FAMILY_PRESETS } from '../../src/tooling/model-gen/index.js';
 import { createCrossEncoderScorer } from '../../src/tiers/cross-encoder/scorer.js';
 import { isDetailedPairScore } from '../../src/types.js';
 import { type TextPair, judgedPairs } from './data.js';

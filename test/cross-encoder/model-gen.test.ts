@@ -15,7 +15,7 @@ import { Tokenizer } from 'tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { register as registerModelsCommand } from '../../src/cli/commands/models.js';
 import { InvalidArgumentError } from '../../src/errors.js';
-import { decodeOnnxModel } from '../../src/tiers/cross-encoder/model-gen/onnx-proto.js';
+import { decodeOnnxModel } from '../../src/tooling/model-gen/onnx-proto.js';
 import {
   buildCrossEncoderOnnx,
   countParameters,
@@ -25,7 +25,7 @@ import {
   writeCrossEncoderModelDir,
   type CrossEncoderModelDirInfo,
   type CrossEncoderPresetName,
-} from '../../src/tiers/cross-encoder/model-gen/index.js';
+} from '../../src/tooling/model-gen/index.js';
 import { TINY_PRESETS } from './data.js';
 
 const SESSION_OPTIONS: ort.InferenceSession.SessionOptions = { intraOpNumThreads: 1, interOpNumThreads: 1 };

@@ -15,7 +15,7 @@ import {
   type CrossEncoder,
 } from '../../src/tiers/cross-encoder/cross-encoder.js';
 import { InferenceError, InputLimitError } from '../../src/tiers/cross-encoder/errors.js';
-import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { writeCrossEncoderModelDir } from '../../src/tooling/model-gen/index.js';
 import { defaultPoolSize, modelDimensionsFromConfig } from '../../src/tiers/cross-encoder/pool-sizing.js';
 
 let root: string;

@@ -14,7 +14,7 @@ import { Tokenizer } from 'tokenizers';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ModelFormatError } from '../../src/errors.js';
 import { createCrossEncoder } from '../../src/tiers/cross-encoder/cross-encoder.js';
-import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { writeCrossEncoderModelDir } from '../../src/tooling/model-gen/index.js';
 import { PairTokenizer, type TruncationMode } from '../../src/tiers/cross-encoder/tokenize-pairs.js';
 import { readVocabTxt, wordPieceTokenizerJson } from '../../src/tiers/cross-encoder/vocab-tokenizer.js';
 import { judgedPairs, SHARED_DATA, type TextPair } from './data.js';

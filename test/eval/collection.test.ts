@@ -8,9 +8,9 @@ import {
   docPassage,
   judgedQueryIds,
   loadCollection,
-} from '../../src/eval/collection.js';
-import { createBm25FirstStage } from '../../src/eval/first-stage.js';
-import { splitQueries } from '../../src/eval/splits.js';
+} from '../../src/tooling/eval/collection.js';
+import { createBm25FirstStage } from '../../src/tooling/eval/first-stage.js';
+import { splitQueries } from '../../src/tooling/eval/splits.js';
 
 const root = mkdtempSync(join(tmpdir(), 'rg-eval-coll-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

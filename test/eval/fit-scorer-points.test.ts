@@ -8,17 +8,21 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadCollection } from '../../src/eval/collection.js';
-import { runEvalCommand } from '../../src/eval/eval-command.js';
-import { runFitPointsCommand } from '../../src/eval/fit-points-command.js';
+import { loadCollection } from '../../src/tooling/eval/collection.js';
+import { runEvalCommand } from '../../src/tooling/eval/eval-command.js';
+import { runFitPointsCommand } from '../../src/tooling/eval/fit-points-command.js';
 import {
   fitScorerOperatingPoints,
   operatingPointsFileOf,
   type ScoredCollection,
   scoreCollectionForFit,
-} from '../../src/eval/fit-scorer-points.js';
-import { fitOperatingPoints, type JudgedGateList, operatingPointRows } from '../../src/eval/operating-points.js';
-import { EvalScoringError } from '../../src/eval/run-eval.js';
+} from '../../src/tooling/eval/fit-scorer-points.js';
+import {
+  fitOperatingPoints,
+  type JudgedGateList,
+  operatingPointRows,
+} from '../../src/tooling/eval/operating-points.js';
+import { EvalScoringError } from '../../src/tooling/eval/run-eval.js';
 import {
   createGate,
   InvalidArgumentError,
@@ -32,7 +36,7 @@ import { parseOperatingPointsFile } from '../../src/operating-points/file.js';
 import { mulberry32 as seededRandom } from '../../src/util/seeded-random.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { createCrossEncoder, createCrossEncoderScorer } from '../../src/index.js';
-import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { writeCrossEncoderModelDir } from '../../src/tooling/model-gen/index.js';
 
 const DATA = join(packageRoot(), '..', 'shared', 'data');
 const COLLECTIONS = ['cisi', 'cranfield', 'med', 'nfcorpus', 'scifact'];

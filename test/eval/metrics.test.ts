@@ -8,7 +8,7 @@ import {
   thresholdForPrecision,
   thresholdGrid,
   thresholdSweep,
-} from '../../src/eval/metrics.js';
+} from '../../src/tooling/eval/metrics.js';
 import { InvalidArgumentError } from '../../src/errors.js';
 
 const j = (entries: Array<[string, number]>): Map<string, number> => new Map(entries);

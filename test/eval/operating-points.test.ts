@@ -12,7 +12,7 @@ import {
   operatingPointRows,
   oracleCutF1,
   thresholdMetrics,
-} from '../../src/eval/operating-points.js';
+} from '../../src/tooling/eval/operating-points.js';
 import { OPERATING_POINT_NAMES, operatingPointThreshold } from '../../src/gate/policies/operating-points.js';
 import { createGate, InvalidArgumentError, RANKING, type ScorerPairResult } from '../../src/index.js';
 import { ids, passages, tableScorer } from '../gate/helpers.js';

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EVAL_TIERS, isRelevanceCrossEncoder, loadEvalTier } from '../../src/eval/tiers.js';
-import { loadCollection } from '../../src/eval/collection.js';
+import { EVAL_TIERS, isRelevanceCrossEncoder, loadEvalTier } from '../../src/tooling/eval/tiers.js';
+import { loadCollection } from '../../src/tooling/eval/collection.js';
 import { InvalidArgumentError } from '../../src/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rg-eval-tiers-'));

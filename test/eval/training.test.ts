@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { RankingDataset } from '../../src/training/dataset.js';
-import { labelsFor } from '../../src/training/grid-search.js';
-import { toProbabilities } from '../../src/training/train-fastpath.js';
-import type { CandidateList } from '../../src/eval/candidates.js';
+import type { RankingDataset } from '../../src/tooling/training/dataset.js';
+import { labelsFor } from '../../src/tooling/training/grid-search.js';
+import { toProbabilities } from '../../src/tooling/training/train-fastpath.js';
+import type { CandidateList } from '../../src/tooling/eval/candidates.js';
 import { trainOnMedSubset } from '../training/med-subset.js';
 
 function fakeDataset(): RankingDataset {

@@ -24,7 +24,7 @@ import {
   type CrossEncoder,
 } from '../../src/tiers/cross-encoder/cross-encoder.js';
 import { InferenceError, InputLimitError, ModelContractError } from '../../src/tiers/cross-encoder/errors.js';
-import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { writeCrossEncoderModelDir } from '../../src/tooling/model-gen/index.js';
 import { createCrossEncoderScorer } from '../../src/tiers/cross-encoder/scorer.js';
 import { createGate } from '../../src/gate/gate.js';
 import { createRouter } from '../../src/router/router.js';

@@ -20,7 +20,7 @@ import {
   type ModelPresetName,
   type WriteCrossEncoderModelDirOptions,
   writeCrossEncoderModelDir,
-} from '../../src/tiers/cross-encoder/model-gen/index.js';
+} from '../../src/tooling/model-gen/index.js';
 import {
   type EncodedPair,
   encodePairs,

@@ -17,7 +17,7 @@ import {
   defaultTokenizerJsonPath,
   TokenizerSourceError,
   writeCrossEncoderModelDir,
-} from '../../src/tiers/cross-encoder/model-gen/index.js';
+} from '../../src/tooling/model-gen/index.js';
 import {
   encodePairs,
   runLogits,

@@ -17,7 +17,7 @@ import {
   ONNX_VARIANT_FILES,
   type OnnxVariant,
   writeCrossEncoderModelDir,
-} from '../../src/tiers/cross-encoder/model-gen/index.js';
+} from '../../src/tooling/model-gen/index.js';
 import {
   type EncodedPair,
   encodePairs,

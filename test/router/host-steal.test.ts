@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readStealTicks, sampleSteal } from '../../src/loadgen/host-steal.js';
+import { readStealTicks, sampleSteal } from '../../src/tooling/loadgen/host-steal.js';
 
 const linux = existsSync('/proc/stat');
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { loadCollection } from '../../src/eval/collection.js';
+import { loadCollection } from '../../src/tooling/eval/collection.js';
 import type { Gate, GateResult } from '../../src/gate/types.js';
-import { runOpenLoopPhase } from '../../src/loadgen/open-loop.js';
-import { createRng, ZipfSampler } from '../../src/loadgen/random.js';
-import { buildWorkload, type Workload } from '../../src/loadgen/workload.js';
+import { runOpenLoopPhase } from '../../src/tooling/loadgen/open-loop.js';
+import { createRng, ZipfSampler } from '../../src/tooling/loadgen/random.js';
+import { buildWorkload, type Workload } from '../../src/tooling/loadgen/workload.js';
 import type { Passage } from '../../src/types.js';
 
 describe('Zipf sampler', () => {

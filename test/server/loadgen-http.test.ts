@@ -9,8 +9,8 @@ import {
   runHttpPoints,
   startFloorServer,
   type HttpBenchOptions,
-} from '../../src/loadgen/http-bench.js';
-import { formatTable } from '../../src/loadgen/report.js';
+} from '../../src/tooling/loadgen/http-bench.js';
+import { formatTable } from '../../src/tooling/loadgen/report.js';
 import type { RelevanceGateServer } from '../../src/server/index.js';
 import { SHARED_DATA, start } from './helpers.js';
 

@@ -5,11 +5,11 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadHttpWorkload, runHttpPoints, type HttpBenchOptions } from '../../src/loadgen/http-bench.js';
-import { HttpStatusError } from '../../src/loadgen/http-target.js';
-import { type LoadTarget, runOpenLoopPhase, type TargetResult } from '../../src/loadgen/open-loop.js';
-import { formatRequestOutcomes, formatTable } from '../../src/loadgen/report.js';
-import type { Workload, WorkloadQuery } from '../../src/loadgen/workload.js';
+import { loadHttpWorkload, runHttpPoints, type HttpBenchOptions } from '../../src/tooling/loadgen/http-bench.js';
+import { HttpStatusError } from '../../src/tooling/loadgen/http-target.js';
+import { type LoadTarget, runOpenLoopPhase, type TargetResult } from '../../src/tooling/loadgen/open-loop.js';
+import { formatRequestOutcomes, formatTable } from '../../src/tooling/loadgen/report.js';
+import type { Workload, WorkloadQuery } from '../../src/tooling/loadgen/workload.js';
 import type { RelevanceGateServer } from '../../src/server/index.js';
 import { SHARED_DATA, slowScorer, start } from './helpers.js';
 

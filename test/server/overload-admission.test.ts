@@ -25,7 +25,7 @@ import {
   scifactWork,
   summarize,
 } from '../../bench/admission-driver.js';
-import { writeCrossEncoderModelDir } from '../../src/tiers/cross-encoder/model-gen/index.js';
+import { writeCrossEncoderModelDir } from '../../src/tooling/model-gen/index.js';
 import { SHARED_DATA, spawnServeCli, waitForServing, type ServeCliProcess } from './helpers.js';
 
 const DATA = join(SHARED_DATA, 'scifact');

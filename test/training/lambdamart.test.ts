@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { CandidateList } from '../../src/eval/candidates.js';
+import type { CandidateList } from '../../src/tooling/eval/candidates.js';
 import { loadTreeModel } from '../../src/tiers/trees/load-tree-model.js';
 import type { TreeIR } from '../../src/tiers/trees/model-ir.js';
-import type { RankingDataset } from '../../src/training/dataset.js';
-import { type LambdaMartParams, ensembleBytes, trainLambdaMart } from '../../src/training/lambdamart.js';
-import { addLeafValues, assignLeaves, leafOf, refitLeaves } from '../../src/training/leaf-refit.js';
-import { fitRegressionTreeWithXGBoost } from '../../src/training/regression-tree-fitter.js';
-import { isBetterSelection, selectionScore } from '../../src/training/selection.js';
-import { ndcgByCollection } from '../../src/training/validation-metrics.js';
+import type { RankingDataset } from '../../src/tooling/training/dataset.js';
+import { type LambdaMartParams, ensembleBytes, trainLambdaMart } from '../../src/tooling/training/lambdamart.js';
+import { addLeafValues, assignLeaves, leafOf, refitLeaves } from '../../src/tooling/training/leaf-refit.js';
+import { fitRegressionTreeWithXGBoost } from '../../src/tooling/training/regression-tree-fitter.js';
+import { isBetterSelection, selectionScore } from '../../src/tooling/training/selection.js';
+import { ndcgByCollection } from '../../src/tooling/training/validation-metrics.js';
 
 /** Root: feature 1 < 0.5 → node 1 (leaf) else node 2: feature 0 < 2 → node 3 (leaf) else node 4 (leaf); missing goes left at the root, right at node 2. */
 function handTree(): TreeIR {

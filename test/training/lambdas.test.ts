@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeLambdas, idealDcg } from '../../src/training/lambdas.js';
+import { computeLambdas, idealDcg } from '../../src/tooling/training/lambdas.js';
 
 const log2 = Math.log2;
 

@@ -2,9 +2,9 @@
 import { join } from 'node:path';
 import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../../src/features/featurizer.js';
-import type { GridPoint } from '../../src/training/grid-search.js';
-import { trainFastPath } from '../../src/training/train-fastpath.js';
-import { createXGBoostBackend } from '../../src/training/xgboost-backend.js';
+import type { GridPoint } from '../../src/tooling/training/grid-search.js';
+import { trainFastPath } from '../../src/tooling/training/train-fastpath.js';
+import { createXGBoostBackend } from '../../src/tooling/training/xgboost-backend.js';
 
 const DATA = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');
 

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors.js';
 import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../../src/features/featurizer.js';
-import { type TrainFastPathOptions, trainFastPath } from '../../src/training/train-fastpath.js';
-import { createXGBoostBackend } from '../../src/training/xgboost-backend.js';
+import { type TrainFastPathOptions, trainFastPath } from '../../src/tooling/training/train-fastpath.js';
+import { createXGBoostBackend } from '../../src/tooling/training/xgboost-backend.js';
 
 const DATA = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { FEATURE_NAMES } from '../../src/features/schema.js';
-import type { CandidateList } from '../../src/eval/candidates.js';
-import type { RankingDataset } from '../../src/training/dataset.js';
+import type { CandidateList } from '../../src/tooling/eval/candidates.js';
+import type { RankingDataset } from '../../src/tooling/training/dataset.js';
 import {
   chooseRankingBlend,
   rankingScores,
   RANKING_BLEND_LAMBDAS,
-} from '../../src/training/ranking-blend-selection.js';
+} from '../../src/tooling/training/ranking-blend-selection.js';
 import { lexicalEvidence, rankingLogit, rankingProbability } from '../../src/tiers/trees/ranking-blend.js';
 
 const NF = FEATURE_NAMES.length;

@@ -6,20 +6,20 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CandidateList } from '../../src/eval/candidates.js';
-import { loadCollection } from '../../src/eval/collection.js';
-import { createBm25FirstStage } from '../../src/eval/first-stage.js';
-import { thresholdForPrecision } from '../../src/eval/metrics.js';
-import { splitQueries } from '../../src/eval/splits.js';
+import type { CandidateList } from '../../src/tooling/eval/candidates.js';
+import { loadCollection } from '../../src/tooling/eval/collection.js';
+import { createBm25FirstStage } from '../../src/tooling/eval/first-stage.js';
+import { thresholdForPrecision } from '../../src/tooling/eval/metrics.js';
+import { splitQueries } from '../../src/tooling/eval/splits.js';
 import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../../src/features/featurizer.js';
-import { buildRankingDataset, type DatasetSource } from '../../src/training/dataset.js';
-import { fitCalibration, gatePools, toProbabilities } from '../../src/training/train-fastpath.js';
-import { createXGBoostBackend } from '../../src/training/xgboost-backend.js';
+import { buildRankingDataset, type DatasetSource } from '../../src/tooling/training/dataset.js';
+import { fitCalibration, gatePools, toProbabilities } from '../../src/tooling/training/train-fastpath.js';
+import { createXGBoostBackend } from '../../src/tooling/training/xgboost-backend.js';
 import { SHIPPED_FASTPATH_MODEL_DIR } from '../../src/tiers/trees/fast-path-scorer.js';
 
 const DATA = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');
-// The pipeline's defaults (src/training/fastpath-pipeline.ts): BM25 top 100 per query, the gate sees the top 20.
+// The pipeline's defaults (src/tooling/training/fastpath-pipeline.ts): BM25 top 100 per query, the gate sees the top 20.
 const K = 100;
 const GATE_K = 20;
 

@@ -11,8 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runConvert } from '../../src/cli/commands/convert.js';
 import { runPredict } from '../../src/cli/commands/predict.js';
 import { loadTreeModel } from '../../src/index.js';
-import { runTreeTraining } from '../../src/training/trees/train-trees.js';
-import { parseFeatureCsv } from '../../src/training/trees/feature-csv.js';
+import { runTreeTraining } from '../../src/tooling/training/trees/train-trees.js';
+import { parseFeatureCsv } from '../../src/tooling/training/trees/feature-csv.js';
 import { fixturePath, readExpected, readMatrix, REPO_ROOT, withinTolerance } from './loader-fixtures.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
 

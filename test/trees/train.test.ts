@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors.js';
 import { loadTreeModel } from '../../src/index.js';
 import { parseTreeModelBytes } from '../../src/tiers/trees/loaders/parse-model.js';
-import { trainXGBoost, type XGBoostTrainData } from '../../src/training/trees/train-xgboost.js';
+import { trainXGBoost, type XGBoostTrainData } from '../../src/tooling/training/trees/train-xgboost.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
 
 function dataset(rows: number, seed: number, missing = 0.1): XGBoostTrainData {

@@ -4,7 +4,7 @@
  * See docs/bench.md.
  */
 import type { Command } from 'commander';
-import type { BenchCommandOptions } from '../../loadgen/bench-command.js';
+import type { BenchCommandOptions } from '../../tooling/loadgen/bench-command.js';
 
 export function register(program: Command): void {
   program
@@ -92,7 +92,7 @@ export function register(program: Command): void {
       false,
     )
     .action(async (opts: BenchCommandOptions) => {
-      const { runBenchCommand } = await import('../../loadgen/bench-command.js');
+      const { runBenchCommand } = await import('../../tooling/loadgen/bench-command.js');
       await runBenchCommand(opts);
     });
 }

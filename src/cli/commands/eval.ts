@@ -71,7 +71,7 @@ export function register(program: Command): void {
     )
     .option('--no-progress', 'no progress display')
     .action(async (opts: EvalCliOptions) => {
-      const { runEvalCommand } = await import('../../eval/eval-command.js');
+      const { runEvalCommand } = await import('../../tooling/eval/eval-command.js');
       const model = await tierModel(opts.tier, opts.model);
       const k = numberOption('k', opts.k, isPositiveInt, 'a positive integer');
       const gateK = numberOption('gate-k', opts.gateK, isPositiveInt, 'a positive integer');

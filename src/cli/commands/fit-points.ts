@@ -62,7 +62,7 @@ export function register(program: Command): void {
       "do not pass the first-stage rank as the passages' retrieval_rank feature (text-only scoring)",
     )
     .action(async (opts: FitPointsCliOptions) => {
-      const { runFitPointsCommand } = await import('../../eval/fit-points-command.js');
+      const { runFitPointsCommand } = await import('../../tooling/eval/fit-points-command.js');
       const model = await tierModel(opts.tier, opts.model);
       await runFitPointsCommand({
         collectionDirs: opts.collection,

@@ -54,7 +54,7 @@ function list(text: string | undefined): string[] {
 async function runModels(options: ModelsOptions): Promise<void> {
   const { join } = await import('node:path');
   const { existsSync } = await import('node:fs');
-  const gen = await import('../../tiers/cross-encoder/model-gen/index.js');
+  const gen = await import('../../tooling/model-gen/index.js');
   const seed = parseSeed(options.seed);
   const chosen = [...list(options.only), ...list(options.preset)];
   if ((options.only !== undefined || options.preset !== undefined) && chosen.length === 0) {

@@ -21,7 +21,7 @@ export async function runPredict(opts: PredictCliOptions, write: (s: string) => 
   }
   const { readFile } = await import('node:fs/promises');
   const { loadTreeModel } = await import('../../tiers/trees/load-tree-model.js');
-  const { parseFeatureCsv, formatOutputRows } = await import('../../training/trees/feature-csv.js');
+  const { parseFeatureCsv, formatOutputRows } = await import('../../tooling/training/trees/feature-csv.js');
   const model = await loadTreeModel(opts.model);
   try {
     let text: string;

@@ -1,10 +1,10 @@
 /**
  * `relevance-gate train-fastpath`: trains and writes the fast-path lexical model directory (see
- * src/training/fastpath-pipeline.ts and models/fastpath-lexical/MODEL_CARD.md).
+ * src/tooling/training/fastpath-pipeline.ts and models/fastpath-lexical/MODEL_CARD.md).
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
-import type { GridName } from '../../training/fastpath-pipeline.js';
+import type { GridName } from '../../tooling/training/fastpath-pipeline.js';
 
 interface TrainCliOptions {
   data: string;
@@ -38,7 +38,7 @@ export function register(program: Command): void {
     .option('--check', 'rerun the pipeline for the chosen point and fail unless the outputs are byte-identical', false)
     .option('--no-progress', 'no progress display')
     .action(async (opts: TrainCliOptions) => {
-      const { runFastPathPipeline } = await import('../../training/fastpath-pipeline.js');
+      const { runFastPathPipeline } = await import('../../tooling/training/fastpath-pipeline.js');
       const seed = Number(opts.seed);
       if (!Number.isInteger(seed) || seed < 0)
         throw new InvalidArgumentError(`--seed must be a non-negative integer, got "${opts.seed}"`);

@@ -65,7 +65,7 @@ export function register(program: Command): void {
     .requiredOption('--out <file>', 'model output (.json → XGBoost JSON, otherwise legacy binary)')
     .option('--no-progress', 'no progress display')
     .action(async (opts: TrainCliOptions) => {
-      const { runTreeTraining } = await import('../../training/trees/train-trees.js');
+      const { runTreeTraining } = await import('../../tooling/training/trees/train-trees.js');
       const { createProgress } = await import('../../util/progress.js');
       const rounds = integer('rounds', opts.rounds);
       const bar = opts.progress ? createProgress('train', rounds) : undefined;

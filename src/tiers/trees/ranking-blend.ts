@@ -12,7 +12,7 @@
  * Division by (1 + λ) only rescales (the order is that of margin + λ · evidence): it keeps z near
  * the margin's range so σ(z) does not saturate to 1.0 in float64 and tie pairs that differ.
  * Pure function of the pair's margin and features (no other passage of the list): cache-safe.
- * λ is chosen by the training pipeline (src/training/ranking-blend-selection.ts) and declared in
+ * λ is chosen by the training pipeline (src/tooling/training/ranking-blend-selection.ts) and declared in
  * meta.json as `rankingBlend: { lambda }`; models without it emit no `ranking`.
  */
 import { BM25_PARAMETERS } from '../../features/schema.js';

@@ -1,0 +1,203 @@
+/**
+ * The work behind `relevance-gate fit-points` (the CLI file only parses options): for each judged
+ * collection, load the tier (the fast path with that collection's own corpus statistics), score the
+ * chosen queries' first-stage top gateK, release the tier; then fit the operating points on all
+ * collections, measure them held out, print the tables and write the operating-points file.
+ */
+import { InvalidArgumentError } from '../../errors.js';
+import { type OperatingPointsFile, serializeOperatingPointsFile } from '../../operating-points/file.js';
+import { createProgress } from '../../util/progress.js';
+import { loadCollection } from './collection.js';
+import { writeOut } from './eval-command.js';
+import {
+  fitScorerOperatingPoints,
+  operatingPointsFileOf,
+  type ScoredCollection,
+  type ScorerPointsFit,
+  scoreCollectionForFit,
+} from './fit-scorer-points.js';
+import type { OperatingPointRow } from './operating-points.js';
+import { QUERY_SET_NAMES, type QuerySetName, resolveQuerySet } from './query-set.js';
+import { loadEvalTier } from './tiers.js';
+
+export interface FitPointsCommandOptions {
+  readonly collectionDirs: readonly string[];
+  readonly tier: string;
+  readonly model: string;
+  /** Query set per collection (QUERY_SET_NAMES); 'heldout' = the queries the model did not train on. */
+  readonly queries: string;
+  readonly gateK: number;
+  readonly preciseRecallFloor?: number | undefined;
+  /** Where to write the operating-points file. */
+  readonly out?: string | undefined;
+  /** Where to write the whole fit (every row, bounds) as JSON. */
+  readonly jsonOut?: string | undefined;
+  readonly progress: boolean;
+  readonly retrievalRank?: boolean;
+  /**
+   * Score each corpus with the other collections' queries too (lists that hold nothing relevant),
+   * so every point gets a sufficiency verdict and a floor. Default true (with two collections or more).
+   */
+  readonly junk?: boolean;
+  readonly log?: (line: string) => void;
+}
+
+export interface FitPointsCommandResult {
+  readonly fit: ScorerPointsFit;
+  readonly file: OperatingPointsFile;
+}
+
+function num(v: number | null, digits = 3): string {
+  return v === null ? 'n/a' : v.toFixed(digits);
+}
+
+function percent(v: number | null): string {
+  return v === null ? 'n/a' : `${(100 * v).toFixed(1)} %`;
+}
+
+function rowCells(r: OperatingPointRow): string {
+  const junk =
+    r.junkLists === 0 ? 'n/a' : `${percent(r.junkNothingKeptShare)} (${(r.junkKeptPerList ?? 0).toFixed(2)} kept)`;
+  return `${num(r.precision)} | ${num(r.recall)} | ${num(r.f1)} | ${num(r.f1KeepAll)} | ${r.f1Ratio.toFixed(2)}× | ${r.nothingKept} / ${r.queriesWithRelevant} (${percent(r.nothingKeptShare)}) | ${r.keptPerQuery.toFixed(2)} | ${junk}`;
+}
+
+const ROW_HEADER =
+  'precision | recall | F1 kept | F1 keep-all | F1 ratio | nothing kept (of queries with a relevant candidate) | kept / query | junk lists left empty (kept per junk list)';
+
+/** The fit as Markdown tables: the points, their meaning held out and fitted, and the bounds. */
+export function summarizeFit(fit: ScorerPointsFit): string {
+  const lines: string[] = [];
+  const w = (s: string) => lines.push(s);
+  w(`operating points of model ${fit.model} (gate on the first-stage top ${fit.gateK})`);
+  w('');
+  w('| point | beta | shift | fit objective |');
+  w('|---|---|---|---|');
+  for (const [name, f] of Object.entries(fit.fits))
+    w(`| ${name} | ${f.point.beta} | ${f.point.shift} | ${f.objective} |`);
+  if (fit.collections.length > 1) {
+    w('');
+    w('Held out: each collection gated by points fitted on the OTHER collections (what a new collection gets).');
+    w('');
+    w(`| collection | point | beta / shift | ${ROW_HEADER} |`);
+    w(`|---|---|---|${'---|'.repeat(8)}`);
+    for (const c of fit.collections)
+      for (const r of c.heldOut?.rows ?? [])
+        w(`| ${c.collection} | ${r.name} | ${r.point.beta} / ${r.point.shift} | ${rowCells(r)} |`);
+  }
+  w('');
+  w('Fitted: each collection gated by the points above (fitted on every collection, this one included).');
+  w('');
+  w(`| collection | queries | point | ${ROW_HEADER} |`);
+  w(`|---|---|---|${'---|'.repeat(8)}`);
+  for (const c of fit.collections)
+    for (const r of c.fitted) w(`| ${c.collection} | ${c.queries} | ${r.name} | ${rowCells(r)} |`);
+  w('');
+  w("Bounds (the collection's own labels known): no single point, and no cut of the order, does better.");
+  w('');
+  w('| collection | F1 keep-all | best point of the fit grid | best cut per query |');
+  w('|---|---|---|---|');
+  for (const c of fit.collections) {
+    const b = c.bounds;
+    if (b === null) w(`| ${c.collection} | n/a (no relevant candidate) | | |`);
+    else
+      w(
+        `| ${c.collection} | ${num(b.f1KeepAll)} | ${num(b.gridBest.f1)} (${b.gridBest.f1Ratio.toFixed(2)}×, beta ${b.gridBest.point.beta}, shift ${b.gridBest.point.shift}) | ${num(b.perQueryCut.f1)} (${b.perQueryCut.f1Ratio.toFixed(2)}×) |`,
+      );
+  }
+  const curves = fit.collections.filter((c) => c.verdict !== null);
+  if (curves.length > 0) {
+    w('');
+    w(
+      "Sufficiency verdict held out (balanced weights fitted on the other collections): real lists with a relevant candidate left empty / junk lists left empty, the bias set on the other collections to leave at most the target share of their real lists empty; bound: fitted on this collection's own lists at 10 %.",
+    );
+    w('');
+    const targets = curves[0]!.verdict!.curve.map((p) => `${(100 * p.target).toFixed(0)} %`);
+    w(`| collection | junk lists | ${targets.join(' | ')} | label-known bound |`);
+    w(`|---|---|${'---|'.repeat(targets.length + 1)}`);
+    for (const c of curves) {
+      const v = c.verdict!;
+      const cells = v.curve.map((p) => `${percent(p.realEmpty)} / ${percent(p.junkEmpty)}`);
+      const bound = v.bound === null ? 'n/a' : `${percent(v.bound.realEmpty)} / ${percent(v.bound.junkEmpty)}`;
+      w(`| ${c.collection} | ${c.junkLists} | ${cells.join(' | ')} | ${bound} |`);
+    }
+  }
+  w('');
+  w("Returned score: expected calibration error (10 bins) on each collection's real lists.");
+  w('');
+  w('| collection | fitted on all | held out (fitted on the others) | bound (fitted on its own labels) |');
+  w('|---|---|---|---|');
+  for (const c of fit.collections)
+    w(
+      `| ${c.collection} | ${num(c.calibration.fitted)} | ${num(c.calibration.heldOut)} | ${num(c.calibration.bound)} |`,
+    );
+  return lines.join('\n');
+}
+
+export async function runFitPointsCommand(options: FitPointsCommandOptions): Promise<FitPointsCommandResult> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (!QUERY_SET_NAMES.includes(options.queries as QuerySetName))
+    throw new InvalidArgumentError(`--queries must be one of ${QUERY_SET_NAMES.join(', ')}, got "${options.queries}"`);
+  if (options.collectionDirs.length === 0) throw new InvalidArgumentError('give at least one --collection');
+  const collections = options.collectionDirs.map((dir) => loadCollection(dir));
+  // Every collection's query set is resolved once (against the first tier's splits) so that the
+  // junk lists of one corpus are the other collections' same queries.
+  const querySets = new Map<string, readonly string[]>();
+  const scored: ScoredCollection[] = [];
+  let shapeModel = false;
+  for (const collection of collections) {
+    // One tier per collection: the fast path scores with the collection's own corpus statistics,
+    // and a cross-encoder's workers are released before the next collection loads.
+    const tier = await loadEvalTier({ tier: options.tier, model: options.model, collection, log });
+    try {
+      shapeModel ||= !tier.relevanceModel;
+      const setOf = (c: typeof collection): readonly string[] => {
+        let ids = querySets.get(c.fingerprint);
+        if (ids === undefined) {
+          const set = resolveQuerySet(c, options.queries as QuerySetName, tier.splits);
+          ids = set.queryIds;
+          querySets.set(c.fingerprint, ids);
+          if (c === collection) log(`fit-points: ${c.name}: ${ids.length} queries: ${set.reason}`);
+        }
+        return ids;
+      };
+      const queryIds = setOf(collection);
+      const foreign =
+        options.junk === false
+          ? []
+          : collections.filter((c) => c !== collection).map((c) => ({ collection: c, queryIds: setOf(c) }));
+      const total = queryIds.length + foreign.reduce((n, f) => n + f.queryIds.length, 0);
+      const progress = options.progress ? createProgress(`fit-points ${collection.name}`, total) : null;
+      scored.push(
+        await scoreCollectionForFit({
+          collection,
+          scorer: tier.scorer,
+          queryIds,
+          foreign,
+          gateK: options.gateK,
+          retrievalRank: options.retrievalRank ?? true,
+          ...(progress ? { onProgress: (done: number) => progress.update(done) } : {}),
+        }),
+      );
+      progress?.finish();
+    } finally {
+      await tier.close();
+    }
+  }
+  if (shapeModel)
+    log('fit-points: WARNING: a speed/shape model with random weights: its operating points and figures mean nothing');
+  const fit = fitScorerOperatingPoints(
+    scored,
+    options.preciseRecallFloor === undefined ? {} : { preciseRecallFloor: options.preciseRecallFloor },
+  );
+  const file = operatingPointsFileOf(fit);
+  process.stdout.write(`${summarizeFit(fit)}\n`);
+  if (options.out !== undefined) {
+    writeOut(options.out, serializeOperatingPointsFile(file));
+    log(`fit-points: wrote ${options.out}`);
+  }
+  if (options.jsonOut !== undefined) {
+    writeOut(options.jsonOut, `${JSON.stringify({ tool: 'relevance-gate fit-points', ...fit }, null, 2)}\n`);
+    log(`fit-points: wrote ${options.jsonOut}`);
+  }
+  return { fit, file };
+}

@@ -1,0 +1,116 @@
+/**
+ * Scorer tiers `relevance-gate eval` can evaluate. Each entry loads a model into a `Scorer` plus
+ * what the evaluation needs from it (recommended threshold, target precision, the splits it was
+ * trained with). Add a tier by adding a loader to TIER_LOADERS; nothing else changes.
+ *
+ * - trees: the fast-path lexical model (loadFastPathScorer). Corpus statistics: --stats FILE, else
+ *   built from the collection's docs.jsonl (what training did per collection), never the model's own
+ *   statistics file, so IDF matches the evaluated corpus.
+ * - cross-encoder: an ONNX cross-encoder folder (createCrossEncoder). No splits or recommended
+ *   threshold: all judged queries, threshold tuned on them (reported as such). A folder whose
+ *   config.json marks it a speed/shape model (random weights) is labelled so everywhere.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { InvalidArgumentError } from '../../errors.js';
+import type { FastPathScorer } from '../../tiers/trees/fast-path-scorer.js';
+import type { Scorer } from '../../types.js';
+import type { Collection } from './collection.js';
+import { SPLITS_FILE, type SplitsFile, readSplitsFile } from './query-set.js';
+
+export interface EvalTier {
+  readonly name: string;
+  readonly scorer: Scorer;
+  /** One line: model, statistics, anything that qualifies the numbers. */
+  readonly description: string;
+  /** False for speed/shape models (random weights): their relevance numbers mean nothing. */
+  readonly relevanceModel: boolean;
+  readonly recommendedThreshold?: number;
+  readonly targetPrecision?: number;
+  readonly splits: SplitsFile | null;
+  close(): Promise<void>;
+}
+
+export interface LoadEvalTierOptions {
+  readonly tier: string;
+  readonly model: string;
+  readonly collection: Collection;
+  readonly statsFile?: string | undefined;
+  readonly log?: (line: string) => void;
+}
+
+type TierLoader = (options: LoadEvalTierOptions) => Promise<EvalTier>;
+
+const loadTreesTier: TierLoader = async (options) => {
+  const { loadFastPathScorer } = await import('../../tiers/trees/fast-path-scorer.js');
+  const { buildCorpusStats } = await import('../../features/corpus-stats.js');
+  let statsNote: string;
+  let scorer: FastPathScorer;
+  if (options.statsFile !== undefined) {
+    scorer = await loadFastPathScorer(options.model, { statsPath: options.statsFile });
+    statsNote = `corpus statistics from ${options.statsFile}`;
+  } else {
+    const t0 = performance.now();
+    const stats = await buildCorpusStats(options.collection.docs);
+    statsNote = `corpus statistics built from ${options.collection.name}/docs.jsonl (${stats.docCount} docs, ${Math.round(performance.now() - t0)} ms)`;
+    scorer = await loadFastPathScorer(options.model, { stats });
+  }
+  const meta = scorer.meta;
+  return {
+    name: 'trees',
+    scorer,
+    description: `fast-path lexical trees ${options.model} (${meta.objective}, ${scorer.model.numTrees} trees, id ${scorer.id}); ${statsNote}`,
+    relevanceModel: true,
+    ...(scorer.recommendedThreshold !== undefined ? { recommendedThreshold: scorer.recommendedThreshold } : {}),
+    ...(typeof meta.targetPrecision === 'number' ? { targetPrecision: meta.targetPrecision } : {}),
+    splits: readSplitsFile(join(options.model, SPLITS_FILE)),
+    async close() {
+      scorer.model.dispose();
+    },
+  };
+};
+
+/** True unless the model folder says it is a speed/shape model (config.json relevance_gate.kind). */
+export function isRelevanceCrossEncoder(modelDir: string): boolean {
+  try {
+    const config = JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8')) as {
+      relevance_gate?: { kind?: unknown };
+    };
+    const kind = config.relevance_gate?.kind;
+    return !(typeof kind === 'string' && /speed\/shape|not a relevance model/i.test(kind));
+  } catch {
+    return true;
+  }
+}
+
+const loadCrossEncoderTier: TierLoader = async (options) => {
+  const { createCrossEncoder } = await import('../../tiers/cross-encoder/cross-encoder.js');
+  const { createCrossEncoderScorer } = await import('../../tiers/cross-encoder/scorer.js');
+  const encoder = await createCrossEncoder({ modelDir: options.model });
+  const relevanceModel = isRelevanceCrossEncoder(options.model);
+  return {
+    name: 'cross-encoder',
+    scorer: createCrossEncoderScorer(encoder),
+    description:
+      `cross-encoder ${options.model} (${encoder.info.workers} workers, max length ${encoder.info.maxLength}, id ${encoder.info.id})` +
+      (relevanceModel ? '' : ' - SPEED/SHAPE MODEL (random weights): relevance numbers are meaningless'),
+    relevanceModel,
+    splits: null,
+    async close() {
+      await encoder.close();
+    },
+  };
+};
+
+const TIER_LOADERS: Readonly<Record<string, TierLoader>> = {
+  trees: loadTreesTier,
+  'cross-encoder': loadCrossEncoderTier,
+};
+
+export const EVAL_TIERS: readonly string[] = Object.keys(TIER_LOADERS);
+
+export async function loadEvalTier(options: LoadEvalTierOptions): Promise<EvalTier> {
+  const loader = TIER_LOADERS[options.tier];
+  if (!loader) throw new InvalidArgumentError(`--tier must be one of ${EVAL_TIERS.join(', ')}, got "${options.tier}"`);
+  return loader(options);
+}

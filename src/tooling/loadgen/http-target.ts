@@ -1,0 +1,134 @@
+/**
+ * The open-loop generator's HTTP target: each `filter` call is one request to a relevance-gate
+ * server (or any server speaking the protocol) over a keep-alive connection pool. The remaining
+ * budget travels in `x-budget-ms` (so a request the generator sent late gets less time, exactly
+ * as in-process), request bodies are serialised once per workload query, and a non-2xx answer is
+ * an error of that request (the table counts it), except 429: a refusal under load, counted apart.
+ */
+import { Agent, request as httpRequest } from 'node:http';
+import type { Passage } from '../../types.js';
+import type { LoadTarget, TargetResult } from './open-loop.js';
+
+export type HttpProtocol = 'cohere' | 'tei' | 'gate';
+
+export interface HttpTargetOptions {
+  /** Base URL, e.g. http://127.0.0.1:8080. */
+  readonly url: string;
+  readonly protocol: HttpProtocol;
+  /** Model name sent in the body (cohere / gate; TEI servers ignore it). */
+  readonly model?: string;
+  readonly apiKey?: string;
+  /** Connections kept open at most (more requests wait for one: counted in their latency). Default 128. */
+  readonly maxSockets?: number;
+}
+
+export interface HttpTarget extends LoadTarget {
+  readonly path: string;
+  /** Responses by HTTP status. */
+  readonly statuses: Readonly<Record<string, number>>;
+  close(): void;
+}
+
+/** A non-2xx answer. `refused` for 429 (the server shed the request): not an error of the run. */
+export class HttpStatusError extends Error {
+  readonly status: number;
+  readonly refused: boolean;
+  constructor(status: number, text: string) {
+    super(`HTTP ${status}: ${text.slice(0, 200)}`);
+    this.name = 'HttpStatusError';
+    this.status = status;
+    this.refused = status === 429;
+  }
+}
+
+const PATHS: Readonly<Record<HttpProtocol, string>> = { cohere: '/v1/rerank', tei: '/rerank', gate: '/v1/gate' };
+
+function bodyOf(
+  protocol: HttpProtocol,
+  model: string | undefined,
+  query: string,
+  passages: readonly Passage[],
+): string {
+  const texts = passages.map((p) => (p.title === undefined || p.title === '' ? p.text : `${p.title} ${p.text}`));
+  switch (protocol) {
+    case 'cohere':
+      return JSON.stringify({ ...(model === undefined ? {} : { model }), query, documents: texts });
+    case 'tei':
+      return JSON.stringify({ ...(model === undefined ? {} : { model }), query, texts, truncate: true });
+    case 'gate':
+      return JSON.stringify({
+        ...(model === undefined ? {} : { model }),
+        query,
+        passages: passages.map((p) => ({
+          id: p.id,
+          text: p.text,
+          ...(p.title === undefined ? {} : { title: p.title }),
+        })),
+      });
+  }
+}
+
+interface GateResponse {
+  readonly tier?: TargetResult['tier'];
+  readonly stats?: TargetResult['stats'];
+}
+
+export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
+  const base = new URL(options.url);
+  if (base.protocol !== 'http:') throw new Error(`only http:// targets are supported, got ${options.url}`);
+  const path = `${base.pathname.replace(/\/$/, '')}${PATHS[options.protocol]}`;
+  const agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 128, maxFreeSockets: 128 });
+  const bodies = new WeakMap<readonly Passage[], Buffer>();
+  const statuses: Record<string, number> = {};
+  const headersBase: Record<string, string> = { 'content-type': 'application/json' };
+  if (options.apiKey !== undefined) headersBase.authorization = `Bearer ${options.apiKey}`;
+
+  const post = (body: Buffer, budgetMs: number | undefined): Promise<{ status: number; text: string }> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string | number> = { ...headersBase, 'content-length': body.length };
+      if (budgetMs !== undefined) headers['x-budget-ms'] = Math.max(0.001, budgetMs).toFixed(3);
+      const req = httpRequest(
+        { hostname: base.hostname, port: base.port || 80, path, method: 'POST', agent, headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  return {
+    path,
+    statuses,
+    async filter(query, passages, filterOptions) {
+      let body = bodies.get(passages);
+      if (body === undefined) {
+        body = Buffer.from(bodyOf(options.protocol, options.model, query, passages));
+        bodies.set(passages, body);
+      }
+      const deadline = filterOptions?.deadline;
+      // A budget already spent still goes out (the server answers at once): the latency counts.
+      const { status, text } = await post(body, deadline === undefined ? undefined : deadline - Date.now());
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      if (status < 200 || status >= 300) throw new HttpStatusError(status, text);
+      const k = passages.length;
+      if (options.protocol === 'gate') {
+        const parsed = JSON.parse(text) as GateResponse;
+        if (parsed.tier !== undefined && parsed.stats !== undefined)
+          return { tier: parsed.tier, stats: parsed.stats, errors: [], status };
+      } else JSON.parse(text);
+      return {
+        tier: { scorer: 'http', name: 'http', counts: {} },
+        stats: { retrieved: k, unscored: 0, unscoredByReason: {} },
+        errors: [],
+        status,
+      };
+    },
+    close() {
+      agent.destroy();
+    },
+  };
+}

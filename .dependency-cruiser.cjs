@@ -4,7 +4,7 @@
  *   base      errors, types, signals, util, scoring, calibration, operating-points (what every layer shares)
  *   native    the addon loader
  *   features  lexical features over the addon
- *   tiers     scorers: trees, cross-encoder, llm-judge
+ *   tiers     scorers: fast-path, cross-encoder, llm-judge
  *   cache     the score cache
  *   composite one tier assembled from several scorers (signals merged, cached per member)
  *   router    the tier router

@@ -9,7 +9,7 @@
  *   # cross-encoder: 8 documents, 300 ms budget, 2 × capacity for 60 s
  *   npx tsx bench/admission.ts --model cross-encoder --docs 8 --budget-ms 300 --duration 60
  *   # fast path: 20 documents, 100 ms budget, 256 sockets, 2 × capacity for 60 s
- *   npx tsx bench/admission.ts --model fastpath --docs 20 --budget-ms 100 --sockets 256 --duration 60
+ *   npx tsx bench/admission.ts --model fast-path --docs 20 --budget-ms 100 --sockets 256 --duration 60
  *
  * Options: --factor 2, --capacity-sec 10, --capacity-concurrency (4 cross-encoder, 8 fast path:
  * enough callers to keep the server busy, few enough that none waits past admission.maxQueueMs),
@@ -50,7 +50,7 @@ function num(name: string, fallback: number): number {
 
 const root = packageRoot();
 const model = arg('model', 'cross-encoder');
-const crossEncoder = model !== 'fastpath';
+const crossEncoder = model !== 'fast-path';
 const docs = num('docs', crossEncoder ? 8 : 20);
 const budgetMs = num('budget-ms', crossEncoder ? 300 : 100);
 const factor = num('factor', 2);

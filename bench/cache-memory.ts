@@ -19,14 +19,14 @@ const shapes: Array<[string, (i: number) => ScorerPairResult]> = [
   ['plain {relevance}', (i) => ({ relevant: (i % 997) / 997 })],
   [
     'detailed {probabilities, raw, tier}',
-    (i) => ({ probabilities: { relevant: (i % 997) / 997 }, raw: { relevant: i / 7 }, tier: 'crossEncoder' }),
+    (i) => ({ probabilities: { relevant: (i % 997) / 997 }, raw: { relevant: i / 7 }, tier: 'cross-encoder' }),
   ],
   [
     'detailed, 3 signals',
     (i) => ({
       probabilities: { relevant: (i % 997) / 997, answer: 0.25 + i / 1e9, conflict: 0.125 + i / 1e9 },
       raw: { relevant: i / 7, answer: i / 9, conflict: i / 11 },
-      tier: 'trees',
+      tier: 'fast-path',
     }),
   ],
 ];

@@ -17,7 +17,7 @@ import {
   type Scorer,
 } from '../src/index.js';
 import { DEFAULT_LATE_BOUND_MS } from '../src/tooling/loadgen/open-loop.js';
-import { crossEncoderTier, treesTier } from '../src/router/tiers.js';
+import { crossEncoderTier, fastPathTier } from '../src/router/tiers.js';
 
 const argValue = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -31,7 +31,7 @@ const fastGate = createGate({ scorer });
 const stuck: Scorer = { id: 'stuck-ce', signals: ['relevant'], score: () => new Promise<never>(() => undefined) };
 const routerGate = createGate({
   scorer: createRouter({
-    tiers: [treesTier(scorer), { name: 'crossEncoder', scorer: stuck, quality: 2, estimateMs: () => 1 }],
+    tiers: [fastPathTier(scorer), { name: 'cross-encoder', scorer: stuck, quality: 2, estimateMs: () => 1 }],
     routing: { mode: 'cascade' },
   }),
 });
@@ -132,7 +132,7 @@ else {
       const freshTrees = await loadFastPathScorer();
       try {
         const router = createRouter({
-          tiers: [treesTier(freshTrees), crossEncoderTier(encoder)],
+          tiers: [fastPathTier(freshTrees), crossEncoderTier(encoder)],
           routing: { mode: 'cascade' },
         });
         if (warm) await router.warmUp();

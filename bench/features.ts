@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/features.ts [--collection scifact] [--seconds 2]
  *
- * Tree scoring uses models/fastpath-lexical when it exists; otherwise a deterministic
+ * Tree scoring uses models/fast-path-lexical when it exists; otherwise a deterministic
  * SPEED/SHAPE fixture ensemble (300 depth-6 trees over the 23 features, thresholds drawn from real
  * feature values): its scores mean nothing, only its cost does.
  */
@@ -16,8 +16,8 @@ import { loadFastPathScorer, type CorpusStats, type FastPathScorer } from '../sr
 import { FEATURE_NAMES, NUM_FEATURES } from '../src/features/schema.js';
 import { buildCorpusStats } from '../src/features/corpus-stats.js';
 import { extractFeatures } from '../src/features/extract.js';
-import { createTreeModel, type TreeModel } from '../src/tiers/trees/tree-model.js';
-import type { TreeEnsembleIR, TreeIR } from '../src/tiers/trees/model-ir.js';
+import { createTreeModel, type TreeModel } from '../src/tiers/fast-path/tree-model.js';
+import type { TreeEnsembleIR, TreeIR } from '../src/tiers/fast-path/model-ir.js';
 import { packageRoot } from '../src/util/package-root.js';
 
 interface Doc {
@@ -174,14 +174,14 @@ function measure(name: string, fn: (i: number) => unknown): number {
 
 async function main(): Promise<void> {
   const stats = await buildCorpusStats(join(dataDir, 'docs.jsonl'));
-  const shippedDir = join(packageRoot(), 'models', 'fastpath-lexical');
+  const shippedDir = join(packageRoot(), 'models', 'fast-path-lexical');
   let model: TreeModel;
   let modelLabel: string;
   let scorer: FastPathScorer | undefined;
   if (existsSync(join(shippedDir, 'meta.json'))) {
     scorer = await loadFastPathScorer(shippedDir, { stats });
     model = scorer.model;
-    modelLabel = `shipped models/fastpath-lexical (${model.numTrees} trees)`;
+    modelLabel = `shipped models/fast-path-lexical (${model.numTrees} trees)`;
   } else {
     model = fixtureModel(stats);
     modelLabel = `SPEED/SHAPE fixture: ${model.numTrees} random depth-6 trees (not a relevance model)`;

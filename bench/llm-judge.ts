@@ -163,7 +163,7 @@ for (const [point, qps] of [...(PREWARM > 0 ? [QPS[0]] : []), ...QPS].entries())
   });
   const s = judge.stats();
   const st = await server.stats();
-  const answered = result.pairsByTier.llmJudge ?? 0;
+  const answered = result.pairsByTier['llm-judge'] ?? 0;
   const row: LoadRow = {
     offeredQps: qps,
     load: qps / capacityQps,

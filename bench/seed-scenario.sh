@@ -21,7 +21,7 @@ load=(--k 20 --budget-ms 100 --warmup 5 --qps 1000 --duration "$seconds" --zipf 
 for c in $collections; do
   echo "== $c, in-process"
   "${cli[@]}" bench --collection "../shared/data/$c" "${load[@]}" --routing cascade \
-    --cross-encoder "$ce" --trees models/fastpath-lexical --json "$out/$c-in-process.json"
+    --cross-encoder "$ce" --fast-path models/fast-path-lexical --json "$out/$c-in-process.json"
 
   echo "== $c, serve + bench --url"
   "${cli[@]}" serve --port "$port" --cross-encoder "$ce" --log-level warn &

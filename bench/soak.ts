@@ -1,5 +1,5 @@
 /**
- * Soak: the gate with the cascade router (trees → cross-encoder) under a sustained overload of the
+ * Soak: the gate with the cascade router (fast path → cross-encoder) under a sustained overload of the
  * cross-encoder, for minutes, in one process. First the cross-encoder's capacity is measured in the
  * same run (closed loop straight to the tier, as `relevance-gate bench --capacity` does), then an
  * open-loop phase offers `--factor` × that capacity (pairs/s, k pairs per request) for `--minutes`.
@@ -14,7 +14,7 @@
  * Usage:
  *   npx tsx bench/soak.ts [--minutes 10] [--factor 2] [--capacity-sec 10] [--budget-ms 100]
  *     [--collection ../shared/data/scifact] [--k 20] [--cross-encoder models/generated/tinybert-l2]
- *     [--trees models/fastpath-lexical] [--worker-nice 10] [--return-margin-ms 5] [--workers N]
+ *     [--fast-path models/fast-path-lexical] [--worker-nice 10] [--return-margin-ms 5] [--workers N]
  *     [--late-bound-ms 2] [--warmup-sec 5] [--cache] [--no-loop-watch] [--seed 1] [--json out.json]
  * See docs/bench.md (Soak) and docs/router.md (Hard deadline).
  */
@@ -29,11 +29,11 @@ import { measureCapacity } from '../src/tooling/loadgen/capacity.js';
 import { DEFAULT_LATE_BOUND_MS, runOpenLoopPhase } from '../src/tooling/loadgen/open-loop.js';
 import { buildBenchWorkload } from '../src/tooling/loadgen/workload.js';
 import { createRouter } from '../src/router/router.js';
-import { crossEncoderTier, treesTier } from '../src/router/tiers.js';
+import { crossEncoderTier, fastPathTier } from '../src/router/tiers.js';
 import type { RouterStats } from '../src/router/types.js';
 import { createCrossEncoder } from '../src/tiers/cross-encoder/cross-encoder.js';
 import { createCrossEncoderScorer } from '../src/tiers/cross-encoder/scorer.js';
-import { loadFastPathScorer } from '../src/tiers/trees/fast-path-scorer.js';
+import { loadFastPathScorer } from '../src/tiers/fast-path/fast-path-scorer.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -60,7 +60,7 @@ const workers = workersArg === '' ? undefined : numberArg('workers', 2);
 const seed = numberArg('seed', 1);
 const collectionDir = arg('collection', '../shared/data/scifact');
 const crossEncoderDir = arg('cross-encoder', 'models/generated/tinybert-l2');
-const treesDir = arg('trees', 'models/fastpath-lexical');
+const fastPathDir = arg('fast-path', 'models/fast-path-lexical');
 const useCache = flag('cache');
 const jsonPath = arg('json', '');
 const log = (line: string): void => {
@@ -73,7 +73,7 @@ log(
   `collection ${collection.name}: ${workload.queries.length} queries, BM25 top-${k} (mean ${workload.meanPassages.toFixed(1)} passages)`,
 );
 const stats = await buildCorpusStats(join(collection.dir, 'docs.jsonl'));
-const trees = await loadFastPathScorer(treesDir, { stats });
+const fastPath = await loadFastPathScorer(fastPathDir, { stats });
 const threadsBefore = listThreads();
 const encoder = await createCrossEncoder({ modelDir: crossEncoderDir, workers, maxPendingPairs: 10_000_000 });
 if (workerNice !== undefined)
@@ -81,7 +81,7 @@ if (workerNice !== undefined)
 log(
   `cross-encoder ${encoder.info.id}: ${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads (speed/shape model)`,
 );
-const threshold = trees.recommendedThreshold ?? 0.5;
+const threshold = fastPath.recommendedThreshold ?? 0.5;
 
 let exitCode = 0;
 try {
@@ -100,7 +100,7 @@ try {
   // 2. The system under test.
   const cache: ScoreCache | undefined = useCache ? createScoreCache({ maxBytes: 256 * 1024 * 1024 }) : undefined;
   const router = createRouter({
-    tiers: [treesTier(trees), crossEncoderTier(encoder)],
+    tiers: [fastPathTier(fastPath), crossEncoderTier(encoder)],
     routing: { mode: 'cascade', threshold },
     cache,
     defaultBudgetMs: budgetMs,
@@ -187,7 +187,7 @@ try {
       errorPairs: diff('errorPairs'),
       unscoredPairs: diff('unscoredPairs'),
       ceShare:
-        t === undefined ? 0 : (t.pairsByTier.crossEncoder ?? 0) / Math.max(1, t.requests * workload.meanPassages),
+        t === undefined ? 0 : (t.pairsByTier['cross-encoder'] ?? 0) / Math.max(1, t.requests * workload.meanPassages),
       rssMb: mean(samples[m]?.rss ?? []) / 1048576,
       heapMb: mean(samples[m]?.heap ?? []) / 1048576,
       // The router's answer-lag allowance at the end of the minute, and the host's steal in it.
@@ -293,9 +293,9 @@ try {
             seed,
             collectionDir,
             crossEncoderDir,
-            treesDir,
+            fastPathDir,
             threshold,
-            crossEncoder: encoder.info.id,
+            crossEncoderId: encoder.info.id,
             workers: encoder.info.workers,
           },
           capacity,
@@ -312,6 +312,6 @@ try {
   }
 } finally {
   await encoder.close();
-  trees.model.dispose();
+  fastPath.model.dispose();
 }
 process.exitCode = exitCode;

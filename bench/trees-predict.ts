@@ -23,9 +23,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadTreeModel } from '../src/tiers/trees/load-tree-model.js';
-import { treeKernelName, type TreeModel } from '../src/tiers/trees/tree-model.js';
-import type { NativeKernel } from '../src/tiers/trees/native-trees.js';
+import { loadTreeModel } from '../src/tiers/fast-path/load-tree-model.js';
+import { treeKernelName, type TreeModel } from '../src/tiers/fast-path/tree-model.js';
+import type { NativeKernel } from '../src/tiers/fast-path/native-trees.js';
 import { packageRoot } from '../src/util/package-root.js';
 
 interface Args {

@@ -13,10 +13,10 @@ const request = JSON.parse(readFileSync(new URL('./request.json', import.meta.ur
 
 const scorer = await loadFastPathScorer(); // the shipped fast-path model
 const gate = createGate({ scorer, policy: { threshold: scorer.recommendedThreshold ?? 0.5 } });
-const relevanceGate = createRelevanceGate({ gates: { fastpath: gate } });
+const relevanceGate = createRelevanceGate({ gates: { 'fast-path': gate } });
 
 const { ranking, rerankedDocuments, providerMetadata } = await rerank({
-  model: relevanceGate.reranking('fastpath'),
+  model: relevanceGate.reranking('fast-path'),
   query: request.query,
   documents: request.passages, // object documents are read through their `text` (and `title`) fields
   topN: 5,

@@ -12,8 +12,8 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadXGBoostJson } from '../src/tiers/trees/loaders/xgboost-json.js';
-import { NATIVE_OBJECTIVES, flattenEnsemble } from '../src/tiers/trees/native-trees.js';
+import { loadXGBoostJson } from '../src/tiers/fast-path/loaders/xgboost-json.js';
+import { NATIVE_OBJECTIVES, flattenEnsemble } from '../src/tiers/fast-path/native-trees.js';
 import { packageRoot } from '../src/util/package-root.js';
 
 const outDir = process.argv[2];

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const addon = require(process.env.RELEVANCE_GATE_ADDON ?? '../build/Release/relevance_gate.node');
-// The native enum's order, as TREE_OBJECTIVES in src/tiers/trees/model-ir.ts: repeated here because
+// The native enum's order, as TREE_OBJECTIVES in src/tiers/fast-path/model-ir.ts: repeated here because
 // this script runs as plain JS (no TypeScript loader under valgrind) and may not import the .ts source.
 const objectives = [
   'binary:logistic',

@@ -120,7 +120,7 @@ export {
 export {
   createRouter,
   crossEncoderTier,
-  treesTier,
+  fastPathTier,
   type RoutingMode,
   type RoutingOptions,
   type TierSpec,
@@ -136,24 +136,24 @@ export {
   type Router,
 } from './router/index.js';
 
-// Trees tier: the fast path and XGBoost models
+// Fast-path tier: the fast-path scorer and XGBoost tree models
 export {
   loadFastPathScorer,
-  SHIPPED_FASTPATH_MODEL_DIR,
+  SHIPPED_FAST_PATH_MODEL_DIR,
   type FastPathScorer,
   type FastPathModelMeta,
   type LoadFastPathScorerOptions,
-} from './tiers/trees/fast-path-scorer.js';
-export { loadTreeModel, type LoadTreeModelOptions, type TreeModelFormat } from './tiers/trees/load-tree-model.js';
-export type { RankingBlend } from './tiers/trees/ranking-blend.js';
+} from './tiers/fast-path/fast-path-scorer.js';
+export { loadTreeModel, type LoadTreeModelOptions, type TreeModelFormat } from './tiers/fast-path/load-tree-model.js';
+export type { RankingBlend } from './tiers/fast-path/ranking-blend.js';
 export {
   createTreeModel,
   type TreeModel,
   type TreeModelOptions,
   type TreePredictOptions,
   type TreeOutputKind,
-} from './tiers/trees/tree-model.js';
-export type { TreeEnsembleIR, TreeIR, TreeObjective } from './tiers/trees/model-ir.js';
+} from './tiers/fast-path/tree-model.js';
+export type { TreeEnsembleIR, TreeIR, TreeObjective } from './tiers/fast-path/model-ir.js';
 export { CorpusStats, loadCorpusStats } from './features/corpus-stats.js';
 export { FeatureSchemaMismatchError, CorpusStatsFormatError } from './features/errors.js';
 

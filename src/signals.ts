@@ -9,7 +9,7 @@ export const RELEVANT = 'relevant';
 /**
  * An ORDERING score in [0, 1]: higher = earlier in the returned list. Not a probability of
  * relevance and never a keep/drop input: scorers that rank better with a second per-pair score
- * than with `relevant` (the fast path's BM25 blend, src/tiers/trees/ranking-blend.ts) emit it, and
+ * than with `relevant` (the fast path's BM25 blend, src/tiers/fast-path/ranking-blend.ts) emit it, and
  * the gate orders what it returns by it while keeping or dropping on `relevant`. A [0, 1] value
  * (stored like every signal, validated by the cache) and a pure function of the pair, so a stored
  * result is re-ordered without rescoring.

@@ -71,7 +71,7 @@ export interface Scorer {
 }
 
 /** Tier labels used in results, stats and bench output. */
-export type TierName = 'cache' | 'trees' | 'crossEncoder' | (string & {});
+export type TierName = 'cache' | 'fast-path' | 'cross-encoder' | 'llm-judge' | (string & {});
 
 /** Distinguishes a DetailedPairScore from a plain probability record. */
 export function isDetailedPairScore(value: ScorerPairResult): value is DetailedPairScore {

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { judgedQueryIds, loadCollection } from '../../src/tooling/eval/collection.js';
 import { createBm25FirstStage } from '../../src/tooling/eval/first-stage.js';
 import { averagePrecision, meanOf, ndcgAt } from '../../src/tooling/eval/metrics.js';
-import { discoverCollections } from '../../src/tooling/training/fastpath-pipeline.js';
+import { discoverCollections } from '../../src/tooling/training/fast-path-pipeline.js';
 
 const at = process.argv.indexOf('--data');
 const dataDir = resolve(at > 0 ? process.argv[at + 1]! : '../shared/data');

@@ -26,7 +26,7 @@
  * labels (scripts/corpus-lsi.ts), as `relevance-gate stats` could build it.
  *
  * Usage: npx tsx scripts/loco-base.ts [--data ../shared/data] [--out /tmp/rg-loco/quick] [--grid quick]
- *        [--only cisi,med] [--shipped models/fastpath-lexical] [--seed 42] [--extra idf-spread]
+ *        [--only cisi,med] [--shipped models/fast-path-lexical] [--seed 42] [--extra idf-spread]
  *        [--head-terms 48] [--lsi-rank 64] [--in-domain --cv 5]
  */
 import type { ScoredQuery } from './loco-fold-data.js';
@@ -40,10 +40,10 @@ import { type CorpusStats, buildCorpusStats } from '../../src/features/corpus-st
 import { tokenize } from '../../src/features/tokenize.js';
 import { LexicalFeaturizer } from '../../src/features/featurizer.js';
 import type { PlattParameters } from '../../src/calibration/platt.js';
-import type { RankingBlend } from '../../src/tiers/trees/ranking-blend.js';
+import type { RankingBlend } from '../../src/tiers/fast-path/ranking-blend.js';
 import { type PairFeaturizer, type RankingDataset, buildRankingDataset } from '../../src/tooling/training/dataset.js';
-import { GRIDS, type GridName, discoverCollections } from '../../src/tooling/training/fastpath-pipeline.js';
-import { trainFastPath } from '../../src/tooling/training/train-fastpath.js';
+import { GRIDS, type GridName, discoverCollections } from '../../src/tooling/training/fast-path-pipeline.js';
+import { trainFastPath } from '../../src/tooling/training/train-fast-path.js';
 import { createXGBoostBackend } from '../../src/tooling/training/xgboost-backend.js';
 import type { Passage } from '../../src/types.js';
 import { buildCollectionLsi, foldIn, latentCosine, type LsiModel } from './corpus-lsi.js';

@@ -2,22 +2,22 @@
  * Rewrites the operating-point section of an existing model directory's MODEL_CARD.md without
  * retraining: runs the training pipeline's own test evaluation (`relevance-gate eval --queries test`,
  * fresh process per collection, with and without retrieval_rank) and renders the section exactly as
- * `train-fastpath` would (src/tooling/training/operating-points-card.ts), between the gate table and
- * "## Limits". A later `train-fastpath --check` run writes the same card.
+ * `train-fast-path` would (src/tooling/training/operating-points-card.ts), between the gate table and
+ * "## Limits". A later `train-fast-path --check` run writes the same card.
  *
- * Usage: npx tsx scripts/loco-card.ts [--data ../shared/data] [--model models/fastpath-lexical]
+ * Usage: npx tsx scripts/loco-card.ts [--data ../shared/data] [--model models/fast-path-lexical]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { discoverCollections, evalInFreshProcess } from '../../src/tooling/training/fastpath-pipeline.js';
+import { discoverCollections, evalInFreshProcess } from '../../src/tooling/training/fast-path-pipeline.js';
 import type { TestResult } from '../../src/tooling/training/model-card.js';
 import { renderOperatingPointsSection } from '../../src/tooling/training/operating-points-card.js';
 
 const { values } = parseArgs({
   options: {
     data: { type: 'string', default: '../shared/data' },
-    model: { type: 'string', default: 'models/fastpath-lexical' },
+    model: { type: 'string', default: 'models/fast-path-lexical' },
   },
 });
 const dataDir = resolve(values.data as string);

@@ -3,7 +3,7 @@
  * scripts/loco-gate.ts / loco-fusion.ts read, and the nDCG@10 of one query under a given order.
  */
 import type { PlattParameters } from '../../src/calibration/platt.js';
-import type { RankingBlend } from '../../src/tiers/trees/ranking-blend.js';
+import type { RankingBlend } from '../../src/tiers/fast-path/ranking-blend.js';
 import { ndcgAt } from '../../src/tooling/eval/metrics.js';
 import { plattProbability } from '../../src/calibration/platt.js';
 import type { GateList } from '../../src/tooling/eval/operating-points.js';
@@ -15,7 +15,7 @@ import {
   pickRankingBlend,
   rankingBlendCandidate,
 } from '../../src/tooling/training/ranking-blend-selection.js';
-import { lexicalEvidence, rankingLogit, rankingProbability } from '../../src/tiers/trees/ranking-blend.js';
+import { lexicalEvidence, rankingLogit, rankingProbability } from '../../src/tiers/fast-path/ranking-blend.js';
 
 export interface ScoredQuery {
   readonly q: string;

@@ -42,7 +42,7 @@ import {
   thresholdMetrics,
 } from '../../src/tooling/eval/operating-points.js';
 import { OPERATING_POINT_NAMES, type OperatingPointName } from '../../src/gate/policies/operating-points.js';
-import type { RankingBlend } from '../../src/tiers/trees/ranking-blend.js';
+import type { RankingBlend } from '../../src/tiers/fast-path/ranking-blend.js';
 
 const { values } = parseArgs({
   options: {

@@ -21,7 +21,7 @@ import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type FitOptions, fitOperatingPoints, operatingPointMetrics } from '../../src/tooling/eval/operating-points.js';
 import { OPERATING_POINT_NAMES } from '../../src/gate/policies/operating-points.js';
-import type { RankingBlend } from '../../src/tiers/trees/ranking-blend.js';
+import type { RankingBlend } from '../../src/tiers/fast-path/ranking-blend.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' } } });
 if (!values.folds) throw new Error('--folds DIR[,DIR…] is required');

@@ -13,7 +13,7 @@ for (const n of names) cols[n] = loadCollection(`../shared/data/${n}`);
 const out: unknown[] = [];
 for (const corpus of names) {
   const c = cols[corpus]!;
-  const tier = await loadEvalTier({ tier: 'trees', model: 'models/fastpath-lexical', collection: c });
+  const tier = await loadEvalTier({ tier: 'fast-path', model: 'models/fast-path-lexical', collection: c });
   const fs = createBm25FirstStage(c);
   const real = resolveQuerySet(c, 'heldout', tier.splits).queryIds;
   for (const src of names) {

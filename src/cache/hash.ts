@@ -97,7 +97,7 @@ export function nativeContentHash(): boolean {
 
 /**
  * 64-bit hash (16 hex digits) of everything in a passage that the scorer reads: title, text,
- * caller-supplied features when present (the trees tier scores them), and the values of the
+ * caller-supplied features when present (the fast-path tier scores them), and the values of the
  * metadata keys the scorer declares (`Scorer.metadataKeys`; other metadata is not hashed). An
  * absent title and an empty title hash differently; an absent key hashes like `null`.
  */

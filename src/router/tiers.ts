@@ -2,7 +2,8 @@
  * TierSpec builders for the built-in tiers: the cross-encoder pool (slow, queued, cached, with the
  * batcher's own wait estimate) and the tree fast path (inline: the fallback of every pair).
  */
-import { createCrossEncoderScorer } from '../tiers/cross-encoder/scorer.js';
+import { CROSS_ENCODER_TIER, createCrossEncoderScorer } from '../tiers/cross-encoder/scorer.js';
+import { FAST_PATH_TIER } from '../tiers/fast-path/fast-path-scorer.js';
 import type { CrossEncoder } from '../tiers/cross-encoder/cross-encoder.js';
 import type { Scorer } from '../types.js';
 import type { TierSpec } from './types.js';
@@ -14,10 +15,10 @@ export interface CrossEncoderTierOptions {
   readonly cache?: boolean;
 }
 
-/** The cross-encoder as a router tier named 'crossEncoder' (quality 2 by default). */
+/** The cross-encoder as a router tier named 'cross-encoder' (quality 2 by default). */
 export function crossEncoderTier(encoder: CrossEncoder, options: CrossEncoderTierOptions = {}): TierSpec {
   return {
-    name: 'crossEncoder',
+    name: CROSS_ENCODER_TIER,
     scorer: createCrossEncoderScorer(encoder),
     quality: options.quality ?? 2,
     cache: options.cache ?? true,
@@ -30,7 +31,7 @@ export function crossEncoderTier(encoder: CrossEncoder, options: CrossEncoderTie
   };
 }
 
-export interface TreesTierOptions {
+export interface FastPathTierOptions {
   readonly quality?: number;
   /**
    * Store fast-path results in the router's cache too (default true: lexical features of ~250-word
@@ -40,7 +41,7 @@ export interface TreesTierOptions {
   readonly cache?: boolean;
 }
 
-/** The tree fast path as the inline router tier named 'trees' (quality 1 by default). */
-export function treesTier(scorer: Scorer, options: TreesTierOptions = {}): TierSpec {
-  return { name: 'trees', scorer, quality: options.quality ?? 1, inline: true, cache: options.cache ?? true };
+/** The tree fast path as the inline router tier named 'fast-path' (quality 1 by default). */
+export function fastPathTier(scorer: Scorer, options: FastPathTierOptions = {}): TierSpec {
+  return { name: FAST_PATH_TIER, scorer, quality: options.quality ?? 1, inline: true, cache: options.cache ?? true };
 }

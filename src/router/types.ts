@@ -22,7 +22,7 @@ export interface RoutingOptions {
   readonly fixedTier?: TierName;
   /**
    * Tier `cascade` sends the pairs nearest the threshold to; default the highest-quality tier.
-   * With trees, a cross-encoder and an LLM judge, `cascadeTier: 'crossEncoder'` keeps the judge
+   * With the fast path, a cross-encoder and an LLM judge, `cascadeTier: 'cross-encoder'` keeps the judge
    * out of the cascade (it then serves `fixed`/`budget` views or direct calls).
    */
   readonly cascadeTier?: TierName;
@@ -34,7 +34,7 @@ export interface RoutingOptions {
 
 /** A scorer tier as the router sees it. */
 export interface TierSpec {
-  /** Label on results and in stats, e.g. 'trees' or 'crossEncoder'. Must not be 'cache'. */
+  /** Label on results and in stats, e.g. 'fast-path' or 'cross-encoder'. Must not be 'cache'. */
   readonly name: TierName;
   readonly scorer: Scorer;
   /** Higher is better (more accurate). Tiers must have distinct qualities. */

@@ -2,7 +2,7 @@
  * relevance-gate/server: an HTTP reranking server that speaks Cohere v1/v2, TEI and the engine's
  * own gate protocol over the library's gates, routers and tiers. See docs/server.md.
  *
- *   const server = await startServer({ port: 8080 });   // the shipped fast path as `fastpath`
+ *   const server = await startServer({ port: 8080 });   // the shipped fast path as `fast-path`
  *   await server.close();                                // graceful: drains in-flight requests
  *
  * Fastify and prom-client are imported on first use, so importing this module costs little.

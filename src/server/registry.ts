@@ -4,7 +4,6 @@
  * between the routers that name them, and owns their lifetime. Readiness means every model loaded.
  */
 import { RELEVANT } from '../signals.js';
-import { join } from 'node:path';
 import {
   createCrossEncoder,
   createCrossEncoderScorer,
@@ -13,7 +12,7 @@ import {
   createScoreCache,
   crossEncoderTier,
   loadFastPathScorer,
-  treesTier,
+  fastPathTier,
   type CrossEncoder,
   type CrossEncoderStats,
   type FastPathScorer,
@@ -30,7 +29,8 @@ import {
   type TierSpec,
 } from '../index.js';
 import { loadOperatingPointsPolicy } from '../operating-points/file.js';
-import { packageRoot } from '../util/package-root.js';
+import { CROSS_ENCODER_TIER } from '../tiers/cross-encoder/scorer.js';
+import { FAST_PATH_TIER, SHIPPED_FAST_PATH_MODEL_DIR } from '../tiers/fast-path/fast-path-scorer.js';
 import { AdmissionController, type AdmissionOptions } from './admission.js';
 import {
   defaultCrossEncoderThreads,
@@ -161,8 +161,8 @@ export function createModelRegistry(
 
   const loadTier = async (name: string, model: ModelConfig): Promise<TierModel> => {
     switch (model.type) {
-      case 'fastpath': {
-        const dir = model.dir ?? join(packageRoot(), 'models', 'fastpath-lexical');
+      case 'fast-path': {
+        const dir = model.dir ?? SHIPPED_FAST_PATH_MODEL_DIR;
         const scorer = await loadFastPathScorer(dir, model.stats === undefined ? {} : { statsPath: model.stats });
         return {
           name,
@@ -318,20 +318,22 @@ export function createModelRegistry(
     const encoders: Array<{ name: string; stats(): CrossEncoderStats }> = [];
     let nextQuality = 2;
     let maxInputTokens: number | undefined;
-    // Pairs are labelled with the built-in tier names ('trees', 'crossEncoder') so results, metrics
-    // and bench tables read the same as in-process; a second cross-encoder keeps its model name.
+    // Pairs are labelled with the built-in tier names ('fast-path', 'cross-encoder') so results, metrics
+    // and bench tables read the same as in-process; a second cross-encoder keeps its model name (a
+    // cross-encoder model named 'cross-encoder' keeps its name too, so no two tiers share a label).
     const labels = new Map<string, string>();
     const warmTiers: string[] = [];
+    const ceLabelTaken = model.tiers.some((t) => t === CROSS_ENCODER_TIER && tiers.get(t)?.encoder !== undefined);
     for (const tierName of model.tiers) {
       const tier = tiers.get(tierName) as TierModel;
       if (tier.fastPath !== undefined) {
         fastPath = tier.fastPath;
-        labels.set(tierName, 'trees');
-        warmTiers.push('trees');
-        specs.push(treesTier(tier.fastPath));
+        labels.set(tierName, FAST_PATH_TIER);
+        warmTiers.push(FAST_PATH_TIER);
+        specs.push(fastPathTier(tier.fastPath));
       } else if (tier.encoder !== undefined) {
         const encoder = tier.encoder;
-        const label = [...labels.values()].includes('crossEncoder') ? tierName : 'crossEncoder';
+        const label = ceLabelTaken || [...labels.values()].includes(CROSS_ENCODER_TIER) ? tierName : CROSS_ENCODER_TIER;
         labels.set(tierName, label);
         warmTiers.push(label);
         encoders.push({ name: tierName, stats: () => encoder.stats() });

@@ -291,7 +291,7 @@ export function cutByDeadline(item: GateItem, outcome: DeadlineContext): boolean
   if (reason === 'timeout' || reason === 'aborted') return true;
   if (reason !== 'scorer-null') return false;
   const type = outcome.model.description.type;
-  if (type === 'fastpath' || type === 'router') return true;
+  if (type === 'fast-path' || type === 'router') return true;
   return outcome.endedAtMs >= outcome.deadlineMs - outcome.budgetMs / 4;
 }
 

@@ -89,23 +89,23 @@ describe('rerank() from ai 7 with the fast-path gate (MED documents)', () => {
   });
 
   it('the provider object: reranking(name), ProviderV4 registry, unknown names refused', async () => {
-    const relevanceGate = createRelevanceGate({ gates: { fastpath: gate } });
+    const relevanceGate = createRelevanceGate({ gates: { 'fast-path': gate } });
     const { query, docs } = candidates[1];
     const direct = await rerank({ model: rerankingModel(gate), query, documents: docs });
-    const viaProvider = await rerank({ model: relevanceGate.reranking('fastpath'), query, documents: docs });
+    const viaProvider = await rerank({ model: relevanceGate.reranking('fast-path'), query, documents: docs });
     expect(viaProvider.ranking).toEqual(direct.ranking);
-    expect(viaProvider.response.modelId).toBe('fastpath');
-    expect(relevanceGate.reranking('fastpath')).toBe(relevanceGate.rerankingModel('fastpath'));
+    expect(viaProvider.response.modelId).toBe('fast-path');
+    expect(relevanceGate.reranking('fast-path')).toBe(relevanceGate.rerankingModel('fast-path'));
     const registry = createProviderRegistry({ gate: relevanceGate });
-    const viaRegistry = await rerank({ model: registry.rerankingModel('gate:fastpath'), query, documents: docs });
+    const viaRegistry = await rerank({ model: registry.rerankingModel('gate:fast-path'), query, documents: docs });
     expect(viaRegistry.ranking).toEqual(direct.ranking);
-    expect(() => relevanceGate.reranking('nope' as 'fastpath')).toThrow(NoSuchGateModelError);
+    expect(() => relevanceGate.reranking('nope' as 'fast-path')).toThrow(NoSuchGateModelError);
     expect(() => relevanceGate.languageModel('x')).toThrow(/reranking models only/);
   });
 
   it("specificationVersion 'v3' (ai 6) is accepted by ai 7 too", async () => {
     const { query, docs } = candidates[2];
-    const v3 = rerankingModel(gate, { specificationVersion: 'v3', modelId: 'fastpath-v3' });
+    const v3 = rerankingModel(gate, { specificationVersion: 'v3', modelId: 'fast-path-v3' });
     expect(v3.specificationVersion).toBe('v3');
     const r3 = await rerank({ model: v3, query, documents: docs });
     const r4 = await rerank({ model: rerankingModel(gate), query, documents: docs });

@@ -12,12 +12,12 @@ import {
 } from '../../src/index.js';
 
 export const SHARED_DATA = join(process.cwd(), '..', 'shared', 'data');
-export const FASTPATH_MODEL_DIR = 'models/fastpath-lexical';
+export const FAST_PATH_MODEL_DIR = 'models/fast-path-lexical';
 
 let fastPath: Promise<FastPathScorer> | undefined;
 /** The shipped fast-path scorer, loaded once per test file. */
 export function fastPathScorer(): Promise<FastPathScorer> {
-  fastPath ??= loadFastPathScorer(FASTPATH_MODEL_DIR);
+  fastPath ??= loadFastPathScorer(FAST_PATH_MODEL_DIR);
   return fastPath;
 }
 

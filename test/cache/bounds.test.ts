@@ -66,7 +66,7 @@ describe('L1 byte bound and TTL', () => {
       result: {
         probabilities: { relevant: 0.5, answer: 0.1 },
         raw: { relevant: 0.1, answer: -2 },
-        tier: 'crossEncoder',
+        tier: 'cross-encoder',
       },
       scoredAt: 1,
     });

@@ -71,7 +71,7 @@ describe('score cache keys', () => {
     expect((await run(c, 'q', [{ id: 'b', text: 'same' }])).cached).toEqual([false]);
   });
 
-  it('misses when caller features change (the trees tier reads them)', async () => {
+  it('misses when caller features change (the fast-path tier reads them)', async () => {
     const c = cache();
     await run(c, 'q', [{ id: 'a', text: 't', features: { bm25: 1.5, rank: 1 } }]);
     expect((await run(c, 'q', [{ id: 'a', text: 't', features: { rank: 1, bm25: 1.5 } }])).cached).toEqual([true]);

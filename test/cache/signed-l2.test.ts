@@ -61,7 +61,7 @@ function forgedValue(scoredAt = Date.now() - 1000): Buffer {
   return packr.pack([
     1,
     scoredAt,
-    { probabilities: { relevant: FORGED_SCORE, ranking: FORGED_SCORE }, raw: { relevant: 7 }, tier: 'trees' },
+    { probabilities: { relevant: FORGED_SCORE, ranking: FORGED_SCORE }, raw: { relevant: 7 }, tier: 'fast-path' },
   ]);
 }
 

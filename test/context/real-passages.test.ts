@@ -21,7 +21,7 @@ beforeAll(async () => {
   tokenizer = Tokenizer.fromFile(BPE_TOKENIZER);
   med = loadCollection(join(DATA, 'med'));
   const bm25 = createBm25FirstStage(med);
-  const scorer = await loadFastPathScorer('models/fastpath-lexical');
+  const scorer = await loadFastPathScorer('models/fast-path-lexical');
   // 'related' mode keeps more than the budget holds, so the budget decides.
   const gate = createGate({ scorer, policy: { mode: 'related' } });
   results = [];

@@ -198,7 +198,7 @@ describe('createCrossEncoder (tiny speed/shape model)', () => {
     results.forEach((r, i) => {
       expect(r !== null && isDetailedPairScore(r)).toBe(true);
       if (r === null || !isDetailedPairScore(r)) return;
-      expect(r.tier).toBe('crossEncoder');
+      expect(r.tier).toBe('cross-encoder');
       expect(r.raw?.relevant).toBe(direct.logits[i]);
       expect(r.probabilities.relevant).toBe(direct.probabilities[i]);
     });

@@ -172,8 +172,8 @@ describe('relevance-gate fit-points', () => {
     const { fit, file } = await quietly(() =>
       runFitPointsCommand({
         collectionDirs: COLLECTIONS.map((c) => join(DATA, c)),
-        tier: 'trees',
-        model: join(packageRoot(), 'models', 'fastpath-lexical'),
+        tier: 'fast-path',
+        model: join(packageRoot(), 'models', 'fast-path-lexical'),
         queries: 'heldout',
         gateK: 20,
         out,
@@ -192,7 +192,7 @@ describe('relevance-gate fit-points', () => {
     }
     expect(fit.scoreCalibration).toEqual(scorer.decisions?.scoreCalibration);
     // The file shipped beside the model is what fit-points writes, held-out figures included.
-    const shippedFile = join(packageRoot(), 'models', 'fastpath-lexical', 'operating-points.json');
+    const shippedFile = join(packageRoot(), 'models', 'fast-path-lexical', 'operating-points.json');
     expect(JSON.parse(readFileSync(shippedFile, 'utf8'))).toEqual(JSON.parse(JSON.stringify(file)));
     // Held out, the default point leaves at most 10 % of the real lists empty on every collection.
     for (const c of fit.collections) {
@@ -218,8 +218,8 @@ describe('relevance-gate fit-points', () => {
     // eval measures a file's points: the same rows as the model's own points, which they equal.
     const evalArgs = {
       collectionDir: join(DATA, 'med'),
-      tier: 'trees',
-      model: join(packageRoot(), 'models', 'fastpath-lexical'),
+      tier: 'fast-path',
+      model: join(packageRoot(), 'models', 'fast-path-lexical'),
       queries: 'all',
       k: 20,
       gateK: 20,
@@ -281,7 +281,7 @@ describe('relevance-gate fit-points', () => {
   }, 120_000);
 
   it('refuses an unknown query set and no collection', async () => {
-    const base = { tier: 'trees', model: 'x', gateK: 20, progress: false, log: silent };
+    const base = { tier: 'fast-path', model: 'x', gateK: 20, progress: false, log: silent };
     await expect(
       runFitPointsCommand({ ...base, collectionDirs: [join(DATA, 'med')], queries: 'everything' }),
     ).rejects.toThrow(/--queries/);

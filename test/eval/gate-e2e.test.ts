@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGate } from '../../src/gate/index.js';
 import { buildCorpusStats } from '../../src/features/corpus-stats.js';
-import { type FastPathScorer, loadFastPathScorer } from '../../src/tiers/trees/fast-path-scorer.js';
+import { type FastPathScorer, loadFastPathScorer } from '../../src/tiers/fast-path/fast-path-scorer.js';
 import { loadCollection, type Collection } from '../../src/tooling/eval/collection.js';
 import { createBm25FirstStage } from '../../src/tooling/eval/first-stage.js';
 import { buildCandidateLists, toPassage } from '../../src/tooling/eval/candidates.js';
@@ -21,7 +21,7 @@ import { InvalidArgumentError } from '../../src/errors.js';
 import { RANKING } from '../../src/signals.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const MODEL = join(ROOT, 'models', 'fastpath-lexical');
+const MODEL = join(ROOT, 'models', 'fast-path-lexical');
 const MED = join(ROOT, '..', 'shared', 'data', 'med');
 
 let collection: Collection;
@@ -159,7 +159,7 @@ describe('gate end to end with the shipped fast-path model on MED', () => {
     const lines: string[] = [];
     const report = await runEvalCommand({
       collectionDir: MED,
-      tier: 'trees',
+      tier: 'fast-path',
       model: MODEL,
       queries: 'default',
       k: 100,
@@ -192,7 +192,7 @@ describe('gate end to end with the shipped fast-path model on MED', () => {
   it('refuses unknown tiers and splits the model does not have', async () => {
     const base = { collectionDir: MED, model: MODEL, k: 100, gateK: 20, progress: false, log: () => {} };
     await expect(runEvalCommand({ ...base, tier: 'nope', queries: 'default' })).rejects.toThrow(InvalidArgumentError);
-    await expect(runEvalCommand({ ...base, tier: 'trees', queries: 'bogus' })).rejects.toThrow(
+    await expect(runEvalCommand({ ...base, tier: 'fast-path', queries: 'bogus' })).rejects.toThrow(
       /--queries must be one of/,
     );
     const other = { ...collection, fingerprint: 'f'.repeat(64) };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RankingDataset } from '../../src/tooling/training/dataset.js';
 import { labelsFor } from '../../src/tooling/training/grid-search.js';
-import { toProbabilities } from '../../src/tooling/training/train-fastpath.js';
+import { toProbabilities } from '../../src/tooling/training/train-fast-path.js';
 import type { CandidateList } from '../../src/tooling/eval/candidates.js';
 import { trainOnMedSubset } from '../training/med-subset.js';
 

@@ -28,8 +28,8 @@ import { writeCrossEncoderModelDir } from '../../src/tooling/model-gen/index.js'
 import { createCrossEncoderScorer } from '../../src/tiers/cross-encoder/scorer.js';
 import { createGate } from '../../src/gate/gate.js';
 import { createRouter } from '../../src/router/router.js';
-import { crossEncoderTier, treesTier } from '../../src/router/tiers.js';
-import { loadFastPathScorer } from '../../src/tiers/trees/fast-path-scorer.js';
+import { crossEncoderTier, fastPathTier } from '../../src/router/tiers.js';
+import { loadFastPathScorer } from '../../src/tiers/fast-path/fast-path-scorer.js';
 import type { DetailedPairScore, Passage, Scorer, ScorerPairResult } from '../../src/types.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
 import { freePort, RedisServer, redisServerAvailable } from '../cache/redis-server.js';
@@ -542,20 +542,20 @@ async function redisFaults(seed: number): Promise<Report> {
 async function deadlineHugeAndStuck(seed: number): Promise<Report> {
   const { tiny } = await models();
   const rand = mulberry32(seed);
-  const trees = await loadFastPathScorer();
+  const fastPath = await loadFastPathScorer();
   const clean = await loadFastPathScorer();
   const ce = await createCrossEncoder({ modelDir: tiny, workers: 2 });
   const report: Report = {};
   const stuck: Scorer = { id: 'stuck-ce', signals: ['relevant'], score: () => new Promise<never>(() => undefined) };
   const routers = {
-    pool: createRouter({ tiers: [treesTier(trees), crossEncoderTier(ce)], routing: { mode: 'cascade' } }),
+    pool: createRouter({ tiers: [fastPathTier(fastPath), crossEncoderTier(ce)], routing: { mode: 'cascade' } }),
     stuck: createRouter({
-      tiers: [treesTier(trees), { name: 'crossEncoder', scorer: stuck, quality: 2, estimateMs: () => 1 }],
+      tiers: [fastPathTier(fastPath), { name: 'cross-encoder', scorer: stuck, quality: 2, estimateMs: () => 1 }],
       routing: { mode: 'cascade' },
     }),
   };
   const gates = {
-    fastPath: createGate({ scorer: trees }),
+    fastPath: createGate({ scorer: fastPath }),
     pool: createGate({ scorer: routers.pool }),
     stuck: createGate({ scorer: routers.stuck }),
   };
@@ -612,7 +612,7 @@ async function deadlineHugeAndStuck(seed: number): Promise<Report> {
         }
         scored++;
         const tier = (item as { tier?: string }).tier;
-        if (tier === 'trees' || tier === undefined || gate === 'fastPath') {
+        if (tier === 'fast-path' || tier === undefined || gate === 'fastPath') {
           const want = (truth[item.rank] as DetailedPairScore).probabilities.relevant;
           check(
             item.signals.relevant === want,
@@ -626,7 +626,7 @@ async function deadlineHugeAndStuck(seed: number): Promise<Report> {
     routers.pool.close();
     routers.stuck.close();
     await ce.close();
-    trees.model.dispose();
+    fastPath.model.dispose();
     clean.model.dispose();
   }
   return report;

@@ -81,7 +81,7 @@ export async function clusterWorkerKill(seed: number): Promise<Report> {
 async function checkAuth(url: string, key: string, where: string): Promise<void> {
   const cases = [
     ['/v1/rerank', { query: 'q', documents: ['a b', 'c'] }],
-    ['/v2/rerank', { model: 'fastpath', query: 'q', documents: ['a b', 'c'] }],
+    ['/v2/rerank', { model: 'fast-path', query: 'q', documents: ['a b', 'c'] }],
     ['/rerank', { query: 'q', texts: ['a b', 'c'] }],
     ['/v1/gate', { query: 'q', passages: ['a b', 'c'] }],
   ] as const;
@@ -321,7 +321,7 @@ const ERROR_SHAPE: Readonly<Record<string, (body: Record<string, unknown>) => bo
 function bodyFor(path: string, documents: readonly string[]): string {
   if (path === '/rerank') return JSON.stringify({ query: 'boundary layer', texts: documents, truncate: true });
   if (path === '/v1/gate') return JSON.stringify({ query: 'boundary layer', passages: documents });
-  if (path === '/v2/rerank') return JSON.stringify({ model: 'fastpath', query: 'boundary layer', documents });
+  if (path === '/v2/rerank') return JSON.stringify({ model: 'fast-path', query: 'boundary layer', documents });
   return JSON.stringify({ query: 'boundary layer', documents });
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors.js';
 import { boundText, DEFAULT_FEATURE_PASSAGE_CHARS } from '../../src/features/featurizer.js';
-import { loadFastPathScorer } from '../../src/tiers/trees/fast-path-scorer.js';
+import { loadFastPathScorer } from '../../src/tiers/fast-path/fast-path-scorer.js';
 
 const scorer = await loadFastPathScorer(undefined, { maxPassageChars: 1000, maxRequestChars: 50_000 });
 const query = 'boundary layer transition on a swept wing';

@@ -13,9 +13,9 @@ import {
 import { isDetailedPairScore } from '../../src/types.js';
 import { buildCorpusStats, saveCorpusStats } from '../../src/features/corpus-stats.js';
 import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, NUM_FEATURES, TOKENIZER_VERSION } from '../../src/features/schema.js';
-import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/trees/model-ir.js';
-import { lexicalEvidence, rankingLogit, rankingProbability } from '../../src/tiers/trees/ranking-blend.js';
-import { writeXGBoostJson } from '../../src/tiers/trees/xgboost-json-writer.js';
+import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/fast-path/model-ir.js';
+import { lexicalEvidence, rankingLogit, rankingProbability } from '../../src/tiers/fast-path/ranking-blend.js';
+import { writeXGBoostJson } from '../../src/tiers/fast-path/xgboost-json-writer.js';
 
 const col = (name: string): number => FEATURE_NAMES.indexOf(name);
 
@@ -42,7 +42,7 @@ const IR: TreeEnsembleIR = {
   trees: [stump(col('query_coverage'), 0.99, -1, 1), stump(col('body_length'), 12, 0.25, -0.25)],
 };
 
-const root = mkdtempSync(join(tmpdir(), 'rg-fastpath-ranking-'));
+const root = mkdtempSync(join(tmpdir(), 'rg-fast-path-ranking-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const docs = [
   { id: '1', title: 'Boundary layer', text: 'The boundary layer of a flat plate in supersonic flow.' },

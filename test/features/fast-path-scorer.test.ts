@@ -16,9 +16,9 @@ import { isDetailedPairScore } from '../../src/types.js';
 import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, NUM_FEATURES, TOKENIZER_VERSION } from '../../src/features/schema.js';
 import { buildCorpusStats, saveCorpusStats } from '../../src/features/corpus-stats.js';
 import { extractFeatures } from '../../src/features/extract.js';
-import { writeXGBoostJson } from '../../src/tiers/trees/xgboost-json-writer.js';
+import { writeXGBoostJson } from '../../src/tiers/fast-path/xgboost-json-writer.js';
 import { plattProbability } from '../../src/calibration/platt.js';
-import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/trees/model-ir.js';
+import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/fast-path/model-ir.js';
 
 const col = (name: string): number => FEATURE_NAMES.indexOf(name);
 
@@ -54,7 +54,7 @@ function handMargin(row: Float32Array): number {
   return t0 + t1;
 }
 
-const root = mkdtempSync(join(tmpdir(), 'rg-fastpath-'));
+const root = mkdtempSync(join(tmpdir(), 'rg-fast-path-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const docs = [
@@ -131,7 +131,7 @@ describe('loadFastPathScorer', () => {
       expect(r).not.toBeNull();
       if (r === null || !isDetailedPairScore(r)) throw new Error('expected a detailed score');
       const m = handMargin(rows.subarray(i * NUM_FEATURES, (i + 1) * NUM_FEATURES));
-      expect(r.tier).toBe('trees');
+      expect(r.tier).toBe('fast-path');
       expect(r.raw?.relevant).toBeCloseTo(m, 6);
       expect(r.probabilities.relevant).toBeCloseTo(1 / (1 + Math.exp(-m)), 6);
     });

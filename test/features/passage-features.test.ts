@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors.js';
 import { NUM_FEATURES } from '../../src/features/schema.js';
-import { loadFastPathScorer } from '../../src/tiers/trees/fast-path-scorer.js';
+import { loadFastPathScorer } from '../../src/tiers/fast-path/fast-path-scorer.js';
 import { isDetailedPairScore, type Passage, type ScorerPairResult } from '../../src/types.js';
 
 const scorer = await loadFastPathScorer();

@@ -122,7 +122,7 @@ describe('CalibratedThreshold', () => {
 
   it('serialises and parses back exactly (float64), refusing foreign or corrupt JSON', () => {
     const ct = fitCalibratedThreshold({
-      model: 'trees@abc',
+      model: 'fast-path@abc',
       raws,
       labels,
       targetPrecision: 0.8,
@@ -149,7 +149,7 @@ describe('CalibratedThreshold', () => {
   });
 
   it('the gate uses calibrate(raw) as relevance and the stored threshold', async () => {
-    const ct = fitCalibratedThreshold({ model: 'trees@abc', raws, labels, threshold: 0.6, fittedAt: 'x' });
+    const ct = fitCalibratedThreshold({ model: 'fast-path@abc', raws, labels, threshold: 0.6, fittedAt: 'x' });
     const logit = (p: number) => Math.log(p / (1 - p));
     const rawPass = (logit(0.61) - ct.calibration.b) / ct.calibration.a; // calibrates to 0.61
     const rawFail = (logit(0.59) - ct.calibration.b) / ct.calibration.a; // calibrates to 0.59
@@ -159,7 +159,7 @@ describe('CalibratedThreshold', () => {
         p1: { probabilities: { relevant: 0.99 }, raw: { relevant: rawFail } },
         p2: { relevant: 0.99 },
       },
-      'trees@abc',
+      'fast-path@abc',
     );
     const r = await createGate({ scorer, policy: { calibrated: ct } }).filter('q', passages(3));
     expect(r.included.map((i) => i.id)).toEqual(['p0']);
@@ -172,14 +172,14 @@ describe('CalibratedThreshold', () => {
   });
 
   it('a threshold fitted for another model is refused with a typed error', () => {
-    const ct = fitCalibratedThreshold({ model: 'trees@abc', raws, labels, threshold: 0.5, fittedAt: 'x' });
-    const other = tableScorer({}, 'trees@def');
+    const ct = fitCalibratedThreshold({ model: 'fast-path@abc', raws, labels, threshold: 0.5, fittedAt: 'x' });
+    const other = tableScorer({}, 'fast-path@def');
     expect(() => createGate({ scorer: other, policy: { calibrated: ct } })).toThrow(CalibrationModelMismatchError);
     const gate = createGate({ scorer: other });
     return expect(gate.filter('q', passages(1), { policy: { calibrated: ct } })).rejects.toMatchObject({
       code: 'RG_ERR_CALIBRATION_MODEL_MISMATCH',
-      expectedModel: 'trees@abc',
-      actualModel: 'trees@def',
+      expectedModel: 'fast-path@abc',
+      actualModel: 'fast-path@def',
     });
   });
 
@@ -195,7 +195,7 @@ describe('calibrated-threshold@1 files', () => {
   it('are read by converting 1 / (1 + e^{a·raw + b}) to σ(−a·raw − b): the same probabilities', async () => {
     const v1 = {
       format: CALIBRATED_THRESHOLD_FORMAT_V1,
-      model: 'trees@abc',
+      model: 'fast-path@abc',
       threshold: 0.6,
       calibration: { method: 'platt', a: -1.7, b: 0.25 },
       fittedOn: { pairs: 10, positives: 4, negatives: 6, iterations: 7, fittedAt: 'x' },
@@ -217,7 +217,10 @@ describe('calibrated-threshold@1 files', () => {
     );
     // And the gate decides with the converted parameters.
     const rawPass = (Math.log(0.62 / 0.38) + 0.25) / 1.7;
-    const scorer = tableScorer({ p0: { probabilities: { relevant: 0.01 }, raw: { relevant: rawPass } } }, 'trees@abc');
+    const scorer = tableScorer(
+      { p0: { probabilities: { relevant: 0.01 }, raw: { relevant: rawPass } } },
+      'fast-path@abc',
+    );
     const r = await createGate({ scorer, policy: { calibrated: v1 as never } }).filter('q', passages(1));
     expect(r.included.map((i) => i.id)).toEqual(['p0']);
     expect(r.included[0].relevance).toBeCloseTo(0.62, 12);

@@ -19,7 +19,7 @@ describe('fail closed', () => {
       p4: null,
       p5: { relevant: 0.9 },
       p6: { probabilities: { relevant: 0.9 }, raw: { relevant: Number.POSITIVE_INFINITY } },
-      p7: { probabilities: { relevant: 0.8 }, raw: { relevant: 2.1 }, tier: 'trees' },
+      p7: { probabilities: { relevant: 0.8 }, raw: { relevant: 2.1 }, tier: 'fast-path' },
       p8: { other: 0.9 },
     });
     const r = await createGate({ scorer, policy: { threshold: 0.5 } }).filter('q', passages(9));
@@ -35,14 +35,14 @@ describe('fail closed', () => {
       p8: ['fail-closed', 'missing-signal'],
     });
     expect(r.excluded.find((i) => i.id === 'p0')?.signals).toBeNull();
-    expect(r.included[1]).toMatchObject({ raw: { relevant: 2.1 }, tier: 'trees' });
+    expect(r.included[1]).toMatchObject({ raw: { relevant: 2.1 }, tier: 'fast-path' });
     expect(r.stats).toMatchObject({
       retrieved: 9,
       scored: 2,
       unscored: 7,
       unscoredByReason: { 'invalid-signal': 5, 'scorer-null': 1, 'missing-signal': 1 },
     });
-    expect(r.tier).toEqual({ scorer: 'table-model', name: 'mixed', counts: { trees: 1, 'table-model': 1 } });
+    expect(r.tier).toEqual({ scorer: 'table-model', name: 'mixed', counts: { 'fast-path': 1, 'table-model': 1 } });
   });
 
   it('boundary probabilities 0 and 1 are valid', async () => {

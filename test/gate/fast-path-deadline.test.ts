@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AbortedError, InvalidArgumentError } from '../../src/errors.js';
 import { LexicalFeaturizer } from '../../src/features/featurizer.js';
 import { createGate } from '../../src/gate/gate.js';
-import { loadFastPathScorer } from '../../src/tiers/trees/fast-path-scorer.js';
+import { loadFastPathScorer } from '../../src/tiers/fast-path/fast-path-scorer.js';
 import type { DetailedPairScore, Passage } from '../../src/types.js';
 
 const WORDS = ['swept', 'wing', 'boundary', 'layer', 'turbulent', 'leading', 'edge', 'flow', 'pressure', 'heat'];

@@ -9,7 +9,7 @@ import {
   operatingPointThreshold,
 } from '../../src/gate/policies/operating-points.js';
 import { OPERATING_POINTS_FILE, parseOperatingPointsFile } from '../../src/operating-points/file.js';
-import { loadFastPathScorer } from '../../src/tiers/trees/fast-path-scorer.js';
+import { loadFastPathScorer } from '../../src/tiers/fast-path/fast-path-scorer.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { ids, passages, relevanceScorer } from './helpers.js';
 
@@ -39,7 +39,7 @@ function bruteForceCut(p: OperatingPoint, relevances: readonly number[]): number
 
 /** The shipped model's points: the operating-points file beside its files. */
 const SHIPPED_FILE = parseOperatingPointsFile(
-  JSON.parse(readFileSync(join(packageRoot(), 'models', 'fastpath-lexical', OPERATING_POINTS_FILE), 'utf8')),
+  JSON.parse(readFileSync(join(packageRoot(), 'models', 'fast-path-lexical', OPERATING_POINTS_FILE), 'utf8')),
 );
 const SHIPPED_MODEL_ID = SHIPPED_FILE.model;
 const SHIPPED_POINTS = SHIPPED_FILE.points;

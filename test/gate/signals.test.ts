@@ -98,15 +98,15 @@ describe('pairs degraded to a tier without a signal (run time)', () => {
   const full = { relevant: 0.9, injection: 0.05, contradicts_premise: 0.05, evidence: 0.9 };
   const degraded = { relevant: 0.9 };
   const scorer = declaring(['relevant', 'injection', 'contradicts_premise', 'evidence'], {
-    p0: { probabilities: full, tier: 'crossEncoder' },
-    p1: { probabilities: degraded, tier: 'trees' },
+    p0: { probabilities: full, tier: 'cross-encoder' },
+    p1: { probabilities: degraded, tier: 'fast-path' },
   });
 
   it('the default rules fail a degraded pair closed on injection, and say why', async () => {
     const r = await createGate({ scorer, policy: { rules: DEFAULT_ROUTING_RULES } }).filter('q', passages(2));
     expect(r.included.map((i) => [i.id, i.rule])).toEqual([['p0', 'evidence']]);
     expect(r.excluded.map((i) => [i.id, i.rule, i.reason, i.tier])).toEqual([
-      ['p1', 'fail-closed', 'missing-signal', 'trees'],
+      ['p1', 'fail-closed', 'missing-signal', 'fast-path'],
     ]);
     expect(r.stats.unscoredByReason).toEqual({ 'missing-signal': 1 });
   });

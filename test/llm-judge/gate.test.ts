@@ -73,7 +73,7 @@ describe('the four-question recipe through createGate', () => {
     expect(byId.get('injected')?.signals?.injection).toBeCloseTo(0.99, 12);
     expect(byId.get('contradicting')).toMatchObject({ route: 'conflicting', rule: 'contradicts-premise' });
     expect(byId.get('contradicting')?.signals?.contradicts_premise).toBeCloseTo(0.92, 12);
-    expect(byId.get('evidence')).toMatchObject({ route: 'included', rule: 'evidence', tier: 'llmJudge' });
+    expect(byId.get('evidence')).toMatchObject({ route: 'included', rule: 'evidence', tier: 'llm-judge' });
     expect(byId.get('off-topic')).toMatchObject({ route: 'excluded', rule: 'relevance-floor' });
     expect(ids(r.included)).toEqual(['evidence']);
     expect(ids(r.conflicting)).toEqual(['contradicting']);

@@ -86,12 +86,12 @@ describe('one question, default options', () => {
     expect(results[0]).toEqual({
       probabilities: { relevant: expect.closeTo(p0y / (p0y + p0n), 14) },
       raw: { relevant: expect.closeTo(Math.log(p0y) - Math.log(p0n), 12) },
-      tier: 'llmJudge',
+      tier: 'llm-judge',
     });
     expect(results[1]).toEqual({
       probabilities: { relevant: expect.closeTo(p1y / (p1y + p1n), 14) },
       raw: { relevant: expect.closeTo(Math.log(p1y) - Math.log(p1n), 12) },
-      tier: 'llmJudge',
+      tier: 'llm-judge',
     });
     const s = judge.stats();
     expect(s.requests).toBe(2);
@@ -107,8 +107,8 @@ describe('one question, default options', () => {
     }));
     const judge = createLlmJudge({ baseURL: server.baseURL, model: 'm', questions: ONE });
     const r = await judge.score('q', passages(2));
-    expect(r[0]).toEqual({ probabilities: { relevant: 1 }, raw: { 'relevant.coarse': 1 }, tier: 'llmJudge' });
-    expect(r[1]).toEqual({ probabilities: { relevant: 0 }, raw: { 'relevant.coarse': 1 }, tier: 'llmJudge' });
+    expect(r[0]).toEqual({ probabilities: { relevant: 1 }, raw: { 'relevant.coarse': 1 }, tier: 'llm-judge' });
+    expect(r[1]).toEqual({ probabilities: { relevant: 0 }, raw: { 'relevant.coarse': 1 }, tier: 'llm-judge' });
     expect(judge.stats().coarseAnswers).toBe(2);
   });
 });

@@ -80,7 +80,7 @@ beforeAll(async () => {
 }, 600_000);
 
 describe('the packed package, installed without a compiler', () => {
-  it('installs neither onnxruntime-node nor tokenizers for a trees user, and no compiler ran', () => {
+  it('installs neither onnxruntime-node nor tokenizers for a fast-path user, and no compiler ran', () => {
     const modules = readdirSync(join(app, 'node_modules'));
     expect(modules).not.toContain('onnxruntime-node');
     expect(modules).not.toContain('tokenizers');

@@ -19,7 +19,7 @@ function stallAt(at: number, ms: number): void {
 }
 
 const tiers = (slow: Scorer) => [
-  { name: 'trees', scorer: fastTier(() => 0.5), quality: 1, inline: true },
+  { name: 'fast-path', scorer: fastTier(() => 0.5), quality: 1, inline: true },
   ce(slow, { estimateMs: () => 1 }),
 ];
 

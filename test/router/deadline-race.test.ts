@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AbortedError } from '../../src/errors.js';
 import { createRouter } from '../../src/router/router.js';
 import type { Scorer } from '../../src/types.js';
-import { ce, fastTier, instantTier, passages, routed, sleep, slowTier, trees } from './fakes.js';
+import { ce, fastTier, instantTier, passages, routed, sleep, slowTier, fastPath } from './fakes.js';
 
 describe('the router’s deadline race', () => {
   afterEach(() => {
@@ -12,7 +12,7 @@ describe('the router’s deadline race', () => {
   it('answers already there are taken without arming a deadline timer', async () => {
     const router = createRouter({
       tiers: [
-        trees(fastTier(() => 0.5)),
+        fastPath(fastTier(() => 0.5)),
         ce(
           instantTier('fake-ce', () => 0.8),
           { estimateMs: () => 1 },
@@ -22,14 +22,14 @@ describe('the router’s deadline race', () => {
     });
     const timers = vi.spyOn(globalThis, 'setTimeout');
     const out = await router.score('q', passages(4), { deadline: Date.now() + 1000 });
-    expect(out.map((r) => routed(r).tier)).toEqual(Array(4).fill('crossEncoder'));
+    expect(out.map((r) => routed(r).tier)).toEqual(Array(4).fill('cross-encoder'));
     expect(timers).not.toHaveBeenCalled();
   });
 
   it('a caller abort during slow-tier work rejects at once and cancels the queued work', async () => {
     const slow = slowTier({ latencyMs: 150 });
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 1 })],
+      tiers: [fastPath(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
     });
     const first = router.score('q', passages(2, 'a'), { deadline: Date.now() + 5000 }); // occupies the worker
@@ -40,7 +40,7 @@ describe('the router’s deadline race', () => {
     controller.abort();
     await expect(second).rejects.toThrow(AbortedError);
     expect(Date.now() - t0).toBeLessThan(100);
-    expect((await first).map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder']);
+    expect((await first).map((r) => routed(r).tier)).toEqual(['cross-encoder', 'cross-encoder']);
     await sleep(20);
     expect(slow.executed).toEqual(['a0', 'a1']); // b's call was dropped from the queue
   });
@@ -55,11 +55,11 @@ describe('the router’s deadline race', () => {
       },
     };
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 1 })],
+      tiers: [fastPath(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
     });
     const out = await router.score('q', passages(3), { deadline: Date.now() + 2 ** 31 + 10_000 });
-    expect(out.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(3).fill(['crossEncoder', undefined]));
+    expect(out.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(3).fill(['cross-encoder', undefined]));
     expect(router.stats().deadlinePairs).toBe(0);
   });
 });

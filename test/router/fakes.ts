@@ -6,12 +6,12 @@ import { AbortedError, DeadlineExceededError } from '../../src/errors.js';
 import type { RoutedPairScore, TierSpec } from '../../src/router/types.js';
 import type { Passage, Scorer, ScoreOptions, ScorerPairResult } from '../../src/types.js';
 
-/** The inline trees tier of a two-tier router. */
-export const trees = (s: Scorer): TierSpec => ({ name: 'trees', scorer: s, quality: 1, inline: true });
+/** The inline fast-path tier of a two-tier router. */
+export const fastPath = (s: Scorer): TierSpec => ({ name: 'fast-path', scorer: s, quality: 1, inline: true });
 
 /** The slow cross-encoder tier of a two-tier router, with any other spec fields. */
 export const ce = (s: Scorer, extra: Partial<TierSpec> = {}): TierSpec => ({
-  name: 'crossEncoder',
+  name: 'cross-encoder',
   scorer: s,
   quality: 2,
   ...extra,
@@ -34,7 +34,7 @@ export interface CountingScorer extends Scorer {
 /** A tier that answers at once with `relevance(passage id)`, counting the pairs it scored. */
 function answeringTier(
   id: string,
-  tier: 'trees' | 'crossEncoder',
+  tier: 'fast-path' | 'cross-encoder',
   raw: number,
   relevance: (id: string) => number,
 ): CountingScorer {
@@ -53,8 +53,8 @@ function answeringTier(
 }
 
 /** An inline fast tier: relevance from `relevance(passage index in its id)`, answered at once. */
-export function fastTier(relevance: (id: string) => number, id = 'fake-trees'): CountingScorer {
-  return answeringTier(id, 'trees', 0, relevance);
+export function fastTier(relevance: (id: string) => number, id = 'fake-fast-path'): CountingScorer {
+  return answeringTier(id, 'fast-path', 0, relevance);
 }
 
 export interface SlowTierOptions {
@@ -123,7 +123,7 @@ export function slowTier(options: SlowTierOptions): CountingScorer {
                   ids.map((id) => ({
                     probabilities: { relevant: options.relevance?.(id) ?? 0.9 },
                     raw: { relevant: 2 },
-                    tier: 'crossEncoder',
+                    tier: 'cross-encoder',
                   })),
                 );
             }
@@ -139,7 +139,7 @@ export function slowTier(options: SlowTierOptions): CountingScorer {
 
 /** A tier that answers at once (a fast "slow tier"), counting pairs. */
 export function instantTier(id = 'fake-ce', relevance: (id: string) => number = () => 0.9): CountingScorer {
-  return answeringTier(id, 'crossEncoder', 1, relevance);
+  return answeringTier(id, 'cross-encoder', 1, relevance);
 }
 
 export function sleep(ms: number): Promise<void> {

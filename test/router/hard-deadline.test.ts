@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../../src/errors.js';
 import { createGate } from '../../src/gate/gate.js';
 import { createRouter } from '../../src/router/router.js';
 import type { Passage, Scorer, ScoreOptions, ScorerPairResult } from '../../src/types.js';
-import { ce, fastTier, instantTier, passages, routed, sleep, trees } from './fakes.js';
+import { ce, fastTier, instantTier, passages, routed, sleep, fastPath } from './fakes.js';
 
 /** A tier whose calls never settle, recording the options each call got. */
 function hangingTier(id: string): Scorer & { options: Array<ScoreOptions | undefined> } {
@@ -41,9 +41,9 @@ function heldTier(id: string, relevance: number): Scorer & { release(): void; ca
 
 describe('the router answers at its answer time, whatever a tier does', () => {
   it('an inline tier that never resolves: cascade answers at the deadline with its pairs unscored', async () => {
-    const stuck = hangingTier('stuck-trees');
+    const stuck = hangingTier('stuck-fast-path');
     const router = createRouter({
-      tiers: [trees(stuck), ce(instantTier(), { estimateMs: () => 1 })],
+      tiers: [fastPath(stuck), ce(instantTier(), { estimateMs: () => 1 })],
       routing: { mode: 'cascade' },
       returnMarginMs: 2,
     });
@@ -59,7 +59,7 @@ describe('the router answers at its answer time, whatever a tier does', () => {
 
   it('budget mode: the inline fallback and the slow tier both hang, the call still answers (nothing scored)', async () => {
     const router = createRouter({
-      tiers: [trees(hangingTier('stuck-trees')), ce(hangingTier('stuck-ce'), { estimateMs: () => 1 })],
+      tiers: [fastPath(hangingTier('stuck-fast-path')), ce(hangingTier('stuck-ce'), { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
     });
     const out = await router.score('q', passages(3), { deadline: Date.now() + 30 });
@@ -69,33 +69,33 @@ describe('the router answers at its answer time, whatever a tier does', () => {
 
   it('budget mode: when the slow tier answers every pair, a hung fallback is not waited for', async () => {
     const router = createRouter({
-      tiers: [trees(hangingTier('stuck-trees')), ce(instantTier(), { estimateMs: () => 1 })],
+      tiers: [fastPath(hangingTier('stuck-fast-path')), ce(instantTier(), { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
     });
     const t0 = Date.now();
     const out = await router.score('q', passages(3), { deadline: t0 + 5000 });
-    expect(out.map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder', 'crossEncoder']);
+    expect(out.map((r) => routed(r).tier)).toEqual(['cross-encoder', 'cross-encoder', 'cross-encoder']);
     expect(Date.now() - t0).toBeLessThan(2500);
   });
 
   it('a slow tier that hangs: the pairs are answered from the fallback, labelled deadline', async () => {
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.4)), ce(hangingTier('stuck-ce'), { estimateMs: () => 1 })],
+      tiers: [fastPath(fastTier(() => 0.4)), ce(hangingTier('stuck-ce'), { estimateMs: () => 1 })],
       routing: { mode: 'cascade' },
     });
     const out = await router.score('q', passages(4), { deadline: Date.now() + 30 });
-    expect(out.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(4).fill(['trees', 'deadline']));
+    expect(out.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(4).fill(['fast-path', 'deadline']));
   });
 
   it('answers that arrive after the answer time are dropped: the returned array never changes', async () => {
     const held = heldTier('held-ce', 0.9);
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.4)), ce(held, { estimateMs: () => 1 })],
+      tiers: [fastPath(fastTier(() => 0.4)), ce(held, { estimateMs: () => 1 })],
       routing: { mode: 'cascade' },
     });
     const out = await router.score('q', passages(3), { deadline: Date.now() + 25 });
     const before = JSON.stringify(out);
-    expect(out.map((r) => routed(r).tier)).toEqual(['trees', 'trees', 'trees']);
+    expect(out.map((r) => routed(r).tier)).toEqual(['fast-path', 'fast-path', 'fast-path']);
     held.release();
     await sleep(5);
     expect(JSON.stringify(out)).toBe(before);
@@ -103,7 +103,7 @@ describe('the router answers at its answer time, whatever a tier does', () => {
 
   it('through the gate: an inline tier that hangs gives a result at the deadline, unscored pairs failed closed', async () => {
     const router = createRouter({
-      tiers: [trees(hangingTier('stuck-trees')), ce(hangingTier('stuck-ce'), { estimateMs: () => 1 })],
+      tiers: [fastPath(hangingTier('stuck-fast-path')), ce(hangingTier('stuck-ce'), { estimateMs: () => 1 })],
       routing: { mode: 'cascade' },
     });
     const gate = createGate({ scorer: router });
@@ -118,9 +118,9 @@ describe('router.warmUp', () => {
   it('runs one synthetic batch on every tier, straight to the tier: no counters, no cost-model sample', async () => {
     const fast = fastTier(() => 0.5);
     const slow = instantTier('fake-ce');
-    const router = createRouter({ tiers: [trees(fast), ce(slow)], routing: { mode: 'cascade' } });
+    const router = createRouter({ tiers: [fastPath(fast), ce(slow)], routing: { mode: 'cascade' } });
     const report = await router.warmUp();
-    expect(report.tiers.map((t) => t.name)).toEqual(['crossEncoder', 'trees']);
+    expect(report.tiers.map((t) => t.name)).toEqual(['cross-encoder', 'fast-path']);
     expect(report.tiers.every((t) => t.error === undefined && t.ms >= 0)).toBe(true);
     expect(fast.calls).toHaveLength(1);
     expect(slow.calls).toHaveLength(1);
@@ -138,23 +138,23 @@ describe('router.warmUp', () => {
       },
     };
     const fast = fastTier(() => 0.5);
-    const router = createRouter({ tiers: [trees(fast), ce(failing)], routing: { mode: 'cascade' } });
+    const router = createRouter({ tiers: [fastPath(fast), ce(failing)], routing: { mode: 'cascade' } });
     const report = await router.warmUp();
-    expect(report.tiers.find((t) => t.name === 'crossEncoder')?.error).toMatch(/no model/);
-    const only = await router.warmUp({ tiers: ['trees'] });
-    expect(only.tiers.map((t) => t.name)).toEqual(['trees']);
+    expect(report.tiers.find((t) => t.name === 'cross-encoder')?.error).toMatch(/no model/);
+    const only = await router.warmUp({ tiers: ['fast-path'] });
+    expect(only.tiers.map((t) => t.name)).toEqual(['fast-path']);
     expect(fast.calls).toHaveLength(2);
     await expect(router.warmUp({ tiers: ['judge'] })).rejects.toThrow(InvalidArgumentError);
   });
 
   it('a tier that never answers is reported after timeoutMs instead of holding the warm-up', async () => {
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.5)), ce(hangingTier('stuck-ce'))],
+      tiers: [fastPath(fastTier(() => 0.5)), ce(hangingTier('stuck-ce'))],
       routing: { mode: 'cascade' },
     });
     const report = await router.warmUp({ timeoutMs: 20 });
-    expect(report.tiers.find((t) => t.name === 'crossEncoder')?.error).toMatch(/DeadlineExceededError/);
-    expect(report.tiers.find((t) => t.name === 'trees')?.error).toBeUndefined();
+    expect(report.tiers.find((t) => t.name === 'cross-encoder')?.error).toMatch(/DeadlineExceededError/);
+    expect(report.tiers.find((t) => t.name === 'fast-path')?.error).toBeUndefined();
     await expect(router.warmUp({ timeoutMs: -1 })).rejects.toThrow(InvalidArgumentError);
   });
 });

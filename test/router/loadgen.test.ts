@@ -93,7 +93,7 @@ function instantGate(stallFirstMs: number): Gate & { calls: number } {
     conflicting: [],
     excluded: [],
     stats: { retrieved: 1, unscored: 0, unscoredByReason: {} } as GateResult['stats'],
-    tier: { scorer: 'x', name: 'trees', counts: { trees: 1 } },
+    tier: { scorer: 'x', name: 'fast-path', counts: { 'fast-path': 1 } },
     timings: { scoringMs: 0, totalMs: 0 },
     errors: [],
   });
@@ -140,7 +140,7 @@ describe('open-loop generator', () => {
     expect(r.requests).toBeGreaterThan(140);
     expect(r.requests).toBeLessThan(260);
     expect(r.errors).toBe(0);
-    expect(r.pairsByTier).toEqual({ trees: r.requests });
+    expect(r.pairsByTier).toEqual({ 'fast-path': r.requests });
     // ...yet the ~24 requests scheduled during the 120 ms stall waited for it, and that is measured.
     expect(r.scheduleLagMs.max).toBeGreaterThan(90);
     expect(r.latencyMs.max).toBeGreaterThan(90);
@@ -161,7 +161,7 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
         conflicting: [],
         excluded: [],
         stats: { retrieved: 1, unscored, unscoredByReason: unscored > 0 ? { timeout: 1 } : {} },
-        tier: { scorer: 'x', name: 'trees', counts: unscored > 0 ? {} : { trees: 1 } },
+        tier: { scorer: 'x', name: 'fast-path', counts: unscored > 0 ? {} : { 'fast-path': 1 } },
         timings: { scoringMs: 0, totalMs: 0 },
         errors: [],
       }) as unknown as GateResult;

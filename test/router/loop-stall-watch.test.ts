@@ -73,7 +73,7 @@ describe('a router watching the event loop', () => {
     const before = loopStallWatchers();
     const router = createRouter({
       tiers: [
-        { name: 'trees', scorer: fastTier(() => 0.5), quality: 1, inline: true },
+        { name: 'fast-path', scorer: fastTier(() => 0.5), quality: 1, inline: true },
         ce(slow, { estimateMs: () => 1 }),
       ],
       routing: { mode: 'cascade', threshold: 0 },

@@ -36,12 +36,12 @@ function tier(row: TierRow): PlanTier {
 }
 
 const NOW = 1_000_000;
-const TREES: TierRow = { name: 'trees', inline: true, msPerPair: 0.01 };
+const FAST_PATH: TierRow = { name: 'fast-path', inline: true, msPerPair: 0.01 };
 
 interface Row {
   readonly name: string;
   readonly mode: RoutingMode;
-  /** Tiers best first; default crossEncoder (10 ms/pair) over trees. */
+  /** Tiers best first; default cross-encoder (10 ms/pair) over fast-path. */
   readonly tiers?: readonly TierRow[];
   readonly fixedTier?: string;
   readonly cascadeTier?: string;
@@ -55,15 +55,15 @@ interface Row {
   readonly expected: Partial<Plan>;
 }
 
-const CE = (extra: Partial<TierRow> = {}): TierRow => ({ name: 'crossEncoder', msPerPair: 10, ...extra });
+const CE = (extra: Partial<TierRow> = {}): TierRow => ({ name: 'cross-encoder', msPerPair: 10, ...extra });
 
 function input(row: Row): PlanInput {
   const cache = typeof row.cache === 'number' ? Array<PairCacheState>(row.cache).fill('miss') : row.cache;
   const remaining = row.remainingMs === undefined ? 100 : row.remainingMs;
   return {
     mode: row.mode,
-    tiers: (row.tiers ?? [CE(), TREES]).map(tier),
-    fixedTier: row.fixedTier ?? 'crossEncoder',
+    tiers: (row.tiers ?? [CE(), FAST_PATH]).map(tier),
+    fixedTier: row.fixedTier ?? 'cross-encoder',
     ...(row.cascadeTier !== undefined ? { cascadeTier: row.cascadeTier } : {}),
     cache,
     relevance: row.relevance,
@@ -101,7 +101,7 @@ function shedInline(reason: PlanReason, indices: readonly number[]): Partial<Pla
 function cascadeShed(reason: PlanReason, sent: readonly number[], kept: readonly number[]): Partial<Plan> {
   return {
     reason,
-    submissions: sent.length === 0 ? [] : [{ tier: 'crossEncoder', indices: sent }],
+    submissions: sent.length === 0 ? [] : [{ tier: 'cross-encoder', indices: sent }],
     inlineAnswer: kept,
     inlineDegraded: 'shed',
     shed: kept,
@@ -122,12 +122,12 @@ const FIXED_ROWS: Row[] = [
     name: 'every miss on the fixed slow tier',
     mode: 'fixed',
     cache: 4,
-    expected: { reason: 'fixed', submissions: [{ tier: 'crossEncoder', indices: ALL4 }] },
+    expected: { reason: 'fixed', submissions: [{ tier: 'cross-encoder', indices: ALL4 }] },
   },
   {
     name: 'fixed inline tier: scored and answered inline, undegraded',
     mode: 'fixed',
-    fixedTier: 'trees',
+    fixedTier: 'fast-path',
     cache: 4,
     expected: { reason: 'fixed', inlineScore: ALL4, inlineAnswer: ALL4 },
   },
@@ -135,7 +135,7 @@ const FIXED_ROWS: Row[] = [
     name: 'final cached pairs are not resent',
     mode: 'fixed',
     cache: ['final', 'miss', 'final', 'miss'],
-    expected: { reason: 'fixed', submissions: [{ tier: 'crossEncoder', indices: [1, 3] }] },
+    expected: { reason: 'fixed', submissions: [{ tier: 'cross-encoder', indices: [1, 3] }] },
   },
   {
     name: 'all cached: nothing to do',
@@ -148,14 +148,14 @@ const FIXED_ROWS: Row[] = [
     mode: 'fixed',
     cache: 4,
     remainingMs: 0,
-    expected: { reason: 'fixed', submissions: [{ tier: 'crossEncoder', indices: ALL4 }] },
+    expected: { reason: 'fixed', submissions: [{ tier: 'cross-encoder', indices: ALL4 }] },
   },
   {
     name: 'a full queue does not shed in fixed mode',
     mode: 'fixed',
-    tiers: [CE({ maxQueuedPairs: 4, outstandingPairs: 4 }), TREES],
+    tiers: [CE({ maxQueuedPairs: 4, outstandingPairs: 4 }), FAST_PATH],
     cache: 4,
-    expected: { reason: 'fixed', submissions: [{ tier: 'crossEncoder', indices: ALL4 }] },
+    expected: { reason: 'fixed', submissions: [{ tier: 'cross-encoder', indices: ALL4 }] },
   },
   {
     name: 'no pairs at all',
@@ -170,7 +170,7 @@ const BUDGET_ROWS: Row[] = [
     name: 'the best tier fits every pair',
     mode: 'budget',
     cache: 4, // 40 ms of 100
-    expected: { reason: 'fits', submissions: [{ tier: 'crossEncoder', indices: ALL4 }] },
+    expected: { reason: 'fits', submissions: [{ tier: 'cross-encoder', indices: ALL4 }] },
   },
   {
     name: 'exactly at the limit still fits',
@@ -178,7 +178,7 @@ const BUDGET_ROWS: Row[] = [
     cache: 10, // 100 ms of 100
     expected: {
       reason: 'fits',
-      submissions: [{ tier: 'crossEncoder', indices: range(10) }],
+      submissions: [{ tier: 'cross-encoder', indices: range(10) }],
     },
   },
   {
@@ -197,7 +197,7 @@ const BUDGET_ROWS: Row[] = [
   {
     name: 'zero budget: shed, and no probe even when the tier may probe',
     mode: 'budget',
-    tiers: [CE({ mayProbe: true }), TREES],
+    tiers: [CE({ mayProbe: true }), FAST_PATH],
     cache: 4,
     remainingMs: 0,
     expected: shedInline('over-budget', ALL4),
@@ -212,35 +212,35 @@ const BUDGET_ROWS: Row[] = [
   {
     name: 'queue full: shed although the time would fit',
     mode: 'budget',
-    tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 30, outstandingPairs: 30 }), TREES],
+    tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 30, outstandingPairs: 30 }), FAST_PATH],
     cache: 4,
     expected: shedInline('queue-full', ALL4),
   },
   {
     name: 'queue room for only part of the request: budget sends none',
     mode: 'budget',
-    tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 30, outstandingPairs: 28 }), TREES],
+    tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 30, outstandingPairs: 28 }), FAST_PATH],
     cache: 4,
     expected: shedInline('queue-full', ALL4),
   },
   {
     name: 'pairs outstanding make the prediction longer',
     mode: 'budget',
-    tiers: [CE({ outstandingPairs: 7 }), TREES], // (7 + 4) × 10 = 110 ms
+    tiers: [CE({ outstandingPairs: 7 }), FAST_PATH], // (7 + 4) × 10 = 110 ms
     cache: 4,
     expected: shedInline('over-budget', ALL4),
   },
   {
     name: 'three tiers: the best is too slow, the middle one fits (labelled shed)',
     mode: 'budget',
-    tiers: [{ name: 'bigCe', msPerPair: 50 }, { name: 'smallCe', msPerPair: 10 }, TREES],
+    tiers: [{ name: 'bigCe', msPerPair: 50 }, { name: 'smallCe', msPerPair: 10 }, FAST_PATH],
     cache: 3,
     expected: shedTo('smallCe', [0, 1, 2]),
   },
   {
     name: 'three tiers: both slow tiers too slow, inline',
     mode: 'budget',
-    tiers: [{ name: 'bigCe', msPerPair: 50 }, { name: 'smallCe', msPerPair: 50 }, TREES],
+    tiers: [{ name: 'bigCe', msPerPair: 50 }, { name: 'smallCe', msPerPair: 50 }, FAST_PATH],
     cache: 3,
     expected: shedInline('over-budget', [0, 1, 2]),
   },
@@ -261,30 +261,30 @@ const BUDGET_ROWS: Row[] = [
     cache: 11,
     expected: {
       reason: 'over-budget',
-      submissions: [{ tier: 'crossEncoder', indices: range(11) }],
+      submissions: [{ tier: 'cross-encoder', indices: range(11) }],
     },
   },
   {
     name: 'an idle tier with a stale model gets the request as a probe',
     mode: 'budget',
-    tiers: [CE({ msPerPair: 1000, mayProbe: true }), TREES],
+    tiers: [CE({ msPerPair: 1000, mayProbe: true }), FAST_PATH],
     cache: 2,
-    expected: { reason: 'probe', submissions: [{ tier: 'crossEncoder', indices: [0, 1] }], probe: 'crossEncoder' },
+    expected: { reason: 'probe', submissions: [{ tier: 'cross-encoder', indices: [0, 1] }], probe: 'cross-encoder' },
   },
   {
     name: 'no probe when the queue cannot take the whole request',
     mode: 'budget',
-    tiers: [CE({ msPerPair: 1000, mayProbe: true, maxQueuedPairs: 1 }), TREES],
+    tiers: [CE({ msPerPair: 1000, mayProbe: true, maxQueuedPairs: 1 }), FAST_PATH],
     cache: 2,
     expected: shedInline('queue-full', [0, 1]),
   },
   {
     name: 'no deadline: only the queue bound applies',
     mode: 'budget',
-    tiers: [CE({ msPerPair: 1e6 }), TREES],
+    tiers: [CE({ msPerPair: 1e6 }), FAST_PATH],
     cache: 3,
     remainingMs: null,
-    expected: { reason: 'fits', submissions: [{ tier: 'crossEncoder', indices: [0, 1, 2] }] },
+    expected: { reason: 'fits', submissions: [{ tier: 'cross-encoder', indices: [0, 1, 2] }] },
   },
   {
     name: 'all cached',
@@ -296,25 +296,25 @@ const BUDGET_ROWS: Row[] = [
     name: 'cached inline scores stay candidates; final ones do not',
     mode: 'budget',
     cache: ['fallback', 'final', 'miss', 'fallback'],
-    expected: { reason: 'fits', submissions: [{ tier: 'crossEncoder', indices: [0, 2, 3] }] },
+    expected: { reason: 'fits', submissions: [{ tier: 'cross-encoder', indices: [0, 2, 3] }] },
   },
   {
     name: 'a single inline tier: answered inline, undegraded',
     mode: 'budget',
-    tiers: [TREES],
+    tiers: [FAST_PATH],
     cache: 3,
     expected: { reason: 'inline-only', inlineScore: [0, 1, 2], inlineAnswer: [0, 1, 2] },
   },
 ];
 
-const JUDGE: TierRow = { name: 'llmJudge', msPerPair: 50 };
+const JUDGE: TierRow = { name: 'llm-judge', msPerPair: 50 };
 
 const CASCADE_ROWS: Row[] = [
   {
-    name: 'three tiers, cascadeTier crossEncoder: the judge is skipped, the nearest pairs go to the cross-encoder',
+    name: 'three tiers, cascadeTier cross-encoder: the judge is skipped, the nearest pairs go to the cross-encoder',
     mode: 'cascade',
-    tiers: [JUDGE, CE(), TREES],
-    cascadeTier: 'crossEncoder',
+    tiers: [JUDGE, CE(), FAST_PATH],
+    cascadeTier: 'cross-encoder',
     cache: 10,
     relevance: SPREAD,
     remainingMs: 55,
@@ -323,13 +323,13 @@ const CASCADE_ROWS: Row[] = [
   {
     name: 'three tiers, default cascade tier: the best (the judge) takes what fits',
     mode: 'cascade',
-    tiers: [JUDGE, CE(), TREES],
+    tiers: [JUDGE, CE(), FAST_PATH],
     cache: 10,
     relevance: SPREAD,
     remainingMs: 105, // 2 × 50 ms fit
     expected: {
       reason: 'over-budget',
-      submissions: [{ tier: 'llmJudge', indices: [5, 1] }],
+      submissions: [{ tier: 'llm-judge', indices: [5, 1] }],
       inlineAnswer: [3, 9, 7, 6, 4, 2, 0, 8],
       inlineDegraded: 'shed',
       shed: [3, 9, 7, 6, 4, 2, 0, 8],
@@ -373,12 +373,12 @@ const CASCADE_ROWS: Row[] = [
     mode: 'cascade',
     cache: 4,
     relevance: [0.1, 0.9, 0.5, 0.4],
-    expected: { reason: 'fits', submissions: [{ tier: 'crossEncoder', indices: [2, 3, 0, 1] }] },
+    expected: { reason: 'fits', submissions: [{ tier: 'cross-encoder', indices: [2, 3, 0, 1] }] },
   },
   {
     name: 'zero budget: every pair stays inline, no probe',
     mode: 'cascade',
-    tiers: [CE({ mayProbe: true }), TREES],
+    tiers: [CE({ mayProbe: true }), FAST_PATH],
     cache: 3,
     relevance: [0.5, 0.5, 0.5],
     remainingMs: 0,
@@ -387,7 +387,7 @@ const CASCADE_ROWS: Row[] = [
   {
     name: 'queue full: every pair stays inline',
     mode: 'cascade',
-    tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 512, outstandingPairs: 512 }), TREES],
+    tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 512, outstandingPairs: 512 }), FAST_PATH],
     cache: 3,
     relevance: [0.2, 0.5, 0.8],
     expected: cascadeShed('queue-full', [], [1, 0, 2]),
@@ -395,7 +395,7 @@ const CASCADE_ROWS: Row[] = [
   {
     name: 'queue room for two: the two nearest go up',
     mode: 'cascade',
-    tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 30, outstandingPairs: 28 }), TREES],
+    tiers: [CE({ msPerPair: 0.1, maxQueuedPairs: 30, outstandingPairs: 28 }), FAST_PATH],
     cache: 5,
     relevance: [0.1, 0.45, 0.9, 0.6, 0.52],
     expected: cascadeShed('queue-full', [4, 1], [3, 0, 2]),
@@ -403,15 +403,15 @@ const CASCADE_ROWS: Row[] = [
   {
     name: 'nothing fits on an idle stale tier: a one-pair probe, the nearest',
     mode: 'cascade',
-    tiers: [CE({ msPerPair: 1000, mayProbe: true }), TREES],
+    tiers: [CE({ msPerPair: 1000, mayProbe: true }), FAST_PATH],
     cache: 4,
     relevance: [0.9, 0.1, 0.49, 0.3],
-    expected: { ...cascadeShed('probe', [2], [3, 0, 1]), probe: 'crossEncoder' },
+    expected: { ...cascadeShed('probe', [2], [3, 0, 1]), probe: 'cross-encoder' },
   },
   {
     name: 'no probe when one pair fits anyway',
     mode: 'cascade',
-    tiers: [CE({ msPerPair: 40, mayProbe: true }), TREES],
+    tiers: [CE({ msPerPair: 40, mayProbe: true }), FAST_PATH],
     cache: 4,
     relevance: [0.9, 0.1, 0.49, 0.3],
     expected: cascadeShed('over-budget', [2, 3], [0, 1]),
@@ -434,7 +434,7 @@ const CASCADE_ROWS: Row[] = [
   {
     name: 'a single inline tier: answered inline (already scored), undegraded',
     mode: 'cascade',
-    tiers: [TREES],
+    tiers: [FAST_PATH],
     cache: 3,
     relevance: [0.1, 0.2, 0.3],
     expected: { reason: 'inline-only', inlineAnswer: [0, 1, 2] },
@@ -496,7 +496,7 @@ describe('planRouting (properties)', () => {
       const withInline = random() < 0.8;
       const tiers: TierRow[] = [
         {
-          name: 'crossEncoder',
+          name: 'cross-encoder',
           msPerPair: random() * 30,
           overheadMs: random() * 20,
           maxQueuedPairs: 1 + Math.floor(random() * 20),
@@ -504,7 +504,7 @@ describe('planRouting (properties)', () => {
           mayProbe: random() < 0.3,
         },
         ...(random() < 0.5 ? [{ name: 'smallCe', msPerPair: random() * 5 }] : []),
-        ...(withInline ? [TREES] : []),
+        ...(withInline ? [FAST_PATH] : []),
       ];
       const mode = modes[Math.floor(random() * 3)];
       const row: Row = {

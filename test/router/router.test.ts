@@ -17,7 +17,7 @@ import {
   routed,
   sleep,
   slowTier,
-  trees,
+  fastPath,
 } from './fakes.js';
 
 /** A real batcher with one worker over an executor that runs a batch only when released. */
@@ -40,7 +40,7 @@ describe('hard deadline', () => {
     const slow = slowTier({ latencyMs: 1500 });
     const fast = fastTier(() => 0.3);
     const router = createRouter({
-      tiers: [trees(fast), ce(slow, { estimateMs: () => 1 })],
+      tiers: [fastPath(fast), ce(slow, { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
       returnMarginMs: 2,
     });
@@ -52,19 +52,19 @@ describe('hard deadline', () => {
     const out = await router.score('q', passages(8), { deadline: t0 + 60 });
     clearTimeout(mark);
     expect(slowTierWouldBeDone).toBe(false); // answered without waiting for the slow tier
-    expect(out.map((r) => routed(r).tier)).toEqual(Array(8).fill('trees'));
+    expect(out.map((r) => routed(r).tier)).toEqual(Array(8).fill('fast-path'));
     expect(out.map((r) => routed(r).degraded)).toEqual(Array(8).fill('deadline'));
     expect(out.every((r) => routed(r).probabilities.relevant === 0.3)).toBe(true);
     const stats = router.stats();
     expect(stats.deadlinePairs).toBe(8);
     expect(stats.degradedPairs).toBe(8);
     expect(stats.cancelledPairs).toBe(8);
-    expect(stats.byTier).toEqual({ trees: 8 });
+    expect(stats.byTier).toEqual({ 'fast-path': 8 });
   });
 
   it('through the gate: a budgetMs call returns on time with every pair scored (none fail closed)', async () => {
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.8)), ce(slowTier({ latencyMs: 1500 }), { estimateMs: () => 1 })],
+      tiers: [fastPath(fastTier(() => 0.8)), ce(slowTier({ latencyMs: 1500 }), { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
     });
     const gate = createGate({ scorer: router, policy: { threshold: 0.5 } });
@@ -73,14 +73,14 @@ describe('hard deadline', () => {
     expect(Date.now() - t0).toBeLessThan(400);
     expect(result.stats.unscored).toBe(0);
     expect(result.included).toHaveLength(5);
-    expect(result.tier.counts).toEqual({ trees: 5 });
+    expect(result.tier.counts).toEqual({ 'fast-path': 5 });
   });
 
   it('keeps slow-tier answers that arrived and degrades only the late ones', async () => {
     // First call occupies the single worker for 40 ms; the second call's pairs wait behind it.
     const slow = slowTier({ latencyMs: 40 });
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.2)), ce(slow, { estimateMs: () => 1 })],
+      tiers: [fastPath(fastTier(() => 0.2)), ce(slow, { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
     });
     const now = Date.now();
@@ -88,8 +88,8 @@ describe('hard deadline', () => {
       router.score('q', passages(3, 'a'), { deadline: now + 1000 }),
       router.score('q', passages(3, 'b'), { deadline: now + 60 }),
     ]);
-    expect(a.map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder', 'crossEncoder']);
-    expect(b.map((r) => routed(r).tier)).toEqual(['trees', 'trees', 'trees']);
+    expect(a.map((r) => routed(r).tier)).toEqual(['cross-encoder', 'cross-encoder', 'cross-encoder']);
+    expect(b.map((r) => routed(r).tier)).toEqual(['fast-path', 'fast-path', 'fast-path']);
     expect(b.every((r) => routed(r).degraded === 'deadline')).toBe(true);
   });
 });
@@ -108,12 +108,12 @@ describe('cancellation', () => {
         return ps.map((_, i) => ({
           probabilities: { relevant: 1 / (1 + Math.exp(-logits[i])) },
           raw: { relevant: logits[i] },
-          tier: 'crossEncoder',
+          tier: 'cross-encoder',
         }));
       },
     };
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.4)), ce(ceScorer, { estimateMs: () => 1 })],
+      tiers: [fastPath(fastTier(() => 0.4)), ce(ceScorer, { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
     });
     const now = Date.now();
@@ -121,10 +121,10 @@ describe('cancellation', () => {
     for (let i = 0; i < 200 && exec.pendingManual === 0; i++) await sleep(5); // A's batch reaches the (blocked) worker
     expect(exec.pendingManual).toBe(1);
     const second = await router.score('qb', passages(6, 'b'), { deadline: Date.now() + 50 });
-    expect(second.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'deadline')).toBe(true);
+    expect(second.every((r) => routed(r).tier === 'fast-path' && routed(r).degraded === 'deadline')).toBe(true);
     exec.release();
     const firstOut = await first;
-    expect(firstOut.every((r) => routed(r).tier === 'crossEncoder')).toBe(true);
+    expect(firstOut.every((r) => routed(r).tier === 'cross-encoder')).toBe(true);
     await sleep(20);
     exec.release();
     // Only A's four pairs ever ran; B's six were dropped from the queue.
@@ -141,7 +141,7 @@ describe('cancellation', () => {
   it('a queued call cancelled at the deadline does not execute on the fake single-worker tier', async () => {
     const slow = slowTier({ latencyMs: 80 });
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.1)), ce(slow, { estimateMs: () => 1 })],
+      tiers: [fastPath(fastTier(() => 0.1)), ce(slow, { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
     });
     const now = Date.now();
@@ -161,7 +161,7 @@ describe('cascade', () => {
     const slow = instantTier('fake-ce', () => 0.99);
     let now = 1_000_000;
     const router = createRouter({
-      tiers: [trees(fast), ce(slow, { estimateMs: (pairs) => pairs * 10 })],
+      tiers: [fastPath(fast), ce(slow, { estimateMs: (pairs) => pairs * 10 })],
       routing: { mode: 'cascade', threshold: 0.5 },
       clock: () => now,
       returnMarginMs: 0,
@@ -174,16 +174,16 @@ describe('cascade', () => {
     expect(slow.calls[0]).toEqual(['p5', 'p1', 'p3', 'p9', 'p7']); // distances 0, .02, .03, .06, .11
     const tiers = out.map((r) => routed(r).tier);
     expect(tiers).toEqual([
-      'trees',
-      'crossEncoder',
-      'trees',
-      'crossEncoder',
-      'trees',
-      'crossEncoder',
-      'trees',
-      'crossEncoder',
-      'trees',
-      'crossEncoder',
+      'fast-path',
+      'cross-encoder',
+      'fast-path',
+      'cross-encoder',
+      'fast-path',
+      'cross-encoder',
+      'fast-path',
+      'cross-encoder',
+      'fast-path',
+      'cross-encoder',
     ]);
     for (const i of [0, 2, 4, 6, 8]) {
       expect(routed(out[i]).degraded).toBe('shed');
@@ -199,7 +199,7 @@ describe('cascade', () => {
     const slow = instantTier('fake-ce', () => 0.77);
     const cache = createScoreCache({ maxBytes: 1 << 20 });
     const router = createRouter({
-      tiers: [{ ...trees(fast), cache: true }, ce(slow, { estimateMs: () => 1 })],
+      tiers: [{ ...fastPath(fast), cache: true }, ce(slow, { estimateMs: () => 1 })],
       routing: { mode: 'cascade', threshold: 0.5 },
       cache,
     });
@@ -207,15 +207,15 @@ describe('cascade', () => {
     await router.score('q', ps.slice(0, 3), { deadline: Date.now() + 1000 });
     expect(slow.executed).toEqual(['p0', 'p1', 'p2']);
     const out = await router.score('q', ps, { deadline: Date.now() + 1000 });
-    // p0..p2 from cache (source crossEncoder, its score), p3..p5 scored now.
+    // p0..p2 from cache (source cross-encoder, its score), p3..p5 scored now.
     expect(slow.executed).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
     expect(
       out.slice(0, 3).map((r) => [routed(r).tier, routed(r).sourceTier, routed(r).probabilities.relevant]),
-    ).toEqual(Array(3).fill(['cache', 'crossEncoder', 0.77]));
-    expect(out.slice(3).map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder', 'crossEncoder']);
+    ).toEqual(Array(3).fill(['cache', 'cross-encoder', 0.77]));
+    expect(out.slice(3).map((r) => routed(r).tier)).toEqual(['cross-encoder', 'cross-encoder', 'cross-encoder']);
     // The fast path only ran on uncached pairs.
     expect(fast.executed).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
-    expect(router.stats().cacheHitsBySource).toEqual({ crossEncoder: 3 });
+    expect(router.stats().cacheHitsBySource).toEqual({ 'cross-encoder': 3 });
   });
 
   it('cached fast-path scores are reused as the fallback and can still be upgraded to the cross-encoder', async () => {
@@ -224,25 +224,25 @@ describe('cascade', () => {
     let ceMs = 1e6;
     const cache = createScoreCache({ maxBytes: 1 << 20 });
     const router = createRouter({
-      tiers: [{ ...trees(fast), cache: true }, ce(slow, { estimateMs: () => ceMs })],
+      tiers: [{ ...fastPath(fast), cache: true }, ce(slow, { estimateMs: () => ceMs })],
       routing: { mode: 'cascade' },
       cache,
       probeIntervalMs: Number.POSITIVE_INFINITY,
     });
     const ps = passages(3);
     const a = await router.score('q', ps, { deadline: Date.now() + 100 });
-    expect(a.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(3).fill(['trees', 'shed']));
+    expect(a.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(3).fill(['fast-path', 'shed']));
     const b = await router.score('q', ps, { deadline: Date.now() + 100 });
     expect(b.map((r) => [routed(r).tier, routed(r).sourceTier, routed(r).degraded])).toEqual(
-      Array(3).fill(['cache', 'trees', 'shed']),
+      Array(3).fill(['cache', 'fast-path', 'shed']),
     );
     expect(fast.executed).toHaveLength(3); // not rescored
     ceMs = 1;
     const c = await router.score('q', ps, { deadline: Date.now() + 100 });
-    expect(c.map((r) => routed(r).tier)).toEqual(['crossEncoder', 'crossEncoder', 'crossEncoder']);
+    expect(c.map((r) => routed(r).tier)).toEqual(['cross-encoder', 'cross-encoder', 'cross-encoder']);
     expect(fast.executed).toHaveLength(3);
     const d = await router.score('q', ps, { deadline: Date.now() + 100 });
-    expect(d.map((r) => [routed(r).tier, routed(r).sourceTier])).toEqual(Array(3).fill(['cache', 'crossEncoder']));
+    expect(d.map((r) => [routed(r).tier, routed(r).sourceTier])).toEqual(Array(3).fill(['cache', 'cross-encoder']));
     expect(slow.executed).toHaveLength(3);
   });
 
@@ -251,13 +251,13 @@ describe('cascade', () => {
     const slow = slowTier({ latencyMs: 1000, relevance: () => 0.9 });
     const cache = createScoreCache({ maxBytes: 1 << 20 });
     const router = createRouter({
-      tiers: [trees(fast), ce(slow, { estimateMs: () => 1 })],
+      tiers: [fastPath(fast), ce(slow, { estimateMs: () => 1 })],
       routing: { mode: 'cascade' },
       cache,
     });
     const ps = passages(4);
     const out = await router.score('q', ps, { deadline: Date.now() + 40 });
-    expect(out.every((r) => routed(r).tier === 'trees')).toBe(true);
+    expect(out.every((r) => routed(r).tier === 'fast-path')).toBe(true);
     expect(cache.lookup({ scorerId: slow.id, query: 'q', passages: ps })).toEqual([
       undefined,
       undefined,
@@ -266,7 +266,7 @@ describe('cascade', () => {
     ]);
     // Fast-path results are not cached by default either: the next call goes to the tiers again.
     const again = await router.score('q', ps, { deadline: Date.now() + 40 });
-    expect(again.every((r) => routed(r).tier === 'trees')).toBe(true);
+    expect(again.every((r) => routed(r).tier === 'fast-path')).toBe(true);
     expect(fast.executed).toHaveLength(8);
   });
 });
@@ -281,7 +281,7 @@ describe('budget mode', () => {
     ): Promise<{ tiers: string[]; degraded: Array<string | undefined>; shed: number }> => {
       const router = createRouter({
         tiers: [
-          trees(fastTier(() => 0.5)),
+          fastPath(fastTier(() => 0.5)),
           { name: 'smallCe', scorer: instantTier('small-ce'), quality: 2, estimateMs: () => smallMs },
           { name: 'bigCe', scorer: instantTier('big-ce'), quality: 3, estimateMs: () => bigMs },
         ],
@@ -309,7 +309,7 @@ describe('budget mode', () => {
       shed: 0,
     });
     expect(await route(150, 150)).toEqual({
-      tiers: ['trees', 'trees', 'trees'],
+      tiers: ['fast-path', 'fast-path', 'fast-path'],
       degraded: ['shed', 'shed', 'shed'],
       shed: 3,
     });
@@ -346,19 +346,19 @@ describe('budget mode', () => {
   it('learns the cost from measurements when the tier has no estimator', async () => {
     const slow = slowTier({ latencyMs: 30 });
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 0.001 })],
+      tiers: [fastPath(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 0.001 })],
       routing: { mode: 'budget' },
     });
     // Prior says 0.001 ms/pair: the first calls go to the slow tier and teach the model ~3 ms/pair.
     for (let i = 0; i < 3; i++) await router.score('q', passages(10, `w${i}`), { deadline: Date.now() + 1000 });
-    const perPair = router.stats().tiers.find((t) => t.name === 'crossEncoder')?.msPerPair ?? 0;
+    const perPair = router.stats().tiers.find((t) => t.name === 'cross-encoder')?.msPerPair ?? 0;
     expect(perPair).toBeGreaterThan(2);
-    expect(router.predictMs('crossEncoder', 20)).toBeGreaterThan(40);
+    expect(router.predictMs('cross-encoder', 20)).toBeGreaterThan(40);
     // A 20 ms budget no longer fits 10 pairs: the call stays on the fast path without queueing.
     const before = slow.calls.length;
     const out = await router.score('q', passages(10, 'x'), { deadline: Date.now() + 20 });
     expect(slow.calls.length).toBe(before);
-    expect(out.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
+    expect(out.every((r) => routed(r).tier === 'fast-path' && routed(r).degraded === 'shed')).toBe(true);
   });
 });
 
@@ -366,26 +366,26 @@ describe('probing', () => {
   it('an idle tier with a stale pessimistic prediction gets a probe, and the model recovers', async () => {
     const slow = instantTier('fake-ce');
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 1000 })],
+      tiers: [fastPath(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 1000 })],
       routing: { mode: 'cascade' },
       probeIntervalMs: 30,
     });
     // Fresh model: 1000 ms/pair → nothing fits a 100 ms budget, but the idle tier gets a one-pair probe.
     const first = await router.score('q', passages(4, 'a'), { deadline: Date.now() + 100 });
-    expect(first.map((r) => routed(r).tier)).toEqual(['crossEncoder', 'trees', 'trees', 'trees']);
-    const tier = router.stats().tiers.find((t) => t.name === 'crossEncoder');
+    expect(first.map((r) => routed(r).tier)).toEqual(['cross-encoder', 'fast-path', 'fast-path', 'fast-path']);
+    const tier = router.stats().tiers.find((t) => t.name === 'cross-encoder');
     expect(tier?.probes).toBe(1);
     // The probe measured a fast tier: the next call fits without probing.
-    expect(router.predictMs('crossEncoder', 4)).toBeLessThan(50);
+    expect(router.predictMs('cross-encoder', 4)).toBeLessThan(50);
     await router.score('q', passages(4, 'b'), { deadline: Date.now() + 100 });
-    expect(router.stats().tiers.find((t) => t.name === 'crossEncoder')?.probes).toBe(1);
+    expect(router.stats().tiers.find((t) => t.name === 'cross-encoder')?.probes).toBe(1);
     expect(slow.executed).toEqual(['a0', 'b0', 'b1', 'b2', 'b3']);
   });
 
   it('no probe while the tier is busy or recently active', async () => {
     const slow = slowTier({ latencyMs: 200 });
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 1000 })],
+      tiers: [fastPath(fastTier(() => 0.5)), ce(slow, { initialMsPerPair: 1000 })],
       routing: { mode: 'cascade' },
       // Generous interval and deadline: a loaded CI machine must not turn this into a second probe.
       probeIntervalMs: 60_000,
@@ -394,10 +394,10 @@ describe('probing', () => {
     const a = router.score('q', passages(2, 'a'), { deadline: Date.now() + 2000 });
     // ...and while it is outstanding nothing else is sent.
     const b = await router.score('q', passages(2, 'b'), { deadline: Date.now() + 100 });
-    expect(b.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
+    expect(b.every((r) => routed(r).tier === 'fast-path' && routed(r).degraded === 'shed')).toBe(true);
     await a;
     const c = await router.score('q', passages(2, 'c'), { deadline: Date.now() + 100 });
-    expect(c.every((r) => routed(r).tier === 'trees')).toBe(true);
+    expect(c.every((r) => routed(r).tier === 'fast-path')).toBe(true);
     expect(slow.calls).toHaveLength(1);
   });
 });
@@ -406,7 +406,7 @@ describe('probing backoff', () => {
   it('backs off while probes keep being cancelled within their prediction', async () => {
     const slow = slowTier({ latencyMs: 1000 });
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 5000 })],
+      tiers: [fastPath(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 5000 })],
       routing: { mode: 'budget' },
       probeIntervalMs: 200,
     });
@@ -418,7 +418,7 @@ describe('probing backoff', () => {
     await sleep(300); // past the doubled interval
     await router.score('q', passages(2, 'c'), { deadline: Date.now() + 30 });
     expect(slow.calls).toHaveLength(2);
-    expect(router.stats().tiers.find((t) => t.name === 'crossEncoder')?.probes).toBe(2);
+    expect(router.stats().tiers.find((t) => t.name === 'cross-encoder')?.probes).toBe(2);
   });
 });
 
@@ -427,7 +427,7 @@ describe('background fill', () => {
     const slow = instantTier('fake-ce', () => 0.95);
     const cache = createScoreCache({ maxBytes: 1 << 20 });
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 1e6 })],
+      tiers: [fastPath(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 1e6 })],
       routing: { mode: 'cascade' },
       cache,
       probeIntervalMs: Number.POSITIVE_INFINITY,
@@ -435,7 +435,7 @@ describe('background fill', () => {
     });
     const ps = passages(6);
     const first = await router.score('popular', ps, { deadline: Date.now() + 100 });
-    expect(first.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
+    expect(first.every((r) => routed(r).tier === 'fast-path' && routed(r).degraded === 'shed')).toBe(true);
     await router.score('rare', passages(2, 'r'), { deadline: Date.now() + 100 });
     await router.score('popular', ps, { deadline: Date.now() + 100 });
     await sleep(20);
@@ -444,7 +444,7 @@ describe('background fill', () => {
     expect(slow.calls.every((c) => c.length <= 4)).toBe(true);
     expect([...slow.executed].sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'r0', 'r1']);
     const later = await router.score('popular', ps, { deadline: Date.now() + 100 });
-    expect(later.map((r) => [routed(r).tier, routed(r).sourceTier])).toEqual(Array(6).fill(['cache', 'crossEncoder']));
+    expect(later.map((r) => [routed(r).tier, routed(r).sourceTier])).toEqual(Array(6).fill(['cache', 'cross-encoder']));
     // (background completions also teach the cost model: a later foreground call may fit again)
     const stats = router.stats();
     expect(stats.backgroundPairs).toBeGreaterThanOrEqual(6);
@@ -454,7 +454,7 @@ describe('background fill', () => {
   it('is never enabled without a cache', async () => {
     const slow = instantTier('fake-ce');
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 1e6 })],
+      tiers: [fastPath(fastTier(() => 0.5)), ce(slow, { estimateMs: () => 1e6 })],
       routing: { mode: 'cascade' },
       probeIntervalMs: Number.POSITIVE_INFINITY,
       backgroundFill: true,
@@ -479,11 +479,11 @@ describe('overload protection', () => {
           ps.map((p) => p.text),
           opts ?? {},
         );
-        return ps.map((_, i) => ({ probabilities: { relevant: logits[i] > 0 ? 1 : 0 }, tier: 'crossEncoder' }));
+        return ps.map((_, i) => ({ probabilities: { relevant: logits[i] > 0 ? 1 : 0 }, tier: 'cross-encoder' }));
       },
     };
     const router = createRouter({
-      tiers: [trees(fastTier(() => 0.5)), ce(ceScorer, { estimateMs: () => 1, maxQueuedPairs: 30 })],
+      tiers: [fastPath(fastTier(() => 0.5)), ce(ceScorer, { estimateMs: () => 1, maxQueuedPairs: 30 })],
       routing: { mode: 'cascade' },
     });
     const first = router.score('q1', passages(20, 'a'), { deadline: Date.now() + 5000 });
@@ -493,20 +493,20 @@ describe('overload protection', () => {
     await sleep(5);
     const third = await router.score('q3', passages(20, 'c'), { deadline: Date.now() + 5000 });
     expect(ceScorer.calls.map((c) => c.length)).toEqual([20, 10]);
-    expect(third.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
+    expect(third.every((r) => routed(r).tier === 'fast-path' && routed(r).degraded === 'shed')).toBe(true);
     const budget = await router.score('q4', passages(5, 'd'), {
       deadline: Date.now() + 5000,
       routing: { mode: 'budget' },
     });
-    expect(budget.every((r) => routed(r).tier === 'trees' && routed(r).degraded === 'shed')).toBe(true);
+    expect(budget.every((r) => routed(r).tier === 'fast-path' && routed(r).degraded === 'shed')).toBe(true);
     expect(router.stats().shedPairs).toBe(10 + 20 + 5);
     for (let i = 0; i < 5; i++) {
       exec.release();
       await sleep(5);
     }
     const [a, b] = await Promise.all([first, second]);
-    expect(a.every((r) => routed(r).tier === 'crossEncoder')).toBe(true);
-    expect(b.filter((r) => routed(r).tier === 'crossEncoder')).toHaveLength(10);
+    expect(a.every((r) => routed(r).tier === 'cross-encoder')).toBe(true);
+    expect(b.filter((r) => routed(r).tier === 'cross-encoder')).toHaveLength(10);
     await batcher.close();
   });
 
@@ -518,11 +518,11 @@ describe('overload protection', () => {
       [broken, 'error'],
     ] as const) {
       const router = createRouter({
-        tiers: [trees(fastTier(() => 0.6)), ce(scorer, { estimateMs: () => 1 })],
+        tiers: [fastPath(fastTier(() => 0.6)), ce(scorer, { estimateMs: () => 1 })],
         routing: { mode: 'budget' },
       });
       const out = await router.score('q', passages(3), { deadline: Date.now() + 500 });
-      expect(out.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(3).fill(['trees', reason]));
+      expect(out.map((r) => [routed(r).tier, routed(r).degraded])).toEqual(Array(3).fill(['fast-path', reason]));
       expect(router.stats().degradedPairs).toBe(3);
     }
   });
@@ -533,16 +533,16 @@ describe('fixed mode and configuration', () => {
     const fast = fastTier(() => 0.5);
     const slow = instantTier();
     const router = createRouter({
-      tiers: [trees(fast), ce(slow)],
-      routing: { mode: 'fixed', fixedTier: 'crossEncoder' },
+      tiers: [fastPath(fast), ce(slow)],
+      routing: { mode: 'fixed', fixedTier: 'cross-encoder' },
     });
     const out = await router.score('q', passages(4));
-    expect(out.map((r) => routed(r).tier)).toEqual(Array(4).fill('crossEncoder'));
+    expect(out.map((r) => routed(r).tier)).toEqual(Array(4).fill('cross-encoder'));
     expect(fast.executed).toHaveLength(0);
-    const viaView = await router.view({ fixedTier: 'trees' }).score('q', passages(2));
-    expect(viaView.map((r) => routed(r).tier)).toEqual(['trees', 'trees']);
+    const viaView = await router.view({ fixedTier: 'fast-path' }).score('q', passages(2));
+    expect(viaView.map((r) => routed(r).tier)).toEqual(['fast-path', 'fast-path']);
     const broken = createRouter({
-      tiers: [trees(fast), ce({ id: 'b', score: () => Promise.reject(new Error('boom')) })],
+      tiers: [fastPath(fast), ce({ id: 'b', score: () => Promise.reject(new Error('boom')) })],
       routing: { mode: 'fixed' },
     });
     await expect(broken.score('q', passages(2))).rejects.toThrow('boom');
@@ -554,7 +554,7 @@ describe('fixed mode and configuration', () => {
     const cache = createScoreCache({ maxBytes: 1 << 20 });
     const router = createRouter({
       tiers: [
-        trees(fastTier((id) => values[indexOf(id)])),
+        fastPath(fastTier((id) => values[indexOf(id)])),
         ce(
           instantTier('fake-ce', () => 0.8),
           { estimateMs: (n) => n * 10 },
@@ -569,18 +569,18 @@ describe('fixed mode and configuration', () => {
     const gate = createGate({ scorer: router, clock: () => now });
     const r1 = await gate.filter('q', passages(3), { budgetMs: 16 });
     // One pair fits (10 ms each, ~14 ms left after the 2 ms return margin): the one nearest the threshold (p1).
-    expect(r1.tier.counts).toEqual({ crossEncoder: 1, trees: 2 });
+    expect(r1.tier.counts).toEqual({ 'cross-encoder': 1, 'fast-path': 2 });
     const byId = new Map([...r1.included, ...r1.excluded].map((i) => [i.id, i.tier]));
-    expect(byId.get('p1')).toBe('crossEncoder');
+    expect(byId.get('p1')).toBe('cross-encoder');
     const r2 = await gate.filter('q', passages(3), { budgetMs: 500 });
-    expect(r2.tier.counts).toEqual({ cache: 1, crossEncoder: 2 });
+    expect(r2.tier.counts).toEqual({ cache: 1, 'cross-encoder': 2 });
   });
 
   it('rejects bad configuration with typed errors', () => {
     const s = instantTier();
     expect(() => createRouter({ tiers: [] })).toThrow(/non-empty/);
     expect(() => createRouter({ tiers: [ce(s), { ...ce(s), quality: 3 }] })).toThrow(/twice/);
-    expect(() => createRouter({ tiers: [{ ...trees(s), quality: 5 }, ce(s)] })).toThrow(/lowest/);
+    expect(() => createRouter({ tiers: [{ ...fastPath(s), quality: 5 }, ce(s)] })).toThrow(/lowest/);
     expect(() => createRouter({ tiers: [{ ...ce(s), name: 'cache' }] })).toThrow(/cache/);
     expect(() => createRouter({ tiers: [ce(s)], routing: { mode: 'fixed', fixedTier: 'nope' } })).toThrow(
       /not a registered tier/,

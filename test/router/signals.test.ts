@@ -9,8 +9,8 @@ import { fastTier, instantTier } from './fakes.js';
 
 const declaring = (scorer: Scorer, signals: readonly string[] | undefined): Scorer =>
   signals === undefined ? scorer : { id: scorer.id, signals, score: scorer.score.bind(scorer) };
-const trees = (signals?: readonly string[]): TierSpec => ({
-  name: 'trees',
+const fastPath = (signals?: readonly string[]): TierSpec => ({
+  name: 'fast-path',
   scorer: declaring(
     fastTier(() => 0.5),
     signals,
@@ -19,28 +19,28 @@ const trees = (signals?: readonly string[]): TierSpec => ({
   inline: true,
 });
 const ce = (signals?: readonly string[]): TierSpec => ({
-  name: 'crossEncoder',
+  name: 'cross-encoder',
   scorer: declaring(instantTier('fake-ce'), signals),
   quality: 2,
 });
 
 describe('router signals', () => {
   it('declares the union of its tiers’ signals, best tier first, each once', () => {
-    const router = createRouter({ tiers: [trees(['relevant']), ce(['relevant', 'evidence', 'injection'])] });
+    const router = createRouter({ tiers: [fastPath(['relevant']), ce(['relevant', 'evidence', 'injection'])] });
     expect(router.signals).toEqual(['relevant', 'evidence', 'injection']);
-    const reversed = createRouter({ tiers: [trees(['relevant', 'contradicts_premise']), ce(['evidence'])] });
+    const reversed = createRouter({ tiers: [fastPath(['relevant', 'contradicts_premise']), ce(['evidence'])] });
     expect(reversed.signals).toEqual(['evidence', 'relevant', 'contradicts_premise']);
   });
 
   it('declares nothing when any tier declares nothing', () => {
-    expect(createRouter({ tiers: [trees(['relevant']), ce()] }).signals).toBeUndefined();
-    expect(createRouter({ tiers: [trees(), ce(['relevant'])] }).signals).toBeUndefined();
+    expect(createRouter({ tiers: [fastPath(['relevant']), ce()] }).signals).toBeUndefined();
+    expect(createRouter({ tiers: [fastPath(), ce(['relevant'])] }).signals).toBeUndefined();
   });
 
   it('a fixed view declares its tier’s signals; other views the union', () => {
-    const router = createRouter({ tiers: [trees(['relevant']), ce(['relevant', 'evidence'])] });
-    expect(router.view({ mode: 'fixed', fixedTier: 'trees' }).signals).toEqual(['relevant']);
-    expect(router.view({ mode: 'fixed', fixedTier: 'crossEncoder' }).signals).toEqual(['relevant', 'evidence']);
+    const router = createRouter({ tiers: [fastPath(['relevant']), ce(['relevant', 'evidence'])] });
+    expect(router.view({ mode: 'fixed', fixedTier: 'fast-path' }).signals).toEqual(['relevant']);
+    expect(router.view({ mode: 'fixed', fixedTier: 'cross-encoder' }).signals).toEqual(['relevant', 'evidence']);
     expect(router.view({ mode: 'budget' }).signals).toEqual(['relevant', 'evidence']);
   });
 
@@ -51,7 +51,7 @@ describe('router signals', () => {
   });
 
   it('the gate checks a policy against the router’s declared signals', () => {
-    const router = createRouter({ tiers: [trees(['relevant']), ce(['relevant'])] });
+    const router = createRouter({ tiers: [fastPath(['relevant']), ce(['relevant'])] });
     expect(() => createGate({ scorer: router, policy: { threshold: 0.5, relevanceSignal: 'evidence' } })).toThrow(
       InvalidPolicyError,
     );

@@ -191,7 +191,7 @@ describe('deadline-shaped outcomes are the overload answer', () => {
       endedAtMs,
     });
     expect(cutByDeadline(item('scorer-null'), at('router', 0))).toBe(true);
-    expect(cutByDeadline(item('scorer-null'), at('fastpath', 0))).toBe(true);
+    expect(cutByDeadline(item('scorer-null'), at('fast-path', 0))).toBe(true);
     expect(cutByDeadline(item('scorer-null'), at('scorer', 900))).toBe(false);
     expect(cutByDeadline(item('scorer-null'), at('scorer', 980))).toBe(true);
     expect(cutByDeadline(item('timeout'), at('scorer', 0))).toBe(true);

@@ -134,7 +134,7 @@ describe.skipIf(!available)('server score cache over Redis', () => {
     const forgedValue = packr.pack([
       1,
       Date.now() - 1000,
-      { probabilities: { relevant: FORGED, ranking: FORGED }, tier: 'trees' },
+      { probabilities: { relevant: FORGED, ranking: FORGED }, tier: 'fast-path' },
     ]);
     const forgedKeys = await raw.keys(`${PREFIX}*`);
     for (const key of forgedKeys) await raw.set(key, forgedValue, 'PX', 60_000);

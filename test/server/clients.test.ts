@@ -63,9 +63,9 @@ describe('Cohere SDK v1 (CohereClient with baseUrl)', () => {
     expect(response.meta?.billedUnits?.searchUnits).toBe(1);
   });
 
-  it('accepts {text} documents and names the fastpath model explicitly', async () => {
+  it('accepts {text} documents and names the fast-path model explicitly', async () => {
     const response = await client().rerank({
-      model: 'fastpath',
+      model: 'fast-path',
       query: sample.query,
       documents: sample.documents.map((text) => ({ text })),
     });
@@ -127,7 +127,7 @@ describe('Cohere SDK v2 (CohereClientV2)', () => {
   it('reranks with top_n; scores equal the library', async () => {
     const client = new CohereClientV2({ token: 'test-key', baseUrl: url });
     const response = await client.rerank({
-      model: 'fastpath',
+      model: 'fast-path',
       query: sample.query,
       documents: sample.documents,
       topN: 3,
@@ -149,7 +149,7 @@ describe('LangChain CohereRerank', () => {
     const client = new CohereClient({ token: 'test-key', baseUrl: url });
     // @langchain/cohere pins its own cohere-ai copy; the 8.1.0 client is the same API at runtime.
     type LangChainClient = NonNullable<ConstructorParameters<typeof CohereRerank>[0]>['client'];
-    const reranker = new CohereRerank({ client: client as unknown as LangChainClient, model: 'fastpath', topN: 4 });
+    const reranker = new CohereRerank({ client: client as unknown as LangChainClient, model: 'fast-path', topN: 4 });
     const docs = sample.documents.map((pageContent, i) => new Document({ pageContent, metadata: { i } }));
     const compressed = await reranker.compressDocuments(docs, sample.query);
     const order = expectedOrder(expected).slice(0, 4);
@@ -162,7 +162,7 @@ describe('Vercel AI SDK rerank() with @ai-sdk/cohere', () => {
   it('ranks through /v2/rerank with the library scores', async () => {
     const cohere = createCohere({ baseURL: `${url}/v2`, apiKey: 'test-key' });
     const { ranking } = await rerank({
-      model: cohere.reranking('fastpath'),
+      model: cohere.reranking('fast-path'),
       documents: sample.documents,
       query: sample.query,
       topN: 5,

@@ -76,10 +76,10 @@ describe('relevance-gate serve --processes 2', () => {
       expect(answers.every((a) => a.status === 200)).toBe(true);
       let metrics = await (await fetch(`${base}/metrics`, { headers: { connection: 'close' } })).text();
       const pairs = [
-        ...metrics.matchAll(/^relevance_gate_pairs_total\{model="fastpath",tier="[^"]+"\} (\d+)/gm),
+        ...metrics.matchAll(/^relevance_gate_pairs_total\{model="fast-path",tier="[^"]+"\} (\d+)/gm),
       ].reduce((sum, m) => sum + Number(m[1]), 0);
       expect(pairs).toBe(40);
-      expect(metrics).toMatch(/relevance_gate_model_ready\{model="fastpath"\} 1\b/);
+      expect(metrics).toMatch(/relevance_gate_model_ready\{model="fast-path"\} 1\b/);
       expect(metric(metrics, 'relevance_gate_cluster_processes{state="ready"}')).toBe(2);
       expect(metric(metrics, 'relevance_gate_cluster_processes_configured')).toBe(2);
       expect(metric(metrics, 'relevance_gate_cluster_connections_total{outcome="handed_over"}')).toBeGreaterThan(20);

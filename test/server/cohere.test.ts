@@ -92,11 +92,11 @@ describe('POST /v2/rerank details', () => {
   it('max_tokens_per_doc keeps the first tokens only', async () => {
     const doc = `bananas are yellow ${'fruit '.repeat(20)} vitamin D cancer risk`;
     const full = (
-      await postJson(`${url}/v2/rerank`, { model: 'fastpath', query: 'vitamin D cancer risk', documents: [doc] })
+      await postJson(`${url}/v2/rerank`, { model: 'fast-path', query: 'vitamin D cancer risk', documents: [doc] })
     ).body as Results;
     const cut = (
       await postJson(`${url}/v2/rerank`, {
-        model: 'fastpath',
+        model: 'fast-path',
         query: 'vitamin D cancer risk',
         documents: [doc],
         max_tokens_per_doc: 3,
@@ -107,7 +107,7 @@ describe('POST /v2/rerank details', () => {
   });
 
   it('refuses a missing query with 400 and the Cohere body', async () => {
-    const res = await postJson(`${url}/v2/rerank`, { model: 'fastpath', documents: ['a'] });
+    const res = await postJson(`${url}/v2/rerank`, { model: 'fast-path', documents: ['a'] });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ id: expect.any(String), message: expect.stringContaining('query') });
   });

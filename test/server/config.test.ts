@@ -1,5 +1,5 @@
 /**
- * Configuration: defaults (loopback, 8080, the shipped fast path as `fastpath`), validation that
+ * Configuration: defaults (loopback, 8080, the shipped fast path as `fast-path`), validation that
  * names the bad field, layering file < environment < flags, and the cross-encoder sizing rule.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -17,12 +17,12 @@ import {
 } from '../../src/server/index.js';
 
 describe('resolveServerConfig', () => {
-  it('defaults: 127.0.0.1:8080, fastpath served and default, 2 MB body, 1000 documents, no key', () => {
+  it('defaults: 127.0.0.1:8080, fast-path served and default, 2 MB body, 1000 documents, no key', () => {
     const c = resolveServerConfig();
     expect(c.host).toBe('127.0.0.1');
     expect(c.port).toBe(8080);
-    expect(c.defaultModel).toBe('fastpath');
-    expect(c.models).toEqual({ fastpath: { type: 'fastpath' } });
+    expect(c.defaultModel).toBe('fast-path');
+    expect(c.models).toEqual({ 'fast-path': { type: 'fast-path' } });
     expect(c.limits.bodyBytes).toBe(2 * 1024 * 1024);
     expect(c.limits.documentsPerRequest).toBe(1000);
     expect(c.apiKey).toBeUndefined();
@@ -36,13 +36,16 @@ describe('resolveServerConfig', () => {
       [{ port: 70000 }, /port/],
       [{ limits: { bodyBytes: 10 } }, /limits\.bodyBytes/],
       [{ models: { x: { type: 'magic' } } }, /models\.x\.type/],
-      [{ models: { x: { type: 'fastpath', dri: 'a' } } }, /models\.x\.dri/],
+      [{ models: { x: { type: 'fast-path', dri: 'a' } } }, /models\.x\.dri/],
       [{ models: { r: { type: 'router', tiers: ['missing'] } } }, /missing/],
-      [{ models: { r: { type: 'router', tiers: ['fastpath'] }, r2: { type: 'router', tiers: ['r'] } } }, /is a router/],
+      [
+        { models: { r: { type: 'router', tiers: ['fast-path'] }, r2: { type: 'router', tiers: ['r'] } } },
+        /is a router/,
+      ],
       [{ defaultModel: 'nope' }, /defaultModel/],
       [{ cache: { redisUrl: 'http://x' } }, /redis/],
       [{ cache: { redisTimeoutMs: 0 } }, /cache\.redisTimeoutMs/],
-      [{ models: { 'bad name!': { type: 'fastpath' } } }, /model names/],
+      [{ models: { 'bad name!': { type: 'fast-path' } } }, /model names/],
     ];
     for (const [input, message] of bad) {
       expect(() => resolveServerConfig(input as never)).toThrow(ServerConfigError);
@@ -60,11 +63,11 @@ describe('resolveServerConfig', () => {
       [{ drainDelayMs: 1.5 }, 'drainDelayMs must be an integer ≥ 0, got 1.5'],
       [{ limits: 5 }, 'limits must be an object, got 5'],
       [
-        { models: { r: { type: 'router', tiers: ['fastpath'], routing: 'x' } } },
+        { models: { r: { type: 'router', tiers: ['fast-path'], routing: 'x' } } },
         'models.r.routing must be one of fixed, budget, cascade, got "x"',
       ],
       [
-        { models: { r: { type: 'router', tiers: ['fastpath'], headroom: 2 } } },
+        { models: { r: { type: 'router', tiers: ['fast-path'], headroom: 2 } } },
         'models.r.headroom must be a number in (0, 1], got 2',
       ],
       [
@@ -105,8 +108,8 @@ describe('resolveServerConfig', () => {
   it('the shipped example config is valid', async () => {
     const { packageRoot } = await import('../../src/util/package-root.js');
     const c = resolveServerConfig(await readConfigFile(join(packageRoot(), 'examples', 'server-config.json')));
-    expect(Object.keys(c.models)).toEqual(['fastpath', 'minilm', 'cascade', 'budget']);
-    expect(c.models.cascade).toMatchObject({ type: 'router', routing: 'cascade', tiers: ['fastpath', 'minilm'] });
+    expect(Object.keys(c.models)).toEqual(['fast-path', 'minilm', 'cascade', 'budget']);
+    expect(c.models.cascade).toMatchObject({ type: 'router', routing: 'cascade', tiers: ['fast-path', 'minilm'] });
   });
 
   it('resolves model paths against baseDir', () => {

@@ -116,7 +116,7 @@ describe('401', () => {
   it('carries WWW-Authenticate: Bearer with the realm, in every protocol', async () => {
     for (const [path, payload] of [
       ['/v1/rerank', { query: 'q', documents: ['a'] }],
-      ['/v2/rerank', { model: 'fastpath', query: 'q', documents: ['a'] }],
+      ['/v2/rerank', { model: 'fast-path', query: 'q', documents: ['a'] }],
       ['/rerank', { query: 'q', texts: ['a'] }],
       ['/v1/gate', { query: 'q', passages: ['a'] }],
     ] as const) {

@@ -95,7 +95,7 @@ export function createFuzzer(seed: number) {
         return '{"constructor": {"prototype": {"polluted": true}}}';
       default:
         return JSON.stringify(
-          pick(['cascade', 'fastpath', 'rerank-v3.5', '../../etc/passwd', '\u0000', 'a'.repeat(500)]),
+          pick(['cascade', 'fast-path', 'rerank-v3.5', '../../etc/passwd', '\u0000', 'a'.repeat(500)]),
         );
     }
   };
@@ -106,7 +106,7 @@ export function createFuzzer(seed: number) {
       return { query: JSON.stringify(sentence()), texts: docs, raw_scores: 'true', return_text: 'true' };
     if (protocol === 'gate') return { query: JSON.stringify(sentence()), passages: docs, budget_ms: '50' };
     return path === '/v2/rerank'
-      ? { model: '"fastpath"', query: JSON.stringify(sentence()), documents: docs, top_n: '3' }
+      ? { model: '"fast-path"', query: JSON.stringify(sentence()), documents: docs, top_n: '3' }
       : { query: JSON.stringify(sentence()), documents: docs, top_n: '3', return_documents: 'true' };
   };
 

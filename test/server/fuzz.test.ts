@@ -18,7 +18,7 @@ let url: string;
 
 beforeAll(async () => {
   server = await start({
-    models: { cascade: { type: 'router', tiers: ['fastpath'], routing: 'fixed' } },
+    models: { cascade: { type: 'router', tiers: ['fast-path'], routing: 'fixed' } },
   });
   url = server.url as string;
 });

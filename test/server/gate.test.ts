@@ -41,9 +41,9 @@ beforeAll(async () => {
       ranked: { type: 'scorer', scorer: ranked, policy: { threshold: 0.5 } },
       slow: { type: 'scorer', scorer: slowScorer(400) },
       slowTier: { type: 'scorer', scorer: slowScorer(400, 'slow-tier'), quality: 5 },
-      routed: { type: 'router', tiers: ['fastpath', 'slowTier'], routing: 'cascade', budgetMs: 60 },
+      routed: { type: 'router', tiers: ['fast-path', 'slowTier'], routing: 'cascade', budgetMs: 60 },
       // A threshold option (early stop) puts the fast path in threshold mode: the recommended threshold.
-      fastpathEarly: { type: 'fastpath', policy: { earlyStop: { window: 4, minRate: 0.25, chunk: 4 } } },
+      'fast-path-early': { type: 'fast-path', policy: { earlyStop: { window: 4, minRate: 0.25, chunk: 4 } } },
     },
   });
   url = server.url as string;
@@ -61,12 +61,12 @@ describe('POST /v1/gate', () => {
     const res = await postJson(`${url}/v1/gate`, { query: sample.query, passages: sample.documents });
     expect(res.status).toBe(200);
     const body = res.body as GateJson;
-    expect(body.model).toBe('fastpath');
+    expect(body.model).toBe('fast-path');
     const items = all(body);
     expect(items.map((i) => i.index).sort((a, b) => a - b)).toEqual(sample.documents.map((_, i) => i));
     for (const item of items) {
       expect(item.relevance).toBe(expected[item.index]);
-      expect(item.tier).toBe('trees');
+      expect(item.tier).toBe('fast-path');
       expect(['included', 'excluded', 'conflicting']).toContain(item.route);
       expect(typeof item.rule).toBe('string');
     }
@@ -157,7 +157,7 @@ describe('POST /v1/gate', () => {
     for (const item of degraded) {
       expect(['shed', 'deadline']).toContain(item.degraded);
       // Answered by the fast path, fresh or from the cache the first test filled.
-      expect(['trees', 'cache']).toContain(item.tier);
+      expect(['fast-path', 'cache']).toContain(item.tier);
     }
   });
 
@@ -167,28 +167,28 @@ describe('POST /v1/gate', () => {
       default: string;
       models: Array<{ name: string; ready: boolean; type: string }>;
     };
-    expect(body.default).toBe('fastpath');
+    expect(body.default).toBe('fast-path');
     expect(body.models.map((m) => m.name)).toEqual([
-      'fastpath',
+      'fast-path',
       'ranked',
       'slow',
       'slowTier',
       'routed',
-      'fastpathEarly',
+      'fast-path-early',
     ]);
     expect(body.models.find((m) => m.name === 'routed')?.type).toBe('router');
     // the fast path alone decides by its default operating point; the router (mixed tiers) by threshold
     const modes = Object.fromEntries(
       (body.models as Array<{ name: string; mode?: string; threshold?: number }>).map((m) => [m.name, m]),
     );
-    expect(modes.fastpath?.mode).toBe('balanced');
+    expect(modes['fast-path']?.mode).toBe('balanced');
     expect(modes.routed?.mode).toBe('threshold');
     expect(modes.routed?.threshold).toBeCloseTo(0.271, 3);
     expect(modes.ranked).toMatchObject({ mode: 'threshold', threshold: 0.5 });
-    expect(modes.fastpathEarly?.mode).toBe('threshold');
-    expect(modes.fastpathEarly?.threshold).toBeCloseTo(0.271, 3);
+    expect(modes['fast-path-early']?.mode).toBe('threshold');
+    expect(modes['fast-path-early']?.threshold).toBeCloseTo(0.271, 3);
     const early = await postJson(`${url}/v1/gate`, {
-      model: 'fastpathEarly',
+      model: 'fast-path-early',
       query: sample.query,
       passages: sample.documents,
     });

@@ -11,7 +11,7 @@ import { startServer, type RelevanceGateServer, type ServerConfigInput } from '.
 import { packageRoot } from '../../src/util/package-root.js';
 
 export const SHARED_DATA = join(packageRoot(), '..', 'shared', 'data');
-export const FASTPATH_DIR = join(packageRoot(), 'models', 'fastpath-lexical');
+export const FAST_PATH_DIR = join(packageRoot(), 'models', 'fast-path-lexical');
 
 /**
  * Admission of the tests that are not about admission: bounds only and a long standing-queue
@@ -113,7 +113,7 @@ export async function libraryScores(
   documents: readonly string[],
   which: 'rerank' | 'relevance' = 'rerank',
 ): Promise<number[]> {
-  const scorer = await loadFastPathScorer(FASTPATH_DIR);
+  const scorer = await loadFastPathScorer(FAST_PATH_DIR);
   try {
     const gate = createGate({ scorer, policy: { relevanceSignal: ['relevant'] } });
     const passages: Passage[] = documents.map((text, i) => ({ id: String(i), text }));

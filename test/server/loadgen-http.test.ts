@@ -39,7 +39,7 @@ describe('open loop over HTTP', () => {
     const { workload } = loadHttpWorkload(options);
     const points = await runHttpPoints(options, workload, [
       { label: 'http:gate', url: server.url as string, protocol: 'gate', scrapeMetrics: true },
-      { label: 'http:cohere', url: server.url as string, protocol: 'cohere', model: 'fastpath' },
+      { label: 'http:cohere', url: server.url as string, protocol: 'cohere', model: 'fast-path' },
     ]);
     expect(points.map((p) => p.routing)).toEqual(['http:gate', 'http:cohere']);
     for (const p of points) {
@@ -49,7 +49,7 @@ describe('open loop over HTTP', () => {
       expect(p.latencyMs.p50).toBeGreaterThan(0);
     }
     // The gate protocol reports tiers per pair: the fast path (fresh or cached).
-    expect(points[0].tierShare.trees + points[0].tierShare.cache).toBeCloseTo(1, 5);
+    expect(points[0].tierShare['fast-path'] + points[0].tierShare.cache).toBeCloseTo(1, 5);
     expect(formatTable(points)).toContain('http:gate');
   }, 60_000);
 

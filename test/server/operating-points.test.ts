@@ -45,7 +45,7 @@ beforeAll(async () => {
   writeFileSync(pointsPath, JSON.stringify(pointsFile(modelIdOf(scorer.id))));
   scorer.model.dispose();
   server = await start({
-    models: { fastpath: { type: 'fastpath' }, tight: { type: 'fastpath', operatingPoints: pointsPath } },
+    models: { 'fast-path': { type: 'fast-path' }, tight: { type: 'fast-path', operatingPoints: pointsPath } },
   });
   url = server.url as string;
 });
@@ -91,8 +91,8 @@ describe("a served model's operating-points file", () => {
   it('refuses to start with a file fitted for another model, naming the model', async () => {
     const other = join(dir, 'other.json');
     writeFileSync(other, JSON.stringify(pointsFile('cross-encoder:0123456789abcdef:len512:longest_first')));
-    await expect(start({ models: { fastpath: { type: 'fastpath', operatingPoints: other } } })).rejects.toThrow(
-      /model "fastpath" failed to load: operating points were fitted for model "cross-encoder:0123456789abcdef/,
+    await expect(start({ models: { 'fast-path': { type: 'fast-path', operatingPoints: other } } })).rejects.toThrow(
+      /model "fast-path" failed to load: operating points were fitted for model "cross-encoder:0123456789abcdef/,
     );
   });
 
@@ -100,8 +100,8 @@ describe("a served model's operating-points file", () => {
     expect(() =>
       resolveServerConfig({
         models: {
-          fastpath: {
-            type: 'fastpath',
+          'fast-path': {
+            type: 'fast-path',
             operatingPoints: pointsPath,
             policy: { operatingPoints: pointsFile('x').points },
           },
@@ -109,7 +109,7 @@ describe("a served model's operating-points file", () => {
       }),
     ).toThrow(/operatingPoints \(a file\) or policy\.operatingPoints, not both/);
     expect(() =>
-      resolveServerConfig({ models: { fastpath: { type: 'fastpath', operatingPoints: 3 } } } as never),
+      resolveServerConfig({ models: { 'fast-path': { type: 'fast-path', operatingPoints: 3 } } } as never),
     ).toThrow(ServerConfigError);
   });
 });

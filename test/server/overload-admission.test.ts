@@ -98,7 +98,7 @@ describe('fast path at 2× its capacity: 20 documents, 100 ms budget, 256 socket
   const SECONDS = 3;
   let cli: ServeCliProcess | undefined;
   let client: HttpClient;
-  const work = scifactWork({ dataDir: DATA, docs: 20, count: 20_000, protocol: 'cohere', model: 'fastpath' });
+  const work = scifactWork({ dataDir: DATA, docs: 20, count: 20_000, protocol: 'cohere', model: 'fast-path' });
 
   beforeAll(async () => {
     const started = await serve([]);

@@ -16,7 +16,7 @@ import { start } from './helpers.js';
 
 const BUDGETS = [1, 3, 10, 30, 100, 300, 1000];
 const DOCS = [1, 10, 100, 1000];
-const MODELS = ['fastpath', 'ce', 'cascade'];
+const MODELS = ['fast-path', 'ce', 'cascade'];
 const PROTOCOLS = ['v1', 'v2', 'tei', 'gate', 'stream'] as const;
 
 let server: RelevanceGateServer;
@@ -28,7 +28,7 @@ beforeAll(async () => {
   server = await start({
     models: {
       ce: { type: 'cross-encoder', dir, workers: 1, intraOpThreads: 1 },
-      cascade: { type: 'router', tiers: ['fastpath', 'ce'], routing: 'cascade' },
+      cascade: { type: 'router', tiers: ['fast-path', 'ce'], routing: 'cascade' },
     },
   });
   url = server.url as string;

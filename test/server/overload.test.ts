@@ -27,7 +27,7 @@ beforeAll(async () => {
     budgetMs: BUDGET_MS,
     models: {
       ce: { type: 'cross-encoder', dir, workers: 1, maxLength: 256, maxInFlightPairs: 200 },
-      cascade: { type: 'router', tiers: ['fastpath', 'ce'], routing: 'cascade' },
+      cascade: { type: 'router', tiers: ['fast-path', 'ce'], routing: 'cascade' },
     },
   });
   url = server.url as string;
@@ -176,7 +176,7 @@ describe('2× cross-encoder capacity, 100 ms budget', () => {
       };
       expect(body.stats.unscored).toBe(0);
       degraded += body.degraded_pairs;
-      crossEncoder += body.tier.counts.crossEncoder ?? 0;
+      crossEncoder += body.tier.counts['cross-encoder'] ?? 0;
     }
     expect(degraded).toBeGreaterThan(0);
     expect(crossEncoder).toBeGreaterThan(0);

@@ -64,7 +64,7 @@ describe('limits', () => {
   it('documents per request: 422 Cohere, 422 TEI Validation, 422 gate', async () => {
     const six = ['a', 'b', 'c', 'd', 'e', 'f'];
     expect((await postJson(`${url}/v1/rerank`, { query: 'q', documents: six }, auth)).status).toBe(422);
-    expect((await postJson(`${url}/v2/rerank`, { model: 'fastpath', query: 'q', documents: six }, auth)).status).toBe(
+    expect((await postJson(`${url}/v2/rerank`, { model: 'fast-path', query: 'q', documents: six }, auth)).status).toBe(
       422,
     );
     expect((await postJson(`${url}/rerank`, { query: 'q', texts: six }, auth)).body).toMatchObject({
@@ -164,13 +164,13 @@ describe('GET /metrics', () => {
     expect(text).toMatch(
       /relevance_gate_http_request_duration_seconds_bucket\{le="0\.005",endpoint="\/v1\/rerank",method="POST",status="200"\} \d+/,
     );
-    expect(text).toMatch(/relevance_gate_pairs_total\{model="fastpath",tier="trees"\} \d+/);
-    expect(text).toMatch(/relevance_gate_pairs_total\{model="fastpath",tier="cache"\} [1-9]/);
-    expect(text).toMatch(/relevance_gate_cache_hits_total\{model="fastpath"\} [1-9]/);
-    expect(text).toMatch(/relevance_gate_cache_misses_total\{model="fastpath"\} [1-9]/);
+    expect(text).toMatch(/relevance_gate_pairs_total\{model="fast-path",tier="fast-path"\} \d+/);
+    expect(text).toMatch(/relevance_gate_pairs_total\{model="fast-path",tier="cache"\} [1-9]/);
+    expect(text).toMatch(/relevance_gate_cache_hits_total\{model="fast-path"\} [1-9]/);
+    expect(text).toMatch(/relevance_gate_cache_misses_total\{model="fast-path"\} [1-9]/);
     expect(text).toMatch(/relevance_gate_failures_total\{endpoint="\/v1\/rerank",reason="model_not_found"\} 1/);
-    expect(text).toMatch(/relevance_gate_in_flight_pairs\{model="fastpath"\} 0/);
-    expect(text).toMatch(/relevance_gate_model_ready\{model="fastpath"\} 1/);
+    expect(text).toMatch(/relevance_gate_in_flight_pairs\{model="fast-path"\} 0/);
+    expect(text).toMatch(/relevance_gate_model_ready\{model="fast-path"\} 1/);
     expect(text).toContain('# TYPE relevance_gate_event_loop_lag_seconds gauge');
     expect(text).toContain('# TYPE relevance_gate_shed_requests_total counter');
     expect(text).toContain('# TYPE relevance_gate_degraded_pairs_total counter');

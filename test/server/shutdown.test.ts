@@ -62,7 +62,7 @@ describe('relevance-gate serve (CLI) on SIGTERM', () => {
     try {
       const url = await waitForServing(cli, 300);
       expect(url, `no listening line; stderr: ${cli.stderr()}`).toBeDefined();
-      expect(cli.stdout()).toContain('fastpath (default)');
+      expect(cli.stdout()).toContain('fast-path (default)');
       const { hostname, port } = new URL(url as string);
 
       // Establish the connections first, so every request below is accepted before SIGTERM.

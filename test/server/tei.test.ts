@@ -146,7 +146,7 @@ describe('GET /info and /health', () => {
     const res = await fetch(`${url}/info`);
     expect(res.status).toBe(200);
     const info = (await res.json()) as Record<string, unknown>;
-    expect(info.model_id).toBe('fastpath');
+    expect(info.model_id).toBe('fast-path');
     expect(info.model_type).toEqual({ reranker: expect.any(Object) });
     expect(info.max_client_batch_size).toBe(20);
     expect(typeof info.version).toBe('string');

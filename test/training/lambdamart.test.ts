@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CandidateList } from '../../src/tooling/eval/candidates.js';
-import { loadTreeModel } from '../../src/tiers/trees/load-tree-model.js';
-import type { TreeIR } from '../../src/tiers/trees/model-ir.js';
+import { loadTreeModel } from '../../src/tiers/fast-path/load-tree-model.js';
+import type { TreeIR } from '../../src/tiers/fast-path/model-ir.js';
 import type { RankingDataset } from '../../src/tooling/training/dataset.js';
 import { type LambdaMartParams, ensembleBytes, trainLambdaMart } from '../../src/tooling/training/lambdamart.js';
 import { addLeafValues, assignLeaves, leafOf, refitLeaves } from '../../src/tooling/training/leaf-refit.js';

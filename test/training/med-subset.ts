@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../../src/features/featurizer.js';
 import type { GridPoint } from '../../src/tooling/training/grid-search.js';
-import { trainFastPath } from '../../src/tooling/training/train-fastpath.js';
+import { trainFastPath } from '../../src/tooling/training/train-fast-path.js';
 import { createXGBoostBackend } from '../../src/tooling/training/xgboost-backend.js';
 
 const DATA = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors.js';
 import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../../src/features/featurizer.js';
-import { type TrainFastPathOptions, trainFastPath } from '../../src/tooling/training/train-fastpath.js';
+import { type TrainFastPathOptions, trainFastPath } from '../../src/tooling/training/train-fast-path.js';
 import { createXGBoostBackend } from '../../src/tooling/training/xgboost-backend.js';
 
 const DATA = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');

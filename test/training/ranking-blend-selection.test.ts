@@ -7,7 +7,7 @@ import {
   rankingScores,
   RANKING_BLEND_LAMBDAS,
 } from '../../src/tooling/training/ranking-blend-selection.js';
-import { lexicalEvidence, rankingLogit, rankingProbability } from '../../src/tiers/trees/ranking-blend.js';
+import { lexicalEvidence, rankingLogit, rankingProbability } from '../../src/tiers/fast-path/ranking-blend.js';
 
 const NF = FEATURE_NAMES.length;
 const BM25 = FEATURE_NAMES.indexOf('bm25_all');

@@ -14,18 +14,18 @@ import { splitQueries } from '../../src/tooling/eval/splits.js';
 import { buildCorpusStats } from '../../src/features/corpus-stats.js';
 import { LexicalFeaturizer } from '../../src/features/featurizer.js';
 import { buildRankingDataset, type DatasetSource } from '../../src/tooling/training/dataset.js';
-import { fitCalibration, gatePools, toProbabilities } from '../../src/tooling/training/train-fastpath.js';
+import { fitCalibration, gatePools, toProbabilities } from '../../src/tooling/training/train-fast-path.js';
 import { createXGBoostBackend } from '../../src/tooling/training/xgboost-backend.js';
-import { SHIPPED_FASTPATH_MODEL_DIR } from '../../src/tiers/trees/fast-path-scorer.js';
+import { SHIPPED_FAST_PATH_MODEL_DIR } from '../../src/tiers/fast-path/fast-path-scorer.js';
 
 const DATA = join(import.meta.dirname, '..', '..', '..', 'shared', 'data');
-// The pipeline's defaults (src/tooling/training/fastpath-pipeline.ts): BM25 top 100 per query, the gate sees the top 20.
+// The pipeline's defaults (src/tooling/training/fast-path-pipeline.ts): BM25 top 100 per query, the gate sees the top 20.
 const K = 100;
 const GATE_K = 20;
 
 describe('the shipped fast-path model', () => {
   it('meta.json calibration and recommendedThreshold are reproduced exactly from its validation margins', async () => {
-    const meta = JSON.parse(readFileSync(join(SHIPPED_FASTPATH_MODEL_DIR, 'meta.json'), 'utf8')) as {
+    const meta = JSON.parse(readFileSync(join(SHIPPED_FAST_PATH_MODEL_DIR, 'meta.json'), 'utf8')) as {
       trainedOn: string[];
       seed: number;
       targetPrecision: number;
@@ -44,7 +44,7 @@ describe('the shipped fast-path model', () => {
       });
     }
     const validation = await buildRankingDataset(sources, K, () => {});
-    const modelBytes = new Uint8Array(readFileSync(join(SHIPPED_FASTPATH_MODEL_DIR, 'model.json')));
+    const modelBytes = new Uint8Array(readFileSync(join(SHIPPED_FAST_PATH_MODEL_DIR, 'model.json')));
     const margins = await createXGBoostBackend().predictMargins(
       modelBytes,
       validation.features,

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RelevanceGateError } from '../../src/errors.js';
 import { loadTreeModel, type TreeModel } from '../../src/index.js';
-import { decodeUbjson, type UbjsonValue } from '../../src/tiers/trees/loaders/ubjson.js';
+import { decodeUbjson, type UbjsonValue } from '../../src/tiers/fast-path/loaders/ubjson.js';
 import { fixtureBytes, type ModelDoc, setBooster, type TreeCells } from './loader-fixtures.js';
 import { mulberry32 as prng } from '../../src/util/seeded-random.js';
 

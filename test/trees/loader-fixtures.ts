@@ -1,12 +1,12 @@
 /**
  * Shared helpers for the tree-loader tests: where the XGBoost parity fixtures live, how to read
  * their matrices and expectations, and a tiny pure-TS reference evaluator used only as an oracle
- * for the IR (the product evaluator is native; see src/tiers/trees/tree-model.ts).
+ * for the IR (the product evaluator is native; see src/tiers/fast-path/tree-model.ts).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TreeEnsembleIR } from '../../src/tiers/trees/model-ir.js';
+import type { TreeEnsembleIR } from '../../src/tiers/fast-path/model-ir.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const FIXTURES = resolve(REPO_ROOT, '../shared/fixtures/xgboost');

@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ModelFormatError, UnsupportedModelError } from '../../src/errors.js';
-import type { TreeEnsembleIR } from '../../src/tiers/trees/model-ir.js';
-import { parseTreeModelBytes } from '../../src/tiers/trees/loaders/parse-model.js';
-import { decodeUbjson } from '../../src/tiers/trees/loaders/ubjson.js';
-import { loadXGBoostJson } from '../../src/tiers/trees/loaders/xgboost-json.js';
-import { loadXGBoostLegacyBinary } from '../../src/tiers/trees/loaders/xgboost-legacy-binary.js';
-import { readTreeModelIR } from '../../src/tiers/trees/load-tree-model.js';
-import { formatFloat32, writeXGBoostJson } from '../../src/tiers/trees/xgboost-json-writer.js';
+import type { TreeEnsembleIR } from '../../src/tiers/fast-path/model-ir.js';
+import { parseTreeModelBytes } from '../../src/tiers/fast-path/loaders/parse-model.js';
+import { decodeUbjson } from '../../src/tiers/fast-path/loaders/ubjson.js';
+import { loadXGBoostJson } from '../../src/tiers/fast-path/loaders/xgboost-json.js';
+import { loadXGBoostLegacyBinary } from '../../src/tiers/fast-path/loaders/xgboost-legacy-binary.js';
+import { readTreeModelIR } from '../../src/tiers/fast-path/load-tree-model.js';
+import { formatFloat32, writeXGBoostJson } from '../../src/tiers/fast-path/xgboost-json-writer.js';
 import {
   fixtureBytes,
   fixturePath,

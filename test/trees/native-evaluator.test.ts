@@ -6,14 +6,14 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { DisposedError, InvalidArgumentError, ModelFormatError, UnsupportedModelError } from '../../src/errors.js';
-import { loadXGBoostJson } from '../../src/tiers/trees/loaders/xgboost-json.js';
-import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/trees/model-ir.js';
+import { loadXGBoostJson } from '../../src/tiers/fast-path/loaders/xgboost-json.js';
+import type { TreeEnsembleIR, TreeIR } from '../../src/tiers/fast-path/model-ir.js';
 import {
   createTreeModel,
   treeKernelName,
   treeModelFromShared,
   type TreeModel,
-} from '../../src/tiers/trees/tree-model.js';
+} from '../../src/tiers/fast-path/tree-model.js';
 import {
   fixturePath,
   manifest,

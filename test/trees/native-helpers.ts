@@ -1,7 +1,7 @@
 /** Helpers for the native evaluator tests: small hand-built IRs and kernel-aware predict. */
-import type { TreeEnsembleIR, TreeIR, TreeObjective } from '../../src/tiers/trees/model-ir.js';
-import type { NativeKernel } from '../../src/tiers/trees/native-trees.js';
-import type { TreeModel, TreePredictOptions } from '../../src/tiers/trees/tree-model.js';
+import type { TreeEnsembleIR, TreeIR, TreeObjective } from '../../src/tiers/fast-path/model-ir.js';
+import type { NativeKernel } from '../../src/tiers/fast-path/native-trees.js';
+import type { TreeModel, TreePredictOptions } from '../../src/tiers/fast-path/tree-model.js';
 
 /** A node of a hand-written tree: a split or a leaf. */
 export type NodeSpec = { f: number; t: number; dl?: boolean; l: number; r: number } | { leaf: number };

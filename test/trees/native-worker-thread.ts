@@ -4,7 +4,7 @@
  * reporting the first result and whether every repetition agreed.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { treeModelFromShared, type SharedTreeModel } from '../../src/tiers/trees/tree-model.js';
+import { treeModelFromShared, type SharedTreeModel } from '../../src/tiers/fast-path/tree-model.js';
 
 const { handle, rows, nRows, repeats } = workerData as {
   handle: SharedTreeModel;

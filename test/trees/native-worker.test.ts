@@ -6,8 +6,8 @@
 import { Worker } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadXGBoostJson } from '../../src/tiers/trees/loaders/xgboost-json.js';
-import { createTreeModel } from '../../src/tiers/trees/tree-model.js';
+import { loadXGBoostJson } from '../../src/tiers/fast-path/loaders/xgboost-json.js';
+import { createTreeModel } from '../../src/tiers/fast-path/tree-model.js';
 import { fixturePath, readMatrix } from './loader-fixtures.js';
 
 interface WorkerReply {

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTreeModel } from '../../src/index.js';
-import type { TreeModel } from '../../src/tiers/trees/tree-model.js';
+import type { TreeModel } from '../../src/tiers/fast-path/tree-model.js';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors.js';
 import { loadTreeModel } from '../../src/index.js';
-import { parseTreeModelBytes } from '../../src/tiers/trees/loaders/parse-model.js';
+import { parseTreeModelBytes } from '../../src/tiers/fast-path/loaders/parse-model.js';
 import { trainXGBoost, type XGBoostTrainData } from '../../src/tooling/training/trees/train-xgboost.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
 

@@ -1,6 +1,6 @@
 /**
  * createRelevanceGate: an AI SDK provider over named gates, so an app can write
- * `relevanceGate.reranking('fastpath')` and register the provider with createProviderRegistry.
+ * `relevanceGate.reranking('fast-path')` and register the provider with createProviderRegistry.
  * It offers reranking models only; asking it for any other kind of model throws.
  */
 import { type Gate, InvalidArgumentError } from '../../index.js';

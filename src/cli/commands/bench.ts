@@ -23,13 +23,13 @@ export function register(program: Command): void {
     .option('--warmup <sec>', 'unmeasured seconds before each point at the same rate', '2')
     .option('--budget-ms <ms>', 'latency budget per request', '100')
     .option('--routing <list>', 'fixed | budget | cascade, comma list to compare in one run', 'cascade')
-    .option('--fixed-tier <tier>', 'tier of fixed routing: crossEncoder | trees', 'crossEncoder')
+    .option('--fixed-tier <tier>', 'tier of fixed routing: cross-encoder | fast-path', 'cross-encoder')
     .option(
       '--cross-encoder <dir>',
       'cross-encoder model folder (generated as the TinyBERT-L2 speed/shape model when missing)',
       'models/generated/tinybert-l2',
     )
-    .option('--trees <dir>', 'fast-path model folder', 'models/fastpath-lexical')
+    .option('--fast-path <dir>', 'fast-path model folder', 'models/fast-path-lexical')
     .option('--zipf <s>', 'draw queries by Zipf(s) over the distinct queries (default uniform)')
     .option(
       '--distinct <n>',
@@ -44,7 +44,7 @@ export function register(program: Command): void {
       'router: send shed pairs to the idle cross-encoder in the background, through the cache',
       false,
     )
-    .option('--no-cache-trees', 'do not cache fast-path scores (cross-encoder scores only)')
+    .option('--no-cache-fast-path', 'do not cache fast-path scores (cross-encoder scores only)')
     .option('--workers <n>', 'cross-encoder worker threads (default: the tier default)')
     .option('--max-batch-tokens <n>', 'cross-encoder batch token budget')
     .option('--max-queue-delay-ms <ms>', 'cross-encoder max queue delay')

@@ -13,8 +13,8 @@ interface ConvertCliOptions {
 
 export async function runConvert(opts: ConvertCliOptions): Promise<string> {
   const { writeFile } = await import('node:fs/promises');
-  const { readTreeModelIR } = await import('../../tiers/trees/load-tree-model.js');
-  const { writeXGBoostJson } = await import('../../tiers/trees/xgboost-json-writer.js');
+  const { readTreeModelIR } = await import('../../tiers/fast-path/load-tree-model.js');
+  const { writeXGBoostJson } = await import('../../tiers/fast-path/xgboost-json-writer.js');
   const { format, ir } = await readTreeModelIR(opts.model);
   const json = writeXGBoostJson(ir);
   try {

@@ -37,12 +37,15 @@ export function register(program: Command): void {
         'nDCG@10 before/after reranking, precision/recall/F1 against threshold, the gate at the recommended threshold.',
     )
     .requiredOption('--collection <dir>', 'collection folder: docs.jsonl, queries.jsonl, qrels.tsv')
-    .option('--tier <name>', 'scorer tier: trees | cross-encoder', 'trees')
+    .option('--tier <name>', 'scorer tier: fast-path | cross-encoder', 'fast-path')
     .option(
       '--model <path>',
-      'model folder (default for trees: the shipped fast-path model; required for cross-encoder)',
+      'model folder (default for fast-path: the shipped fast-path model; required for cross-encoder)',
     )
-    .option('--stats <file>', 'corpus statistics file (trees tier); built from the collection docs.jsonl when omitted')
+    .option(
+      '--stats <file>',
+      'corpus statistics file (fast-path tier); built from the collection docs.jsonl when omitted',
+    )
     .option(
       '--queries <set>',
       "default | test | validation | train | all (default: the model's test split when it was trained on this collection, else all judged queries)",

@@ -38,10 +38,10 @@ export function register(program: Command): void {
       'a judged collection folder; repeat for each (two or more measure the points held out)',
       collect,
     )
-    .option('--tier <name>', 'scorer tier: trees | cross-encoder', 'trees')
+    .option('--tier <name>', 'scorer tier: fast-path | cross-encoder', 'fast-path')
     .option(
       '--model <path>',
-      'model folder (default for trees: the shipped fast-path model; required for cross-encoder)',
+      'model folder (default for fast-path: the shipped fast-path model; required for cross-encoder)',
     )
     .option(
       '--queries <set>',

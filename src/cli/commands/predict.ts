@@ -20,7 +20,7 @@ export async function runPredict(opts: PredictCliOptions, write: (s: string) => 
     throw new InvalidArgumentError(`--output must be margin or value, got "${opts.output}"`);
   }
   const { readFile } = await import('node:fs/promises');
-  const { loadTreeModel } = await import('../../tiers/trees/load-tree-model.js');
+  const { loadTreeModel } = await import('../../tiers/fast-path/load-tree-model.js');
   const { parseFeatureCsv, formatOutputRows } = await import('../../tooling/training/trees/feature-csv.js');
   const model = await loadTreeModel(opts.model);
   try {

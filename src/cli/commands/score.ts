@@ -69,7 +69,7 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const { readFile } = await import('node:fs/promises');
   const { join } = await import('node:path');
   const { packageRoot } = await import('../../util/package-root.js');
-  const { loadFastPathScorer } = await import('../../tiers/trees/fast-path-scorer.js');
+  const { loadFastPathScorer } = await import('../../tiers/fast-path/fast-path-scorer.js');
   const { createGate, loadOperatingPoints } = await import('../../gate/index.js');
 
   const root = packageRoot();
@@ -82,7 +82,7 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
     throw new InvalidArgumentError(`cannot read request ${requestPath}: ${(cause as Error).message}`, { cause });
   }
   const query = options.query ?? request.query;
-  const scorer = await loadFastPathScorer(options.model ?? join(root, 'models', 'fastpath-lexical'), {
+  const scorer = await loadFastPathScorer(options.model ?? join(root, 'models', 'fast-path-lexical'), {
     statsPath: options.stats,
   });
   const threshold = optionalNumberOption(

@@ -1,6 +1,6 @@
 /**
  * `relevance-gate serve`: the HTTP reranking server (src/server). With no flags it serves the
- * shipped fast-path model as `fastpath` on 127.0.0.1:8080. Configuration layers, later winning:
+ * shipped fast-path model as `fast-path` on 127.0.0.1:8080. Configuration layers, later winning:
  * config file (--config / RELEVANCE_GATE_CONFIG) < environment (RELEVANCE_GATE_*) < flags.
  * The API key comes from --api-key-file or RELEVANCE_GATE_API_KEY; --api-key still works but warns,
  * since every user of the host can read a process's command line.
@@ -71,7 +71,7 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
   if (opts.model !== undefined || opts.stats !== undefined)
     models[server.DEFAULT_MODEL_NAME] = {
       ...((fromFile.models?.[server.DEFAULT_MODEL_NAME] as object | undefined) ?? {}),
-      type: 'fastpath',
+      type: 'fast-path',
       ...(opts.model === undefined ? {} : { dir: opts.model }),
       ...(opts.stats === undefined ? {} : { stats: opts.stats }),
     };
@@ -229,12 +229,12 @@ export function register(program: Command): void {
     .option('--api-key <key>', 'the same with the key on the command line (visible in ps: prefer --api-key-file)')
     .option('--config <file>', 'JSON config file (models, policy, cache, limits; see docs/server.md)')
     .option('--processes <n>', 'HTTP processes sharing the port (node:cluster); default 1')
-    .option('--model <dir>', 'fast-path model directory served as "fastpath" (default: the shipped model)')
+    .option('--model <dir>', 'fast-path model directory served as "fast-path" (default: the shipped model)')
     .option('--stats <file>', 'corpus statistics of your collection for the fast path (relevance-gate stats)')
     .option('--cross-encoder <dir>', 'also serve this cross-encoder as "cross-encoder" and a router over both')
     .option('--routing <mode>', 'routing of that router, also its model name: cascade | budget | fixed', 'cascade')
     .option('--workers <n>', 'cross-encoder worker threads per process (default: cores shared by all processes)')
-    .option('--default-model <name>', 'model used when a request names none (default fastpath)')
+    .option('--default-model <name>', 'model used when a request names none (default fast-path)')
     .option('--budget-ms <ms>', 'latency budget of requests that carry none (default 100)')
     .option('--no-cache', 'run without the score cache')
     .option('--cache-mb <mb>', 'score cache (L1) size, MiB (default 256)')

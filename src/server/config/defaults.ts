@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
 export { DEFAULT_BUDGET_MS } from '../../router/config.js';
 
 /** The model name served when a request names none, and the shipped fast path's name. */
-export const DEFAULT_MODEL_NAME = 'fastpath';
+export const DEFAULT_MODEL_NAME = 'fast-path';
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_BODY_LIMIT_BYTES = 2 * 1024 * 1024;

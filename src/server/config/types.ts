@@ -16,10 +16,10 @@ export interface ModelCommonConfig {
   readonly maxInFlightPairs?: number;
 }
 
-/** The tree fast path (a model directory in the fastpath-model format). */
+/** The tree fast path (a model directory in the fast-path model format). */
 export interface FastPathModelConfig extends ModelCommonConfig {
-  readonly type: 'fastpath';
-  /** Model directory; default the shipped models/fastpath-lexical. */
+  readonly type: 'fast-path';
+  /** Model directory; default the shipped models/fast-path-lexical. */
   readonly dir?: string;
   /** Corpus statistics of your collection (a `relevance-gate stats` file); default the model's own. */
   readonly stats?: string;
@@ -51,7 +51,7 @@ export interface CrossEncoderModelConfig extends ModelCommonConfig {
 /** The tier router over named tier models (a fast path and/or cross-encoders). */
 export interface RouterModelConfig extends ModelCommonConfig {
   readonly type: 'router';
-  /** Names of `fastpath` / `cross-encoder` (or programmatic `scorer`) models to route between. */
+  /** Names of `fast-path` / `cross-encoder` (or programmatic `scorer`) models to route between. */
   readonly tiers: readonly string[];
   readonly routing?: 'fixed' | 'budget' | 'cascade';
   /** Tier (model name) of fixed routing; default the best. */
@@ -150,7 +150,7 @@ export interface ServerConfig {
   readonly baseDir: string;
 }
 
-/** What a caller may give: every field optional, models merged over the default `fastpath`. */
+/** What a caller may give: every field optional, models merged over the default `fast-path`. */
 export interface ServerConfigInput {
   readonly admission?: Partial<ServerConfig['admission']>;
   readonly host?: string;

@@ -1,7 +1,7 @@
 /**
  * Validation of the config's `models`: each model by its kind (fast path, cross-encoder, router,
  * programmatic scorer), its paths resolved against the base directory, then the routers' references
- * to their tier models. The shipped fast path is served as `fastpath` unless the config redefines it.
+ * to their tier models. The shipped fast path is served as `fast-path` unless the config redefines it.
  */
 import type { GatePolicy } from '../../index.js';
 import { isScorer } from '../../util/is-scorer.js';
@@ -24,7 +24,7 @@ import type { ModelConfig, ScorerModelConfig } from './types.js';
 
 const COMMON_MODEL_KEYS = ['type', 'policy', 'budgetMs', 'maxInFlightPairs'];
 const MODEL_KEYS: Readonly<Record<ModelConfig['type'], ReadonlySet<string>>> = {
-  fastpath: new Set([...COMMON_MODEL_KEYS, 'dir', 'stats', 'operatingPoints']),
+  'fast-path': new Set([...COMMON_MODEL_KEYS, 'dir', 'stats', 'operatingPoints']),
   'cross-encoder': new Set([
     ...COMMON_MODEL_KEYS,
     'dir',
@@ -51,7 +51,7 @@ const MODEL_KEYS: Readonly<Record<ModelConfig['type'], ReadonlySet<string>>> = {
   ]),
   scorer: new Set([...COMMON_MODEL_KEYS, 'scorer', 'quality', 'inline', 'tierName', 'close']),
 };
-const MODEL_TYPES: readonly ModelConfig['type'][] = ['fastpath', 'cross-encoder', 'router', 'scorer'];
+const MODEL_TYPES: readonly ModelConfig['type'][] = ['fast-path', 'cross-encoder', 'router', 'scorer'];
 const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig {
@@ -63,7 +63,7 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
   if (!isRecord(raw)) throw configError(where, 'an object with a "type"', raw);
   // `scorer` is accepted but not offered: a programmatic model cannot be written in a JSON file.
   if (!(MODEL_TYPES as readonly unknown[]).includes(raw.type))
-    throw configError(`${where}.type`, 'fastpath, cross-encoder or router', raw.type);
+    throw configError(`${where}.type`, 'fast-path, cross-encoder or router', raw.type);
   const type = raw.type as ModelConfig['type'];
   rejectUnknownConfigKeys(where, raw, MODEL_KEYS[type]);
   if (raw.policy !== undefined && !isRecord(raw.policy)) throw configError(`${where}.policy`, 'an object', raw.policy);
@@ -77,7 +77,7 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
     ),
   };
   switch (type) {
-    case 'fastpath':
+    case 'fast-path':
       return {
         ...common,
         type,
@@ -168,21 +168,21 @@ function validateReferences(models: Readonly<Record<string, ModelConfig>>): void
       if (seen.has(tier)) throw new ServerConfigError(`models.${name}.tiers names ${JSON.stringify(tier)} twice`);
       seen.add(tier);
     }
-    const fastPaths = model.tiers.filter((t) => models[t].type === 'fastpath').length;
-    if (fastPaths > 1) throw new ServerConfigError(`models.${name}.tiers: at most one fastpath tier per router`);
+    const fastPaths = model.tiers.filter((t) => models[t].type === 'fast-path').length;
+    if (fastPaths > 1) throw new ServerConfigError(`models.${name}.tiers: at most one fast-path tier per router`);
     if (model.fixedTier !== undefined && !model.tiers.includes(model.fixedTier))
       throw new ServerConfigError(`models.${name}.fixedTier must be one of its tiers`);
   }
 }
 
 /**
- * The config's `models` validated, with the shipped fast path as `fastpath` unless redefined, and
+ * The config's `models` validated, with the shipped fast path as `fast-path` unless redefined, and
  * every router's tiers checked against them.
  */
 export function validateModels(rawModels: unknown, baseDir: string): Record<string, ModelConfig> {
   if (!isRecord(rawModels)) throw configError('models', 'an object { name: { type, ... } }', rawModels);
   const models: Record<string, ModelConfig> = {};
-  if (!Object.hasOwn(rawModels, DEFAULT_MODEL_NAME)) models[DEFAULT_MODEL_NAME] = { type: 'fastpath' };
+  if (!Object.hasOwn(rawModels, DEFAULT_MODEL_NAME)) models[DEFAULT_MODEL_NAME] = { type: 'fast-path' };
   for (const [name, raw] of Object.entries(rawModels)) models[name] = validateModel(name, raw, baseDir);
   validateReferences(models);
   return models;

@@ -10,7 +10,7 @@ import type { DetailedPairScore, Passage, Scorer, ScoreOptions, ScorerPairResult
 import type { CrossEncoder } from './cross-encoder.js';
 import { RELEVANT } from '../../signals.js';
 
-export const CROSS_ENCODER_TIER = 'crossEncoder';
+export const CROSS_ENCODER_TIER = 'cross-encoder';
 
 /** The text the cross-encoder reads for a passage. */
 export function passageText(passage: Passage): string {

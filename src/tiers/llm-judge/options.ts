@@ -80,7 +80,7 @@ export interface LlmJudgeOptions {
   readonly expectedLatencyMs?: number;
   /** Served model revision/quantisation, appended to the model in the id (answers cached per revision). */
   readonly modelRevision?: string;
-  /** Tier label on results. Default 'llmJudge'. */
+  /** Tier label on results. Default 'llm-judge'. */
   readonly tierName?: string;
   /** Largest response body accepted (bytes). Default 1 MiB. */
   readonly maxResponseBytes?: number;
@@ -140,7 +140,7 @@ const RESERVED_BODY: ReadonlySet<string> = new Set([
 
 export const DEFAULT_CONCURRENCY = 4;
 export const DEFAULT_TOP_LOGPROBS = 10;
-export const LLM_JUDGE_TIER = 'llmJudge';
+export const LLM_JUDGE_TIER = 'llm-judge';
 
 /** Every option resolved; the endpoint settings (URL, headers, retries, timeouts) are the HTTP client's. */
 export interface ResolvedJudgeOptions extends EndpointSettings {

@@ -9,9 +9,9 @@
 import type { LlmJudge } from './judge.js';
 
 export interface LlmJudgeTierOptions {
-  /** Tier name. Default the judge's tierName ('llmJudge'). */
+  /** Tier name. Default the judge's tierName ('llm-judge'). */
   readonly name?: string;
-  /** Higher is better; must exceed the other tiers' (trees 1, crossEncoder 2 by default). Default 3. */
+  /** Higher is better; must exceed the other tiers' (fast-path 1, cross-encoder 2 by default). Default 3. */
   readonly quality?: number;
   /** Pairs the router keeps outstanding on the judge at most. Default: 64 × concurrency / requests per pair. */
   readonly maxQueuedPairs?: number;

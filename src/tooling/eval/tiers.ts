@@ -3,7 +3,7 @@
  * what the evaluation needs from it (recommended threshold, target precision, the splits it was
  * trained with). Add a tier by adding a loader to TIER_LOADERS; nothing else changes.
  *
- * - trees: the fast-path lexical model (loadFastPathScorer). Corpus statistics: --stats FILE, else
+ * - fast-path: the fast-path lexical model (loadFastPathScorer). Corpus statistics: --stats FILE, else
  *   built from the collection's docs.jsonl (what training did per collection), never the model's own
  *   statistics file, so IDF matches the evaluated corpus.
  * - cross-encoder: an ONNX cross-encoder folder (createCrossEncoder). No splits or recommended
@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError } from '../../errors.js';
-import type { FastPathScorer } from '../../tiers/trees/fast-path-scorer.js';
+import type { FastPathScorer } from '../../tiers/fast-path/fast-path-scorer.js';
 import type { Scorer } from '../../types.js';
 import type { Collection } from './collection.js';
 import { SPLITS_FILE, type SplitsFile, readSplitsFile } from './query-set.js';
@@ -41,8 +41,8 @@ export interface LoadEvalTierOptions {
 
 type TierLoader = (options: LoadEvalTierOptions) => Promise<EvalTier>;
 
-const loadTreesTier: TierLoader = async (options) => {
-  const { loadFastPathScorer } = await import('../../tiers/trees/fast-path-scorer.js');
+const loadFastPathTier: TierLoader = async (options) => {
+  const { loadFastPathScorer } = await import('../../tiers/fast-path/fast-path-scorer.js');
   const { buildCorpusStats } = await import('../../features/corpus-stats.js');
   let statsNote: string;
   let scorer: FastPathScorer;
@@ -57,7 +57,7 @@ const loadTreesTier: TierLoader = async (options) => {
   }
   const meta = scorer.meta;
   return {
-    name: 'trees',
+    name: 'fast-path',
     scorer,
     description: `fast-path lexical trees ${options.model} (${meta.objective}, ${scorer.model.numTrees} trees, id ${scorer.id}); ${statsNote}`,
     relevanceModel: true,
@@ -103,7 +103,7 @@ const loadCrossEncoderTier: TierLoader = async (options) => {
 };
 
 const TIER_LOADERS: Readonly<Record<string, TierLoader>> = {
-  trees: loadTreesTier,
+  'fast-path': loadFastPathTier,
   'cross-encoder': loadCrossEncoderTier,
 };
 

@@ -18,7 +18,7 @@ export interface BenchCommandOptions {
   routing: string;
   fixedTier: string;
   crossEncoder: string;
-  trees: string;
+  fastPath: string;
   zipf?: string;
   distinct?: string;
   warmup: string;
@@ -26,7 +26,7 @@ export interface BenchCommandOptions {
   plot?: string;
   cache: boolean;
   cacheMb: string;
-  cacheTrees: boolean;
+  cacheFastPath: boolean;
   backgroundFill: boolean;
   workers?: string;
   maxBatchTokens?: string;
@@ -150,8 +150,8 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
     return { kind: 'absolute' as const, qps: num('qps', t, positive, 'positive numbers or Nx') as number };
   });
   const fixedTier = opts.fixedTier;
-  if (fixedTier !== 'crossEncoder' && fixedTier !== 'trees')
-    throw new InvalidArgumentError(`--fixed-tier must be crossEncoder or trees, got "${fixedTier}"`);
+  if (fixedTier !== 'cross-encoder' && fixedTier !== 'fast-path')
+    throw new InvalidArgumentError(`--fixed-tier must be cross-encoder or fast-path, got "${fixedTier}"`);
   const routings = opts.routing.split(',').map((s): RoutingSpec => {
     const mode = s.trim();
     if (mode !== 'fixed' && mode !== 'budget' && mode !== 'cascade')
@@ -236,11 +236,11 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
     budgetMs: num('budget-ms', opts.budgetMs, positive, 'a positive number of ms') as number,
     routings,
     crossEncoderDir: opts.crossEncoder,
-    treesDir: opts.trees,
+    fastPathDir: opts.fastPath,
     zipf: num('zipf', opts.zipf, (n) => n >= 0, 'a number ≥ 0'),
     distinct: num('distinct', opts.distinct, positiveInt, 'a positive integer'),
     cache: opts.cache,
-    cacheTrees: opts.cacheTrees,
+    cacheFastPath: opts.cacheFastPath,
     backgroundFill: opts.backgroundFill,
     cacheMb: num('cache-mb', opts.cacheMb, positive, 'a positive number') as number,
     workers: num('workers', opts.workers, positiveInt, 'a positive integer'),
@@ -299,7 +299,7 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
           l1Mb: num('cache-mb', opts.cacheMb, positive, 'a positive number') as number,
         },
         models: {
-          fastpath: { type: 'fastpath', dir: opts.trees, stats: statsPath },
+          'fast-path': { type: 'fast-path', dir: opts.fastPath, stats: statsPath },
           'cross-encoder': {
             type: 'cross-encoder',
             dir: opts.crossEncoder,
@@ -318,9 +318,9 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
           },
           [name]: {
             type: 'router',
-            tiers: ['fastpath', 'cross-encoder'],
+            tiers: ['fast-path', 'cross-encoder'],
             routing: routing.mode,
-            ...(routing.mode === 'fixed' ? { fixedTier: routing.tier === 'trees' ? 'fastpath' : 'cross-encoder' } : {}),
+            ...(routing.mode === 'fixed' ? { fixedTier: routing.tier } : {}),
             threshold: config.threshold,
             backgroundFill: opts.backgroundFill,
             ...optionalNumbers({

@@ -13,11 +13,11 @@ import { loadCollection } from '../eval/collection.js';
 import { buildCorpusStats } from '../../features/corpus-stats.js';
 import { createGate } from '../../gate/gate.js';
 import { createRouter } from '../../router/router.js';
-import { crossEncoderTier, treesTier } from '../../router/tiers.js';
+import { crossEncoderTier, fastPathTier } from '../../router/tiers.js';
 import type { Router, RoutingMode } from '../../router/types.js';
 import { createCrossEncoder, type CrossEncoder } from '../../tiers/cross-encoder/cross-encoder.js';
 import { createCrossEncoderScorer } from '../../tiers/cross-encoder/scorer.js';
-import { loadFastPathScorer, type FastPathScorer } from '../../tiers/trees/fast-path-scorer.js';
+import { loadFastPathScorer, type FastPathScorer } from '../../tiers/fast-path/fast-path-scorer.js';
 import { measureCapacity, type CapacityResult } from './capacity.js';
 import { runOpenLoopPhase, type PhaseResult } from './open-loop.js';
 import {
@@ -38,7 +38,7 @@ export type QpsSpec =
 export interface RoutingSpec {
   readonly mode: RoutingMode;
   /** For fixed. */
-  readonly tier?: 'trees' | 'crossEncoder';
+  readonly tier?: 'fast-path' | 'cross-encoder';
 }
 
 export interface BenchOptions extends BenchProgress {
@@ -50,7 +50,7 @@ export interface BenchOptions extends BenchProgress {
   readonly budgetMs: number;
   readonly routings: readonly RoutingSpec[];
   readonly crossEncoderDir: string;
-  readonly treesDir: string;
+  readonly fastPathDir: string;
   readonly zipf?: number;
   readonly distinct?: number;
   readonly cache: boolean;
@@ -58,7 +58,7 @@ export interface BenchOptions extends BenchProgress {
   /** Idle-time refinement of shed pairs through the cache (router backgroundFill). */
   readonly backgroundFill?: boolean;
   /** Cache fast-path scores too (default true). */
-  readonly cacheTrees?: boolean;
+  readonly cacheFastPath?: boolean;
   readonly workers?: number;
   readonly maxBatchTokens?: number;
   readonly maxQueueDelayMs?: number;
@@ -96,7 +96,7 @@ export interface BenchReport {
 }
 
 export function routingLabel(r: RoutingSpec): string {
-  return r.mode === 'fixed' ? `fixed:${r.tier ?? 'crossEncoder'}` : r.mode;
+  return r.mode === 'fixed' ? `fixed:${r.tier ?? 'cross-encoder'}` : r.mode;
 }
 
 async function ensureCrossEncoderModel(dir: string, log: (line: string) => void): Promise<void> {
@@ -150,7 +150,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   );
 
   const stats = await buildCorpusStats(join(collection.dir, 'docs.jsonl'));
-  const trees: FastPathScorer = await loadFastPathScorer(options.treesDir, { stats });
+  const fastPath: FastPathScorer = await loadFastPathScorer(options.fastPathDir, { stats });
   await ensureCrossEncoderModel(options.crossEncoderDir, log);
   const threadsBefore = options.workerNice === undefined ? undefined : listThreads();
   const encoder: CrossEncoder = await createCrossEncoder({
@@ -169,9 +169,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     );
   }
   log(
-    `tiers: trees ${trees.id} (${options.treesDir}); cross-encoder ${encoder.info.id} (${options.crossEncoderDir}, ${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads, max length ${encoder.info.maxLength}) — SPEED/SHAPE model, random weights`,
+    `tiers: fast-path ${fastPath.id} (${options.fastPathDir}); cross-encoder ${encoder.info.id} (${options.crossEncoderDir}, ${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads, max length ${encoder.info.maxLength}) — SPEED/SHAPE model, random weights`,
   );
-  const threshold = options.threshold ?? trees.recommendedThreshold ?? 0.5;
+  const threshold = options.threshold ?? fastPath.recommendedThreshold ?? 0.5;
 
   try {
     // Warm the pool (first runs allocate and are slow) and the batcher's cost estimates.
@@ -209,10 +209,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           : undefined;
         const router: Router = createRouter({
           tiers: [
-            treesTier(trees, { cache: options.cacheTrees }),
+            fastPathTier(fastPath, { cache: options.cacheFastPath }),
             crossEncoderTier(encoder, { maxQueuedPairs: options.maxQueuedPairs }),
           ],
-          routing: { mode: routing.mode, fixedTier: routing.tier ?? 'crossEncoder', threshold },
+          routing: { mode: routing.mode, fixedTier: routing.tier ?? 'cross-encoder', threshold },
           cache,
           defaultBudgetMs: options.budgetMs,
           headroom: options.headroom,
@@ -248,13 +248,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         const total = phase.pairs;
         const byTier = phase.pairsByTier;
         const cacheStats = cache?.stats();
-        const ceFromCache = rs.cacheHitsBySource.crossEncoder ?? 0;
+        const ceFromCache = rs.cacheHitsBySource['cross-encoder'] ?? 0;
         const point: BenchPoint = {
           routing: routingLabel(routing),
           ...phaseLoadFields(phase, qps),
           modelShare: {
-            crossEncoder: share((byTier.crossEncoder ?? 0) + ceFromCache, total),
-            trees: share((byTier.trees ?? 0) + (rs.cacheHitsBySource.trees ?? 0), total),
+            'cross-encoder': share((byTier['cross-encoder'] ?? 0) + ceFromCache, total),
+            'fast-path': share((byTier['fast-path'] ?? 0) + (rs.cacheHitsBySource['fast-path'] ?? 0), total),
           },
           degradedPairs: rs.degradedPairs,
           shedPairs: rs.shedPairs,
@@ -275,7 +275,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
                   evictions: cacheStats.evictions,
                   mb: cacheStats.bytes / 1048576,
                 },
-          crossEncoder: {
+          'cross-encoder': {
             pairsRun: ce.pairsRun - ceBefore.run,
             pairsDropped: ce.pairsDropped - ceBefore.dropped,
             meanBatchSize: ce.meanBatchSize,
@@ -288,7 +288,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         results.push(point);
         log(
           formatPointHead(label, point) +
-            `errors ${point.errors}, CE ${(point.tierShare.crossEncoder * 100).toFixed(1)}% cache ${(point.tierShare.cache * 100).toFixed(1)}% trees ${(point.tierShare.trees * 100).toFixed(1)}%, degraded ${point.degradedPairs}`,
+            `errors ${point.errors}, CE ${(point.tierShare['cross-encoder'] * 100).toFixed(1)}% cache ${(point.tierShare.cache * 100).toFixed(1)}% fast-path ${(point.tierShare['fast-path'] * 100).toFixed(1)}%, degraded ${point.degradedPairs}`,
         );
         if (phase.firstErrors.length > 0) log(`  first errors: ${phase.firstErrors.join(' | ')}`);
         router.close();
@@ -311,7 +311,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         warmupSec: options.warmupSec,
         budgetMs: options.budgetMs,
         routings: options.routings.map(routingLabel),
-        crossEncoder: {
+        'cross-encoder': {
           dir: options.crossEncoderDir,
           id: encoder.info.id,
           workers: encoder.info.workers,
@@ -319,9 +319,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           maxLength: encoder.info.maxLength,
           note: 'speed/shape model with random weights, not a relevance model',
         },
-        trees: { dir: options.treesDir, id: trees.id },
+        'fast-path': { dir: options.fastPathDir, id: fastPath.id },
         threshold,
-        cache: options.cache ? { maxMb: options.cacheMb, trees: options.cacheTrees ?? true } : false,
+        cache: options.cache ? { maxMb: options.cacheMb, 'fast-path': options.cacheFastPath ?? true } : false,
         headroom: options.headroom,
         returnMarginMs: options.returnMarginMs,
         watchEventLoop: options.watchEventLoop !== false,
@@ -344,6 +344,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     };
   } finally {
     await encoder.close();
-    trees.model.dispose();
+    fastPath.model.dispose();
   }
 }

@@ -137,7 +137,10 @@ export async function runHttpPoints(
         routing: target.label,
         ...phaseLoadFields(phase, qps),
         // Over HTTP the source tier of cache hits is not reported: fresh cross-encoder pairs only.
-        modelShare: { crossEncoder: share(byTier.crossEncoder, total), trees: share(byTier.trees, total) },
+        modelShare: {
+          'cross-encoder': share(byTier['cross-encoder'], total),
+          'fast-path': share(byTier['fast-path'], total),
+        },
         degradedPairs: delta(after, b, 'relevance_gate_degraded_pairs_total:*'),
         shedPairs: delta(after, b, 'relevance_gate_degraded_pairs_total:shed'),
         deadlinePairs: delta(after, b, 'relevance_gate_degraded_pairs_total:deadline'),
@@ -147,7 +150,7 @@ export async function runHttpPoints(
         backgroundPairs: 0,
         ...phaseGeneratorFields(phase),
         cache: null,
-        crossEncoder: {
+        'cross-encoder': {
           pairsRun: batchPairs,
           pairsDropped: delta(after, b, 'relevance_gate_batch_dropped_pairs_total:*'),
           meanBatchSize: batches === 0 ? 0 : batchPairs / batches,

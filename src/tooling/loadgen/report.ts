@@ -16,14 +16,14 @@ export interface BenchProgress {
 
 export interface TierShare {
   readonly cache: number;
-  readonly trees: number;
-  readonly crossEncoder: number;
+  readonly 'fast-path': number;
+  readonly 'cross-encoder': number;
   /** Pairs without a score (fail closed). */
   readonly unscored: number;
 }
 
 export interface BenchPoint {
-  /** Routing of this point, e.g. 'cascade', 'budget', 'fixed:crossEncoder'. */
+  /** Routing of this point, e.g. 'cascade', 'budget', 'fixed:cross-encoder'. */
   readonly routing: string;
   readonly offeredQps: number;
   readonly achievedQps: number;
@@ -45,7 +45,7 @@ export interface BenchPoint {
   /** Fractions of pairs by the tier label of their result. */
   readonly tierShare: TierShare;
   /** Fractions of pairs by the MODEL their score came from (cache hits attributed to the tier that scored them). */
-  readonly modelShare: { readonly crossEncoder: number; readonly trees: number };
+  readonly modelShare: { readonly 'cross-encoder': number; readonly 'fast-path': number };
   readonly degradedPairs: number;
   readonly shedPairs: number;
   readonly deadlinePairs: number;
@@ -68,7 +68,8 @@ export interface BenchPoint {
     readonly evictions: number;
     readonly mb: number;
   } | null;
-  readonly crossEncoder: {
+  /** The cross-encoder pool over the point (the tier's own counters). */
+  readonly 'cross-encoder': {
     readonly pairsRun: number;
     readonly pairsDropped: number;
     readonly meanBatchSize: number;
@@ -123,8 +124,8 @@ export function phaseLoadFields(
     pairs: total,
     tierShare: {
       cache: share(byTier.cache, total),
-      trees: share(byTier.trees, total),
-      crossEncoder: share(byTier.crossEncoder, total),
+      'fast-path': share(byTier['fast-path'], total),
+      'cross-encoder': share(byTier['cross-encoder'], total),
       unscored: share(byTier.unscored, total),
     },
   };
@@ -199,7 +200,7 @@ export function formatTable(points: readonly BenchPoint[]): string {
     'refused',
     'pairs',
     'cache',
-    'trees',
+    'fast-path',
     'CE',
     'CE-model',
     'degraded',
@@ -222,9 +223,9 @@ export function formatTable(points: readonly BenchPoint[]): string {
     String(p.refused),
     String(p.pairs),
     pct(p.tierShare.cache),
-    pct(p.tierShare.trees),
-    pct(p.tierShare.crossEncoder),
-    pct(p.modelShare.crossEncoder),
+    pct(p.tierShare['fast-path']),
+    pct(p.tierShare['cross-encoder']),
+    pct(p.modelShare['cross-encoder']),
     String(p.degradedPairs),
     ms(p.scheduleLagMs.p99),
     ms(p.eventLoopDelayMs.p99),

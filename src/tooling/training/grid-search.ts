@@ -7,8 +7,8 @@
  * production; tests may pass small stand-ins).
  */
 import { InvalidArgumentError } from '../../errors.js';
-import { readTreeModelIR } from '../../tiers/trees/load-tree-model.js';
-import type { TreeIR, TreeObjective } from '../../tiers/trees/model-ir.js';
+import { readTreeModelIR } from '../../tiers/fast-path/load-tree-model.js';
+import type { TreeIR, TreeObjective } from '../../tiers/fast-path/model-ir.js';
 import type { RankingDataset } from './dataset.js';
 import { type LambdaMartParams, ensembleBytes, trainLambdaMart } from './lambdamart.js';
 import type { RegressionTreeFitter } from './regression-tree-fitter.js';

@@ -3,13 +3,13 @@
  * (LambdaMART, model directory, model card), corpus statistics and model conversion.
  * Tooling: the runtime never imports it.
  */
-export { trainFastPath, type TrainFastPathOptions, type TrainFastPathResult } from './train-fastpath.js';
+export { trainFastPath, type TrainFastPathOptions, type TrainFastPathResult } from './train-fast-path.js';
 export {
   runFastPathPipeline,
   ReproducibilityError,
   type FastPathPipelineOptions,
   type FastPathPipelineResult,
-} from './fastpath-pipeline.js';
+} from './fast-path-pipeline.js';
 export {
   chooseRankingBlend,
   rankingScores,
@@ -38,5 +38,5 @@ export {
 } from '../../features/corpus-stats.js';
 export { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, NUM_FEATURES } from '../../features/schema.js';
 export { LexicalFeaturizer, type LexicalFeaturizerOptions } from '../../features/featurizer.js';
-export { writeXGBoostJson } from '../../tiers/trees/xgboost-json-writer.js';
-export { readTreeModelIR, type ParsedTreeModel } from '../../tiers/trees/load-tree-model.js';
+export { writeXGBoostJson } from '../../tiers/fast-path/xgboost-json-writer.js';
+export { readTreeModelIR, type ParsedTreeModel } from '../../tiers/fast-path/load-tree-model.js';

@@ -21,8 +21,8 @@ import {
   positiveInteger,
   positiveNumber,
 } from '../../util/validate-options.js';
-import type { TreeEnsembleIR, TreeIR } from '../../tiers/trees/model-ir.js';
-import { writeXGBoostJson } from '../../tiers/trees/xgboost-json-writer.js';
+import type { TreeEnsembleIR, TreeIR } from '../../tiers/fast-path/model-ir.js';
+import { writeXGBoostJson } from '../../tiers/fast-path/xgboost-json-writer.js';
 import type { RankingDataset } from './dataset.js';
 import { ndcgByCollection } from './validation-metrics.js';
 import { type LambdaQuery, computeLambdas, idealDcg } from './lambdas.js';

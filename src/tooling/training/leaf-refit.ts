@@ -8,7 +8,7 @@
  */
 import { InvalidArgumentError } from '../../errors.js';
 import { positiveNumber } from '../../util/validate-options.js';
-import type { TreeIR } from '../../tiers/trees/model-ir.js';
+import type { TreeIR } from '../../tiers/fast-path/model-ir.js';
 
 /** Node id of the leaf that row `row` of a row-major matrix reaches. */
 export function leafOf(tree: TreeIR, features: Float32Array, row: number, numFeatures: number): number {

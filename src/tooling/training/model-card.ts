@@ -7,7 +7,7 @@ import { renderOperatingPointsSection } from './operating-points-card.js';
 import type { TestResult } from './test-result.js';
 
 export type { TestResult } from './test-result.js';
-import type { TrainFastPathResult } from './train-fastpath.js';
+import type { TrainFastPathResult } from './train-fast-path.js';
 
 export interface ModelCardInput {
   readonly training: TrainFastPathResult;
@@ -117,7 +117,7 @@ export function renderModelCard(input: ModelCardInput): string {
   };
 
   push(
-    '# fastpath-lexical: the fast-path relevance model',
+    '# fast-path-lexical: the fast-path relevance model',
     '',
     'Gradient-boosted trees over lexical (query, passage) features computed natively by relevance-gate, trained on',
     'real relevance judgments. It scores a pair in microseconds and returns `relevance`, a probability-like value in',
@@ -274,14 +274,14 @@ export function renderModelCard(input: ModelCardInput): string {
     '## Reproduce',
     '',
     '```',
-    `npx tsx scripts/train-fastpath.ts --data ../shared/data --out models/fastpath-lexical --grid ${options.grid} --seed ${options.seed} --target-precision ${options.targetPrecision} --check`,
+    `npx tsx scripts/train-fast-path.ts --data ../shared/data --out models/fast-path-lexical --grid ${options.grid} --seed ${options.seed} --target-precision ${options.targetPrecision} --check`,
     '```',
     '',
     '`--check` runs the same command again in a fresh process and fails unless every file it writes is byte-identical.',
     'Evaluate any collection in the same layout:',
     '',
     '```',
-    'relevance-gate eval --collection ../shared/data/scifact --tier trees --model models/fastpath-lexical --json out.json --plot out.svg',
+    'relevance-gate eval --collection ../shared/data/scifact --tier fast-path --model models/fast-path-lexical --json out.json --plot out.svg',
     '```',
     '',
   );

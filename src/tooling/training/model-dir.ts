@@ -1,5 +1,5 @@
 /**
- * Writes a fast-path model directory in the layout of docs/fastpath-model-dir.md:
+ * Writes a fast-path model directory in the layout of docs/fast-path-model-dir.md:
  *   model.json            the trees as XGBoost JSON (converted from ml-xgboost's legacy binary)
  *   meta.json             format, schema, objective, recommended threshold, provenance (no timestamps)
  *   splits.json           the query splits per collection (src/tooling/eval/query-set.ts)
@@ -13,9 +13,9 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { basename, dirname, join, resolve } from 'node:path';
 import type { PlattParameters } from '../../calibration/platt.js';
 import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, TOKENIZER_VERSION } from '../../features/schema.js';
-import { readTreeModelIR } from '../../tiers/trees/load-tree-model.js';
-import type { RankingBlend } from '../../tiers/trees/ranking-blend.js';
-import { writeXGBoostJson } from '../../tiers/trees/xgboost-json-writer.js';
+import { readTreeModelIR } from '../../tiers/fast-path/load-tree-model.js';
+import type { RankingBlend } from '../../tiers/fast-path/ranking-blend.js';
+import { writeXGBoostJson } from '../../tiers/fast-path/xgboost-json-writer.js';
 import type { SplitsFile } from '../eval/query-set.js';
 import { SPLITS_FILE } from '../eval/query-set.js';
 
@@ -32,7 +32,7 @@ export interface FastPathMetaInput {
   readonly trainedOn: readonly string[];
   /** relevance = σ(a·margin + b) (src/calibration/platt.ts). */
   readonly calibration?: PlattParameters;
-  /** The ordering signal's blend weight (src/tiers/trees/ranking-blend.ts); absent: no `ranking` signal. */
+  /** The ordering signal's blend weight (src/tiers/fast-path/ranking-blend.ts); absent: no `ranking` signal. */
   readonly rankingBlend?: RankingBlend;
   /** Everything else worth keeping (hyperparameters, seed, library versions). Must be deterministic. */
   readonly provenance: Readonly<Record<string, unknown>>;

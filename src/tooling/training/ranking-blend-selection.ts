@@ -1,5 +1,5 @@
 /**
- * Chooses the fast path's ranking-blend weight λ (src/tiers/trees/ranking-blend.ts) on the
+ * Chooses the fast path's ranking-blend weight λ (src/tiers/fast-path/ranking-blend.ts) on the
  * VALIDATION queries, after the trees are chosen (the trees and the `relevant` probabilities do not
  * depend on it). Rule, over the fixed ascending grid RANKING_BLEND_LAMBDAS:
  *   1. the best λ: the highest WORST-collection relative validation nDCG@10 gain over BM25 (ordering
@@ -20,7 +20,7 @@ import {
   type RankingBlend,
   rankingLogit,
   rankingProbability,
-} from '../../tiers/trees/ranking-blend.js';
+} from '../../tiers/fast-path/ranking-blend.js';
 import type { RankingDataset } from './dataset.js';
 import { ndcgPerQueryByCollection } from './validation-metrics.js';
 

@@ -5,8 +5,8 @@
  * With squared error every row has hessian 1, so min_child_weight is the least number of rows per leaf.
  */
 import { InvalidArgumentError } from '../../errors.js';
-import type { TreeIR } from '../../tiers/trees/model-ir.js';
-import { readTreeModelIR } from '../../tiers/trees/load-tree-model.js';
+import type { TreeIR } from '../../tiers/fast-path/model-ir.js';
+import { readTreeModelIR } from '../../tiers/fast-path/load-tree-model.js';
 import { trainXGBoost } from './trees/train-xgboost.js';
 
 export interface RegressionTreeRequest {

@@ -3,7 +3,7 @@
  * the native tree evaluator (loadTreeModel) to score validation rows, so model selection sees the
  * exact margins serving will produce. LambdaMART's single trees are fitted by ml-xgboost too.
  */
-import { loadTreeModel } from '../../tiers/trees/load-tree-model.js';
+import { loadTreeModel } from '../../tiers/fast-path/load-tree-model.js';
 import { trainXGBoost } from './trees/train-xgboost.js';
 import type { TrainingBackend, TrainRequest } from './grid-search.js';
 import { fitRegressionTreeWithXGBoost } from './regression-tree-fitter.js';

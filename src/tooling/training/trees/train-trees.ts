@@ -9,13 +9,13 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { InvalidArgumentError } from '../../../errors.js';
-import { parseTreeModelBytes } from '../../../tiers/trees/loaders/parse-model.js';
-import { createTreeModel } from '../../../tiers/trees/tree-model.js';
-import { writeXGBoostJson } from '../../../tiers/trees/xgboost-json-writer.js';
+import { parseTreeModelBytes } from '../../../tiers/fast-path/loaders/parse-model.js';
+import { createTreeModel } from '../../../tiers/fast-path/tree-model.js';
+import { writeXGBoostJson } from '../../../tiers/fast-path/xgboost-json-writer.js';
 import { accuracy, auc, logloss, multiLogloss, rmse } from './metrics.js';
 import { parseTable, splitRows, takeRows, type LabelledTable } from './tabular-data.js';
 import { trainXGBoost, type XGBoostTrainParams } from './train-xgboost.js';
-import type { TreeEnsembleIR } from '../../../tiers/trees/model-ir.js';
+import type { TreeEnsembleIR } from '../../../tiers/fast-path/model-ir.js';
 
 export interface TreeTrainingOptions {
   readonly data: string;

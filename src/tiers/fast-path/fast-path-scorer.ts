@@ -9,7 +9,7 @@
  * null (unscored: the gate applies its fallback); an abort rejects the call. Features are per pair,
  * so a pair scores the same in any slice. The model is run once at load (warm-up), so the first
  * request does not pay the first-call costs.
- * Loads a model directory (docs/fastpath-model-dir.md): meta.json + tree model file + optional
+ * Loads a model directory (docs/fast-path-model-dir.md): meta.json + tree model file + optional
  * corpus statistics, and refuses a model trained on another feature schema.
  */
 import { createHash } from 'node:crypto';
@@ -56,12 +56,18 @@ import {
 } from './ranking-blend.js';
 import type { TreeModel } from './tree-model.js';
 
-export const FASTPATH_MODEL_FORMAT = 'relevance-gate/fastpath-model';
-export const FASTPATH_MODEL_FORMAT_VERSION = 1;
+/** The tier label on the fast path's results, in router stats and metrics. */
+export const FAST_PATH_TIER = 'fast-path';
+/**
+ * meta.json's `format`. It keeps the spelling it was first written with: every fast-path model
+ * folder (the shipped one included) carries it, and meta.json is part of the model's id.
+ */
+export const FAST_PATH_MODEL_FORMAT = 'relevance-gate/fastpath-model';
+export const FAST_PATH_MODEL_FORMAT_VERSION = 1;
 
 /** meta.json of a fast-path model directory. */
 export interface FastPathModelMeta {
-  readonly format: typeof FASTPATH_MODEL_FORMAT;
+  readonly format: typeof FAST_PATH_MODEL_FORMAT;
   readonly formatVersion: number;
   readonly schemaVersion: string;
   readonly tokenizerVersion?: string;
@@ -75,7 +81,7 @@ export interface FastPathModelMeta {
   /** relevance = σ(a·margin + b) (src/calibration/platt.ts); absent: σ(margin), for probability objectives. */
   readonly calibration?: PlattParameters;
   /**
-   * The ordering signal's blend (src/tiers/trees/ranking-blend.ts): when present the scorer also
+   * The ordering signal's blend (src/tiers/fast-path/ranking-blend.ts): when present the scorer also
    * emits `ranking` = σ((margin + λ · bm25_all / (2.2 · query_idf_sum)) / (1 + λ)); absent: `relevant` only.
    */
   readonly rankingBlend?: RankingBlend;
@@ -104,7 +110,7 @@ export interface LoadFastPathScorerOptions {
 export const DEFAULT_SLICE_CHARS = 65_536;
 
 export interface FastPathScorer extends Scorer {
-  readonly tier: 'trees';
+  readonly tier: 'fast-path';
   /** Identifies the model files alone (model + meta.json): one id per model, whatever statistics it runs with. */
   readonly modelId: string;
   /** Identifies the corpus statistics the features are computed with. */
@@ -140,12 +146,12 @@ function fail(where: string, what: string): never {
 export function parseFastPathMeta(raw: unknown, where = 'meta.json'): FastPathModelMeta {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail(where, 'not a JSON object');
   const m = raw as Record<string, unknown>;
-  if (m.format !== FASTPATH_MODEL_FORMAT)
-    fail(where, `format must be "${FASTPATH_MODEL_FORMAT}", got ${JSON.stringify(m.format)}`);
-  if (m.formatVersion !== FASTPATH_MODEL_FORMAT_VERSION) {
+  if (m.format !== FAST_PATH_MODEL_FORMAT)
+    fail(where, `format must be "${FAST_PATH_MODEL_FORMAT}", got ${JSON.stringify(m.format)}`);
+  if (m.formatVersion !== FAST_PATH_MODEL_FORMAT_VERSION) {
     fail(
       where,
-      `formatVersion ${JSON.stringify(m.formatVersion)} is not supported (expected ${FASTPATH_MODEL_FORMAT_VERSION})`,
+      `formatVersion ${JSON.stringify(m.formatVersion)} is not supported (expected ${FAST_PATH_MODEL_FORMAT_VERSION})`,
     );
   }
   if (typeof m.schemaVersion !== 'string') fail(where, 'schemaVersion must be a string');
@@ -199,15 +205,15 @@ async function readBytes(path: string, what: string): Promise<Buffer> {
   }
 }
 
-/** The model shipped in the package (models/fastpath-lexical), wherever the package is installed. */
-export const SHIPPED_FASTPATH_MODEL_DIR: string = join(packageRoot(), 'models', 'fastpath-lexical');
+/** The model shipped in the package (models/fast-path-lexical), wherever the package is installed. */
+export const SHIPPED_FAST_PATH_MODEL_DIR: string = join(packageRoot(), 'models', 'fast-path-lexical');
 
 /**
- * Loads a fast-path model directory into a Scorer (see docs/fastpath-model-dir.md); without a
+ * Loads a fast-path model directory into a Scorer (see docs/fast-path-model-dir.md); without a
  * directory, the shipped model. A relative path resolves against the working directory.
  */
 export async function loadFastPathScorer(
-  modelDir: string = SHIPPED_FASTPATH_MODEL_DIR,
+  modelDir: string = SHIPPED_FAST_PATH_MODEL_DIR,
   options: LoadFastPathScorerOptions = {},
 ): Promise<FastPathScorer> {
   if (typeof modelDir !== 'string' || modelDir === '')
@@ -283,6 +289,8 @@ export async function loadFastPathScorer(
   }
 
   const modelHash = createHash('sha256').update(modelBytes).update('\0').update(metaBytes).digest('hex');
+  // The `fastpath/` prefix predates the tier's name: ids key caches and operating-points files
+  // (the shipped model's included), so it stays as it was.
   const modelId = `fastpath/${FEATURE_SCHEMA_VERSION}/${modelHash.slice(0, 20)}`;
   // The model's own operating points, when its folder ships them (refused if fitted for another model).
   let decisions: ModelDecisions | undefined;
@@ -312,14 +320,14 @@ export async function loadFastPathScorer(
       const m = margins[i]!;
       const p = plattProbability(platt, m);
       let r: DetailedPairScore;
-      if (lambda === undefined) r = { probabilities: { relevant: p }, raw: { relevant: m }, tier: 'trees' };
+      if (lambda === undefined) r = { probabilities: { relevant: p }, raw: { relevant: m }, tier: FAST_PATH_TIER };
       else {
         const row = i * NUM_FEATURES;
         const z = rankingLogit(m, lexicalEvidence(rows[row + BM25_ALL]!, rows[row + QUERY_IDF_SUM]!), lambda);
         r = {
           probabilities: { relevant: p, ranking: rankingProbability(z) },
           raw: { relevant: m, ranking: z },
-          tier: 'trees',
+          tier: FAST_PATH_TIER,
         };
       }
       out[i] = r;
@@ -419,7 +427,7 @@ export async function loadFastPathScorer(
     statsId,
     signals: lambda === undefined ? TREE_SIGNALS : BLEND_SIGNALS,
     ...(decisions === undefined ? {} : { decisions }),
-    tier: 'trees',
+    tier: FAST_PATH_TIER,
     meta,
     recommendedThreshold: meta.recommendedThreshold,
     statsSource,

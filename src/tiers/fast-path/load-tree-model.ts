@@ -11,7 +11,7 @@ import { createTreeModel, type TreeModel, type TreeModelOptions } from './tree-m
 
 export type { TreeModelFormat, ParsedTreeModel } from './loaders/parse-model.js';
 
-/** The format parsers load with the first model, not with the package (they are most of the trees tier's code). */
+/** The format parsers load with the first model, not with the package (they are most of the fast-path tier's code). */
 async function parseModel(bytes: Uint8Array, where: string): Promise<ParsedTreeModel> {
   const { parseTreeModelBytes } = await import('./loaders/parse-model.js');
   return parseTreeModelBytes(bytes, where);

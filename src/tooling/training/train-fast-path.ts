@@ -227,7 +227,7 @@ async function buildTrainingDatasets(
     const featurizer = await deps.featurizerFor(collection);
     loaded.push({ collection, firstStage: createBm25FirstStage(collection), featurizer, split });
     log(
-      `train-fastpath: ${collection.name}: ${collection.docs.length} docs; queries train ${split.train.length}, validation ${split.validation.length}, test ${split.test.length}`,
+      `train-fast-path: ${collection.name}: ${collection.docs.length} docs; queries train ${split.train.length}, validation ${split.validation.length}, test ${split.test.length}`,
     );
   }
 
@@ -273,7 +273,7 @@ export async function trainFastPath(
   const { loaded, train, validation } = await buildTrainingDatasets(options, deps);
   const t1 = performance.now();
   log(
-    `train-fastpath: datasets: train ${train.numRows} pairs (sha256 ${datasetDigest(train)}), validation ${validation.numRows} pairs ` +
+    `train-fast-path: datasets: train ${train.numRows} pairs (sha256 ${datasetDigest(train)}), validation ${validation.numRows} pairs ` +
       `(sha256 ${datasetDigest(validation)}), ${train.featureNames.length} features (${Math.round(t1 - t0)} ms)`,
   );
 
@@ -285,7 +285,7 @@ export async function trainFastPath(
     options.seed,
     (r, i) =>
       log(
-        `train-fastpath: grid ${i + 1}/${options.grid.length} ${r.point.objective}${r.point.lambdaMart?.warmStart ? ` (warm start from best pointwise ×${r.point.lambdaMart.warmStart.scale})` : ''} depth ${r.point.maxDepth} eta ${r.point.eta} trees ${r.trees}` +
+        `train-fast-path: grid ${i + 1}/${options.grid.length} ${r.point.objective}${r.point.lambdaMart?.warmStart ? ` (warm start from best pointwise ×${r.point.lambdaMart.warmStart.scale})` : ''} depth ${r.point.maxDepth} eta ${r.point.eta} trees ${r.trees}` +
           `${r.point.objective === 'lambdamart' ? ` (early stopping; ${r.roundsTrained} rounds trained, at most ${r.point.rounds})` : ''} ` +
           `mcw ${r.point.minChildWeight}: validation nDCG@10 gain mean ${r.selection.meanGain.toFixed(4)}, worst ${r.selection.worstGain.toFixed(4)} (${r.selection.worstCollection}), ` +
           `macro ${r.macroNdcg10.toFixed(4)} (${Object.entries(r.ndcg10ByCollection)
@@ -313,14 +313,14 @@ export async function trainFastPath(
     );
   }
   log(
-    `train-fastpath: recommended threshold ${threshold.threshold} for precision >= ${options.targetPrecision} on validation ` +
+    `train-fast-path: recommended threshold ${threshold.threshold} for precision >= ${options.targetPrecision} on validation ` +
       `(precision ${threshold.precision?.toFixed(3)}, recall ${threshold.recall?.toFixed(3)})`,
   );
 
   const rankingBlend = chooseRankingBlend(validation, margins) ?? null;
   if (rankingBlend !== null) {
     log(
-      `train-fastpath: ranking blend lambda ${rankingBlend.blend.lambda} (${rankingBlend.rule}): validation nDCG@10 relative gain worst ${rankingBlend.chosen.worstGain.toFixed(4)}, mean ${rankingBlend.chosen.meanGain.toFixed(4)}; best lambda ${rankingBlend.best.lambda}: worst ${rankingBlend.best.worstGain.toFixed(4)}`,
+      `train-fast-path: ranking blend lambda ${rankingBlend.blend.lambda} (${rankingBlend.rule}): validation nDCG@10 relative gain worst ${rankingBlend.chosen.worstGain.toFixed(4)}, mean ${rankingBlend.chosen.meanGain.toFixed(4)}; best lambda ${rankingBlend.best.lambda}: worst ${rankingBlend.best.worstGain.toFixed(4)}`,
     );
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readTreeModelIR } from '../../src/tiers/trees/load-tree-model.js';
-import { LAMBDAMART_SETTINGS } from '../../src/tooling/training/fastpath-pipeline.js';
+import { readTreeModelIR } from '../../src/tiers/fast-path/load-tree-model.js';
+import { LAMBDAMART_SETTINGS } from '../../src/tooling/training/fast-path-pipeline.js';
 import { trainOnMedSubset } from './med-subset.js';
 
 describe('trainFastPath with a LambdaMART grid point (med subset)', () => {

@@ -1,10 +1,10 @@
 /**
- * `relevance-gate train-fastpath`: trains and writes the fast-path lexical model directory (see
- * src/tooling/training/fastpath-pipeline.ts and models/fastpath-lexical/MODEL_CARD.md).
+ * `relevance-gate train-fast-path`: trains and writes the fast-path lexical model directory (see
+ * src/tooling/training/fast-path-pipeline.ts and models/fast-path-lexical/MODEL_CARD.md).
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
-import type { GridName } from '../../tooling/training/fastpath-pipeline.js';
+import type { GridName } from '../../tooling/training/fast-path-pipeline.js';
 
 interface TrainCliOptions {
   data: string;
@@ -20,7 +20,7 @@ interface TrainCliOptions {
 
 export function register(program: Command): void {
   program
-    .command('train-fastpath')
+    .command('train-fast-path')
     .description(
       'Train the fast-path lexical model on judged collections (BM25 candidates, native features, ml-xgboost) and write the model directory with its model card.',
     )
@@ -29,7 +29,7 @@ export function register(program: Command): void {
       'folder of judged collections (each: docs.jsonl, queries.jsonl, qrels.tsv)',
       '../shared/data',
     )
-    .option('--out <dir>', 'model directory to write', 'models/fastpath-lexical')
+    .option('--out <dir>', 'model directory to write', 'models/fast-path-lexical')
     .option('--collections <names>', 'comma-separated collection folder names (default: all under --data)')
     .option('--seed <n>', 'seed for splits, rank dropout and XGBoost', '42')
     .option('--target-precision <p>', 'precision the recommended threshold is chosen for (on validation)', '0.5')
@@ -38,7 +38,7 @@ export function register(program: Command): void {
     .option('--check', 'rerun the pipeline for the chosen point and fail unless the outputs are byte-identical', false)
     .option('--no-progress', 'no progress display')
     .action(async (opts: TrainCliOptions) => {
-      const { runFastPathPipeline } = await import('../../tooling/training/fastpath-pipeline.js');
+      const { runFastPathPipeline } = await import('../../tooling/training/fast-path-pipeline.js');
       const seed = Number(opts.seed);
       if (!Number.isInteger(seed) || seed < 0)
         throw new InvalidArgumentError(`--seed must be a non-negative integer, got "${opts.seed}"`);
@@ -74,7 +74,7 @@ export function register(program: Command): void {
       });
       const t = result.timingsMs;
       process.stdout.write(
-        `train-fastpath: done in ${((performance.now() - t0) / 1000).toFixed(1)} s (train ${(t.train / 1000).toFixed(1)} s, test eval ${(t.test / 1000).toFixed(1)} s` +
+        `train-fast-path: done in ${((performance.now() - t0) / 1000).toFixed(1)} s (train ${(t.train / 1000).toFixed(1)} s, test eval ${(t.test / 1000).toFixed(1)} s` +
           `${t.check !== null ? `, check ${(t.check / 1000).toFixed(1)} s` : ''}); reproducible: ${result.reproducible === null ? 'not checked' : result.reproducible}\n`,
       );
     });

@@ -1,5 +1,5 @@
 /**
- * `relevance-gate train-fastpath` / `scripts/train-fastpath.ts`: trains the fast-path model on the
+ * `relevance-gate train-fast-path` / `scripts/train-fast-path.ts`: trains the fast-path model on the
  * collections under a data folder, writes the model directory, evaluates the TEST queries of every
  * collection with the written files (the same code path as `relevance-gate eval`), and writes the
  * model card. `check: true` reruns the same command in a fresh process and fails unless every file
@@ -21,7 +21,7 @@ import { LexicalFeaturizer } from '../../features/featurizer.js';
 import { type GridPoint, type LambdaMartSettings, modelObjectiveOf } from './grid-search.js';
 import { renderModelCard, type TestResult } from './model-card.js';
 import { buildMeta, modelBytesToXGBoostJson, stageModelDir } from './model-dir.js';
-import { type TrainFastPathOptions, type TrainFastPathResult, trainFastPath } from './train-fastpath.js';
+import { type TrainFastPathOptions, type TrainFastPathResult, trainFastPath } from './train-fast-path.js';
 import { createXGBoostBackend } from './xgboost-backend.js';
 import { ReproducibilityError } from './errors.js';
 
@@ -145,7 +145,17 @@ export function evalInFreshProcess(
     const jsonOut = join(dir, 'eval.json');
     const ext = extname(fileURLToPath(import.meta.url));
     const cli = fileURLToPath(new URL(`../../cli/main${ext}`, import.meta.url));
-    const args = ['eval', '--collection', collectionDir, '--tier', 'trees', '--model', modelDir, '--queries', 'test'];
+    const args = [
+      'eval',
+      '--collection',
+      collectionDir,
+      '--tier',
+      'fast-path',
+      '--model',
+      modelDir,
+      '--queries',
+      'test',
+    ];
     args.push(
       '--k',
       String(k),
@@ -184,25 +194,25 @@ function checkReproducible(outDir: string, log: (line: string) => void): boolean
   try {
     const args = process.argv.slice(2).filter((a) => a !== '--check');
     args.push('--out', tmpOut, '--no-progress');
-    log(`train-fastpath: --check: rerunning in a fresh process: ${[process.argv[1], ...args].join(' ')}`);
+    log(`train-fast-path: --check: rerunning in a fresh process: ${[process.argv[1], ...args].join(' ')}`);
     const run = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, ...args], {
       stdio: ['ignore', 'ignore', 'pipe'],
       encoding: 'utf8',
     });
     if (run.status !== 0) {
-      log(`train-fastpath: --check: the second run failed (exit ${run.status}): ${run.stderr.slice(-2000)}`);
+      log(`train-fast-path: --check: the second run failed (exit ${run.status}): ${run.stderr.slice(-2000)}`);
       return false;
     }
     const names = readdirSync(outDir).sort();
     const other = readdirSync(tmpOut).sort();
     let same = names.join('/') === other.join('/');
-    if (!same) log(`train-fastpath: --check: different file lists: ${names.join(', ')} vs ${other.join(', ')}`);
+    if (!same) log(`train-fast-path: --check: different file lists: ${names.join(', ')} vs ${other.join(', ')}`);
     for (const name of names) {
       const a = readFileSync(join(outDir, name));
       const b = other.includes(name) ? readFileSync(join(tmpOut, name)) : Buffer.alloc(0);
       const equal = a.equals(b);
       log(
-        `train-fastpath: --check: ${name}: ${equal ? 'identical' : 'DIFFERENT'} (${a.length} bytes, sha256 ${createHash('sha256').update(a).digest('hex').slice(0, 16)})`,
+        `train-fast-path: --check: ${name}: ${equal ? 'identical' : 'DIFFERENT'} (${a.length} bytes, sha256 ${createHash('sha256').update(a).digest('hex').slice(0, 16)})`,
       );
       same &&= equal;
     }
@@ -327,7 +337,7 @@ export async function runFastPathPipeline(options: FastPathPipelineOptions): Pro
       }
       tests.push({ name, withRank, textOnly });
       log(
-        `train-fastpath: test ${name} (${ids.length} q): nDCG@10 BM25 ${withRank.ndcg10.firstStage?.toFixed(4)} → reranked ${withRank.ndcg10.reranked?.toFixed(4)} ` +
+        `train-fast-path: test ${name} (${ids.length} q): nDCG@10 BM25 ${withRank.ndcg10.firstStage?.toFixed(4)} → reranked ${withRank.ndcg10.reranked?.toFixed(4)} ` +
           `(text only ${textOnly.ndcg10.reranked?.toFixed(4)}); gate precision ${withRank.gate.precisionAll?.toFixed(3)} → ${withRank.gate.precisionKept?.toFixed(3)}, recall kept ${withRank.gate.recallKept?.toFixed(3)}`,
       );
     }
@@ -391,7 +401,7 @@ export async function runFastPathPipeline(options: FastPathPipelineOptions): Pro
       }),
     );
     staged.commit();
-    log(`train-fastpath: wrote ${resolve(options.outDir)}`);
+    log(`train-fast-path: wrote ${resolve(options.outDir)}`);
 
     let reproducible: boolean | null = null;
     let checkMs: number | null = null;

@@ -14,7 +14,7 @@ out="${OUT:-/tmp/seed-scenario}"
 port="${PORT:-18080}"
 ce=models/generated/tinybert-l2
 mkdir -p "$out"
-[ -f "$ce/model.onnx" ] || npx tsx scripts/make-models.ts --only tinybert-l2
+[ -f "$ce/onnx/model.onnx" ] || npx tsx scripts/make-models.ts --only tinybert-l2
 cli=(node --import tsx src/cli/main.ts)
 load=(--k 20 --budget-ms 100 --warmup 5 --qps 1000 --duration "$seconds" --zipf 1.0 --distinct 5000 --no-progress)
 

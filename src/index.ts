@@ -181,6 +181,13 @@ export {
   type LongPassages,
 } from './tiers/cross-encoder/index.js';
 
+// Embedding tier: a bi-encoder on the same worker pool and batcher (loads like the cross-encoder)
+export {
+  createEmbeddingScorer,
+  type EmbeddingScorer,
+  type EmbeddingScorerOptions,
+} from './tiers/embedding/index.js';
+
 // Gated context: a gate result as the prompt the LLM sees
 export * from './context/index.js';
 

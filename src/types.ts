@@ -15,6 +15,19 @@ export interface Passage {
   readonly title?: string;
   readonly metadata?: Readonly<Record<string, unknown>>;
   readonly features?: Readonly<Record<string, number>> | Float32Array | Float64Array | readonly number[];
+  /**
+   * The passage's embedding, computed earlier by the embedding tier's model (`title + ' ' + text`,
+   * trimmed, as that tier reads a passage): the embedding tier then uses it instead of running its
+   * model. Checked (dimensions, finite values, the model id) before anything is scored; other tiers
+   * ignore it. See docs/embedding.md.
+   */
+  readonly embedding?: Float32Array | readonly number[];
+  /**
+   * The model id `embedding` came from (the embedding scorer's `modelId`); default the call's
+   * `embeddingModel` option. Lets a passage carry its vector through a router or a gate, which do
+   * not pass call options on to their tiers.
+   */
+  readonly embeddingModel?: string;
 }
 
 /**

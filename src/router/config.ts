@@ -51,6 +51,8 @@ export interface ResolvedRouting {
   readonly fixed: TierState;
   /** The tier cascade mode spends the budget on (never the inline tier). */
   readonly cascade: TierState;
+  /** Further cascade stages, in order (a `cascadeTier` list after its first name); usually empty. */
+  readonly cascadeStages: readonly TierState[];
   readonly threshold: number;
   readonly signals: readonly string[];
 }
@@ -220,7 +222,9 @@ export function resolveRouting(
     ...(override ?? {}),
   };
   if ('fixed' in base && override?.fixedTier === undefined) merged.fixedTier = base.fixed.name;
-  if ('cascade' in base && override?.cascadeTier === undefined) merged.cascadeTier = base.cascade.name;
+  if ('cascade' in base && override?.cascadeTier === undefined)
+    merged.cascadeTier =
+      base.cascadeStages.length === 0 ? base.cascade.name : [base.cascade, ...base.cascadeStages].map((t) => t.name);
   if ('signals' in base && override?.signal === undefined) merged.signal = base.signals;
   const mode = merged.mode;
   if (mode === undefined || !MODES.has(mode))
@@ -231,12 +235,21 @@ export function resolveRouting(
     throw new InvalidArgumentError(
       `routing.fixedTier ${JSON.stringify(fixedName)} is not a registered tier (${[...tiers.byName.keys()].join(', ')})`,
     );
-  const cascadeName = merged.cascadeTier ?? tiers.ranked[0].name;
-  const cascade = tiers.byName.get(cascadeName);
-  if (cascade === undefined || (cascade.inline && tiers.ranked.length > 1))
-    throw new InvalidArgumentError(
-      `routing.cascadeTier ${JSON.stringify(cascadeName)} must be a registered tier that is not the inline one (${[...tiers.byName.keys()].join(', ')})`,
-    );
+  const cascadeNames: readonly unknown[] = Array.isArray(merged.cascadeTier)
+    ? merged.cascadeTier
+    : [merged.cascadeTier ?? tiers.ranked[0].name];
+  if (cascadeNames.length === 0) throw new InvalidArgumentError('routing.cascadeTier must not be an empty list');
+  const cascadeTiers = cascadeNames.map((cascadeName) => {
+    const tier = typeof cascadeName === 'string' ? tiers.byName.get(cascadeName) : undefined;
+    if (tier === undefined || (tier.inline && tiers.ranked.length > 1))
+      throw new InvalidArgumentError(
+        `routing.cascadeTier ${JSON.stringify(cascadeName)} must be a registered tier that is not the inline one (${[...tiers.byName.keys()].join(', ')})`,
+      );
+    return tier;
+  });
+  if (new Set(cascadeTiers).size !== cascadeTiers.length)
+    throw new InvalidArgumentError(`routing.cascadeTier names a tier twice: ${JSON.stringify(cascadeNames)}`);
+  const [cascade, ...cascadeStages] = cascadeTiers;
   const threshold = merged.threshold ?? 0.5;
   if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1))
     throw new InvalidArgumentError(`routing.threshold must be a probability in [0, 1], got ${String(threshold)}`);
@@ -245,5 +258,5 @@ export function resolveRouting(
   if (!Array.isArray(signals) || signals.length === 0 || !signals.every((s) => typeof s === 'string' && s.length > 0)) {
     throw new InvalidArgumentError('routing.signal must be a signal name or a non-empty list of names');
   }
-  return { mode, fixed, cascade, threshold, signals };
+  return { mode, fixed, cascade, cascadeStages, threshold, signals };
 }

@@ -24,6 +24,8 @@ const NO_LIMITS: ScoreOptions = Object.freeze({});
 export interface Job {
   readonly tier: TierState;
   readonly indices: readonly number[];
+  /** Label of this job's answers when it is a later cascade stage (else the call's `belowBest`). */
+  readonly degraded?: DegradeReason;
   done: boolean;
 }
 
@@ -218,7 +220,7 @@ export class TierExecutor {
               } else {
                 out[i] = r.cached
                   ? labelled(r.result, CACHE_TIER, undefined, job.tier.name)
-                  : labelled(r.result, job.tier.name, belowBest);
+                  : labelled(r.result, job.tier.name, job.degraded ?? belowBest);
                 answered++;
               }
             }

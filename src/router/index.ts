@@ -8,7 +8,7 @@ export {
   DEFAULT_PROBE_INTERVAL_MS,
   CACHE_TIER,
 } from './router.js';
-export { crossEncoderTier, fastPathTier } from './tiers.js';
+export { crossEncoderTier, embeddingTier, fastPathTier, type EmbeddingTierOptions } from './tiers.js';
 export { orderByThresholdDistance, largestFitting } from './select.js';
 export type { BackgroundFillOptions } from './background-fill.js';
 export type { AnswerLagOptions } from './answer-lag.js';

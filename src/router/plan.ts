@@ -37,6 +37,12 @@ export interface PlanInput {
   readonly fixedTier: string;
   /** Cascade only: the tier the pairs nearest the threshold go to; default the best tier. */
   readonly cascadeTier?: string;
+  /**
+   * Cascade only: further stages below `cascadeTier`, in order (e.g. the embedding tier under a
+   * cross-encoder): the pairs the one before could not take, nearest the threshold first, as many
+   * as each fits. Default none: what the cascade tier cannot take keeps the inline score.
+   */
+  readonly cascadeStages?: readonly string[];
   /** Cache state per pair, in input order. */
   readonly cache: readonly PairCacheState[];
   /**
@@ -78,6 +84,11 @@ export interface PlannedSubmission {
   readonly tier: string;
   /** Pair indices, in the order they are sent. */
   readonly indices: readonly number[];
+  /**
+   * The degrade label of this submission's answers when it differs from the plan's
+   * `submissionDegraded`: 'shed' for a later cascade stage (its pairs were kept off the cascade tier).
+   */
+  readonly degraded?: DegradeReason;
 }
 
 export interface Plan {
@@ -181,11 +192,23 @@ export function planRouting(input: PlanInput): Plan {
     const f = fitTier(target, order.length, input, 1);
     const chosen = order.slice(0, f.pairs);
     const shed = order.slice(f.pairs);
+    const submissions: PlannedSubmission[] = chosen.length > 0 ? [{ tier: target.name, indices: chosen }] : [];
+    // Later stages take what the one before could not, nearest the threshold first (never probing:
+    // the cascade tier's probe is the one the plan reports).
+    let rest = shed;
+    for (const name of input.cascadeStages ?? []) {
+      if (rest.length === 0) break;
+      const stage = findTier(input.tiers, name);
+      if (stage.inline) continue;
+      const fs = fitTier(stage, rest.length, input, 0);
+      if (fs.pairs > 0) submissions.push({ tier: stage.name, indices: rest.slice(0, fs.pairs), degraded: 'shed' });
+      rest = rest.slice(fs.pairs);
+    }
     return plan({
       reason: f.probe ? 'probe' : (f.limitedBy ?? 'fits'),
-      submissions: chosen.length > 0 ? [{ tier: target.name, indices: chosen }] : [],
-      inlineAnswer: shed,
-      inlineDegraded: shed.length > 0 ? 'shed' : undefined,
+      submissions,
+      inlineAnswer: rest,
+      inlineDegraded: rest.length > 0 ? 'shed' : undefined,
       shed,
       probe: f.probe ? target.name : undefined,
     });

@@ -205,6 +205,7 @@ class RouterImpl implements Router {
       tiers: cfg.ranked.map((t) => planTier(t, cfg.probeIntervalMs)),
       fixedTier: routing.fixed.name,
       cascadeTier: routing.cascade.name,
+      ...(routing.cascadeStages.length === 0 ? {} : { cascadeStages: routing.cascadeStages.map((t) => t.name) }),
       cache: cacheState,
       relevance,
       threshold: routing.threshold,
@@ -239,6 +240,7 @@ class RouterImpl implements Router {
         tier: cfg.byName.get(s.tier) as TierState,
         indices: s.indices,
         done: false,
+        ...(s.degraded === undefined ? {} : { degraded: s.degraded }),
       }));
       await ex.runJobs(call, jobs, signal, answerBy, mode, plan.submissionDegraded);
     }

@@ -24,8 +24,12 @@ export interface RoutingOptions {
    * Tier `cascade` sends the pairs nearest the threshold to; default the highest-quality tier.
    * With the fast path, a cross-encoder and an LLM judge, `cascadeTier: 'cross-encoder'` keeps the judge
    * out of the cascade (it then serves `fixed`/`budget` views or direct calls).
+   * A list is a staged cascade: `['cross-encoder', 'embedding']` sends the pairs nearest the
+   * threshold to the cross-encoder as many as it is predicted to finish in time, the next nearest
+   * to the embedding tier as many as it fits, and the rest keep the inline tier's score (pairs of a
+   * later stage are labelled `degraded: 'shed'`, as kept off the first stage).
    */
-  readonly cascadeTier?: TierName;
+  readonly cascadeTier?: TierName | readonly TierName[];
   /** Decision threshold (probability) that `cascade` spends the slow tier around. Default 0.5. */
   readonly threshold?: number;
   /** Signal(s) read as relevance for `cascade`; the first present name is used. Default ['relevant']. */

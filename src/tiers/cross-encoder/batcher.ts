@@ -88,6 +88,8 @@ export interface BatcherOptions {
   readonly tokenizeChunk?: number;
   /** Batches allowed in flight; default workers + 1. */
   readonly maxInFlight?: number;
+  /** What the batcher serves, in error messages: default 'cross-encoder' (the embedding tier: 'embedding scorer'). */
+  readonly name?: string;
 }
 
 export interface SubmitOptions {
@@ -262,7 +264,7 @@ export class DynamicBatcher {
     const maxInFlight = options.maxInFlight ?? options.workers + 1;
     positiveInteger('tokenizeChunk', tokenizeChunk);
     positiveInteger('maxInFlight', maxInFlight);
-    this.opts = { ...options, tokenizeChunk, maxInFlight };
+    this.opts = { ...options, tokenizeChunk, maxInFlight, name: options.name ?? 'cross-encoder' };
   }
 
   /**
@@ -276,7 +278,7 @@ export class DynamicBatcher {
   /** `submit`, also telling how many pairs (windows) each passage was scored as. */
   submitWithChunks(query: string, passages: readonly string[], options: SubmitOptions = {}): Promise<BatcherResult> {
     const { signal, deadline } = options;
-    if (this.closed) return Promise.reject(new DisposedError('cross-encoder'));
+    if (this.closed) return Promise.reject(new DisposedError(this.opts.name));
     if (passages.length === 0) return Promise.resolve({ logits: new Float64Array(0), chunks: new Int32Array(0) });
     if (signal?.aborted) return Promise.reject(abortError(signal));
     if (deadline !== undefined && deadline <= Date.now()) return Promise.reject(new DeadlineExceededError());
@@ -284,7 +286,7 @@ export class DynamicBatcher {
     if (pending + passages.length > this.opts.maxPendingPairs) {
       return Promise.reject(
         new OverloadedError(
-          `cross-encoder queue is full: ${pending} pairs pending + ${passages.length} > maxPendingPairs ${this.opts.maxPendingPairs}`,
+          `${this.opts.name} queue is full: ${pending} pairs pending + ${passages.length} > maxPendingPairs ${this.opts.maxPendingPairs}`,
         ),
       );
     }
@@ -374,7 +376,7 @@ export class DynamicBatcher {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const req of [...this.requests]) this.fail(req, new DisposedError('cross-encoder'));
+    for (const req of [...this.requests]) this.fail(req, new DisposedError(this.opts.name));
   }
 
   /**
@@ -388,7 +390,7 @@ export class DynamicBatcher {
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
       for (const req of [...this.requests]) {
-        if (req.queuedPairs > 0 || req.tokenizingPairs > 0) this.fail(req, new DisposedError('cross-encoder'));
+        if (req.queuedPairs > 0 || req.tokenizingPairs > 0) this.fail(req, new DisposedError(this.opts.name));
       }
     }
     let timer: NodeJS.Timeout | undefined;
@@ -398,7 +400,7 @@ export class DynamicBatcher {
     });
     await Promise.race([this.inFlightWork(), timedOut]);
     clearTimeout(timer);
-    for (const req of [...this.requests]) this.fail(req, new DisposedError('cross-encoder'));
+    for (const req of [...this.requests]) this.fail(req, new DisposedError(this.opts.name));
   }
 
   /** Promises of running tokenize/infer calls (the owner waits on them after stopping the pool). */

@@ -52,7 +52,9 @@ export type OutputHead =
       readonly name: string;
       readonly width: number;
       readonly activation: HeadActivation;
-    };
+    }
+  /** A bi-encoder's [b,width] vector per text at `name` (the embedding tier; no signals). */
+  | { readonly kind: 'vector'; readonly name: string; readonly width: number };
 
 /**
  * How `position_ids` is filled: 'sequential' = 0…S−1 (BERT, ModernBERT, DeBERTa); 'padding-offset'
@@ -75,7 +77,8 @@ export interface ModelContract {
   readonly head: OutputHead;
   /**
    * Signal names, one per logit column: ['relevant'] for single/binary heads, output names for
-   * multi, config.json labels for labelled heads.
+   * multi, config.json labels for labelled heads; empty for a vector head (its columns are the
+   * vector's `width` values).
    */
   readonly signalNames: readonly string[];
   /** How probabilities are computed from the logit columns. */
@@ -172,16 +175,15 @@ function singleOutputHead(
   return { head: { kind: 'labels', name: out.name, width, activation }, signalNames: [...labels], activation };
 }
 
-export function discoverContract(
+/** The inputs part of a contract (shared by cross-encoders and bi-encoders). */
+type InputContract = Omit<ModelContract, 'head' | 'signalNames' | 'activation'>;
+
+/** Reads and checks the inputs; `fail` throws. */
+function discoverInputs(
   inputs: readonly ValueMetadataLike[],
-  outputs: readonly ValueMetadataLike[],
-  config: ModelConfigFields = {},
-): ModelContract {
-  const fail = (why: string): never => {
-    throw new ModelContractError(
-      `${why}; ${EXPECTED}; found inputs {${describe(inputs)}} outputs {${describe(outputs)}}`,
-    );
-  };
+  config: ModelConfigFields,
+  fail: (why: string) => never,
+): InputContract {
   const byName = new Map(inputs.map((v) => [v.name, v]));
   for (const required of [INPUT_IDS, ATTENTION_MASK]) {
     if (!byName.has(required)) fail(`missing required input "${required}"`);
@@ -210,6 +212,28 @@ export function discoverContract(
     config.modelType !== undefined && PADDING_OFFSET_MODEL_TYPES.includes(config.modelType)
       ? 'padding-offset'
       : 'sequential';
+  return {
+    inputIds: INPUT_IDS,
+    attentionMask: ATTENTION_MASK,
+    tokenTypeIds: byName.has(TOKEN_TYPE_IDS) ? TOKEN_TYPE_IDS : null,
+    positionIds: hasPositions ? POSITION_IDS : null,
+    positionScheme,
+    padTokenId: config.padTokenId ?? 0,
+    inputTypes,
+  };
+}
+
+export function discoverContract(
+  inputs: readonly ValueMetadataLike[],
+  outputs: readonly ValueMetadataLike[],
+  config: ModelConfigFields = {},
+): ModelContract {
+  const fail = (why: string): never => {
+    throw new ModelContractError(
+      `${why}; ${EXPECTED}; found inputs {${describe(inputs)}} outputs {${describe(outputs)}}`,
+    );
+  };
+  const inputContract = discoverInputs(inputs, config, fail);
 
   if (outputs.length === 0) fail('the model has no outputs');
   for (const v of outputs) {
@@ -229,23 +253,48 @@ export function discoverContract(
     head = { kind: 'multi', names };
     signalNames = names;
   }
+  return { ...inputContract, head, signalNames, activation };
+}
+
+/**
+ * The contract of a bi-encoder (the embedding tier): the same inputs as a cross-encoder, and a
+ * float32 output `output` of shape [batch, dimensions] (a symbolic second dim is checked on every
+ * run). Other outputs are ignored (exports often keep token embeddings beside the pooled vector).
+ */
+export function discoverEmbeddingContract(
+  inputs: readonly ValueMetadataLike[],
+  outputs: readonly ValueMetadataLike[],
+  config: ModelConfigFields,
+  output: string,
+  dimensions: number,
+): ModelContract {
+  const expected = `expected inputs input_ids + attention_mask (+ optional token_type_ids, position_ids), int64 or int32 [batch, sequence]; output "${output}": float32 [batch, ${dimensions}]`;
+  const fail = (why: string): never => {
+    throw new ModelContractError(
+      `${why}; ${expected}; found inputs {${describe(inputs)}} outputs {${describe(outputs)}}`,
+    );
+  };
+  const inputContract = discoverInputs(inputs, config, fail);
+  const out = outputs.find((v) => v.name === output);
+  if (out === undefined) return fail(`the model has no output "${output}"`);
+  if (!out.isTensor || out.type !== 'float32') fail(`output "${output}" must be a float32 tensor`);
+  const shape = out.shape ?? [];
+  if (shape.length !== 2) fail(`output "${output}" must have rank 2 ([batch, dimensions])`);
+  const width = shape[1];
+  if (typeof width === 'number' && width !== dimensions) {
+    fail(`output "${output}" has ${width} dimensions but the model folder declares ${dimensions}`);
+  }
   return {
-    inputIds: INPUT_IDS,
-    attentionMask: ATTENTION_MASK,
-    tokenTypeIds: byName.has(TOKEN_TYPE_IDS) ? TOKEN_TYPE_IDS : null,
-    positionIds: hasPositions ? POSITION_IDS : null,
-    positionScheme,
-    padTokenId: config.padTokenId ?? 0,
-    inputTypes,
-    head,
-    signalNames,
-    activation,
+    ...inputContract,
+    head: { kind: 'vector', name: output, width: dimensions },
+    signalNames: [],
+    activation: 'sigmoid',
   };
 }
 
-/** Number of logit columns per pair. */
+/** Number of logit columns per pair (a vector head: the vector's width). */
 export function signalCount(contract: ModelContract): number {
-  return contract.signalNames.length;
+  return contract.head.kind === 'vector' ? contract.head.width : contract.signalNames.length;
 }
 
 /**

@@ -17,6 +17,12 @@ import type { PairChunking, TruncationMode } from './tokenize-pairs.js';
 
 export type ExecutionProviderName = 'cpu' | 'cuda';
 
+/** The output a bi-encoder worker reads: one vector of `dimensions` floats per text. */
+export interface EmbeddingHead {
+  readonly output: string;
+  readonly dimensions: number;
+}
+
 /**
  * Faults a worker injects into itself, for the fault suite only (never set by the public API):
  * they make a worker die or stall at the moments a real crash or a slow run would. Infer faults
@@ -45,6 +51,12 @@ export interface WorkerConfig {
   readonly pairInput?: PairInput;
   /** config.json fields the model contract reads (model_type, pad_token_id, id2label, problem_type). */
   readonly modelConfig?: ModelConfigFields;
+  /**
+   * A bi-encoder (the embedding tier) instead of a cross-encoder: the model reads one text
+   * (pairInput 'passage') and returns one float32 vector per text at `output` ([batch, dimensions]).
+   * Its rows travel back in InferResult.logits, `dimensions` values per text.
+   */
+  readonly embedding?: EmbeddingHead;
   readonly intraOpThreads: number;
   readonly executionProvider: ExecutionProviderName;
   /** Unix nice increment applied by the worker to its own thread (0 = none). */

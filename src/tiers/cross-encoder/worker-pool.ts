@@ -84,6 +84,8 @@ interface Slot {
 
 export interface WorkerPoolOptions {
   readonly workers: number;
+  /** What the pool serves, in error messages (default 'cross-encoder'; the embedding tier says 'embedding'). */
+  readonly label?: string;
   /** Unix nice increment of the worker threads (0 = same priority as the main thread). */
   readonly niceIncrement?: number;
 }
@@ -122,12 +124,15 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
   private lastLoadError: Error | undefined;
   private readonly respawnTimers = new Set<NodeJS.Timeout>();
   private counters = { crashes: 0, replacements: 0, tasksLostToCrashes: 0, tasksDropped: 0 };
+  /** What the pool serves, in messages. */
+  private readonly label: string;
 
   private constructor(
     private readonly config: WorkerConfig,
     private readonly options: WorkerPoolOptions,
   ) {
     this.workers = options.workers;
+    this.label = options.label ?? 'cross-encoder';
     this.slots = new Array<Slot | undefined>(options.workers).fill(undefined);
   }
 
@@ -181,7 +186,7 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
       this.closed = true;
       for (const timer of this.respawnTimers) clearTimeout(timer);
       this.respawnTimers.clear();
-      const disposed = new DisposedError('cross-encoder worker pool');
+      const disposed = new DisposedError(`${this.label} worker pool`);
       for (const job of this.high.splice(0)) job.reject(disposed);
       for (const job of this.normal.splice(0)) job.reject(disposed);
       for (const slot of this.slots) if (slot !== undefined && slot.state === 'idle') this.stop(slot);
@@ -205,7 +210,7 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
     high: boolean,
     live?: () => boolean,
   ): Promise<TokenizeResult | InferResult> {
-    if (this.closed) return Promise.reject(new DisposedError('cross-encoder worker pool'));
+    if (this.closed) return Promise.reject(new DisposedError(`${this.label} worker pool`));
     if (this.lastLoadError !== undefined && !this.slots.some((s) => s?.state === 'idle' || s?.state === 'busy')) {
       // No worker can take it and the last load failed: fail now rather than wait for a deadline.
       return Promise.reject(this.unavailable());
@@ -219,7 +224,7 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
 
   private unavailable(): InferenceError {
     return new InferenceError(
-      `no cross-encoder worker is available: replacements fail to load (${this.lastLoadError?.message ?? 'unknown'})`,
+      `no ${this.label} worker is available: replacements fail to load (${this.lastLoadError?.message ?? 'unknown'})`,
       { cause: this.lastLoadError },
     );
   }
@@ -237,7 +242,7 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
       } catch (cause) {
         slot.state = 'idle';
         slot.job = undefined;
-        job.reject(new InferenceError(`cannot send a task to a cross-encoder worker: ${String(cause)}`, { cause }));
+        job.reject(new InferenceError(`cannot send a task to a ${this.label} worker: ${String(cause)}`, { cause }));
       }
     }
   }
@@ -335,7 +340,7 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
     const why = slot.lastError ? `: ${slot.lastError.message}` : '';
     if (previous === 'loading') {
       // Died before reporting: a load failure like any other.
-      const error = new InferenceError(`a cross-encoder worker exited with code ${code} while loading${why}`);
+      const error = new InferenceError(`a ${this.label} worker exited with code ${code} while loading${why}`);
       settleLoad(error);
       this.lastLoadError = error;
     }
@@ -345,7 +350,7 @@ export class CrossEncoderWorkerPool implements PairBatchExecutor {
       this.counters.tasksLostToCrashes++;
       job.reject(
         new InferenceError(
-          `the cross-encoder worker running this ${job.task.kind} task exited with code ${code}${why}`,
+          `the ${this.label} worker running this ${job.task.kind} task exited with code ${code}${why}`,
         ),
       );
     }

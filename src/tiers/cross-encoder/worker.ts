@@ -11,7 +11,13 @@ import * as ort from 'onnxruntime-node';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ModelFormatError } from '../../errors.js';
 import { ExecutionProviderUnavailableError, ModelContractError, serializeError } from './errors.js';
-import { discoverContract, signalCount, type IntegerInputType, type ModelContract } from './model-contract.js';
+import {
+  discoverContract,
+  discoverEmbeddingContract,
+  signalCount,
+  type IntegerInputType,
+  type ModelContract,
+} from './model-contract.js';
 import type {
   DescribeResult,
   FromWorker,
@@ -78,11 +84,26 @@ async function init(config: WorkerConfig): Promise<WorkerState> {
     chunking: config.chunking,
   });
   const session = await createSession(config);
-  const contract = discoverContract(session.inputMetadata, session.outputMetadata, config.modelConfig);
+  const embedding = config.embedding;
+  const contract =
+    embedding === undefined
+      ? discoverContract(session.inputMetadata, session.outputMetadata, config.modelConfig)
+      : discoverEmbeddingContract(
+          session.inputMetadata,
+          session.outputMetadata,
+          config.modelConfig ?? {},
+          embedding.output,
+          embedding.dimensions,
+        );
   const state: WorkerState = { session, tokenizer, contract, signals: signalCount(contract) };
   // Probe: a model whose metadata fits may still fail to run or return unexpected shapes.
-  // Two real pairs of different lengths (so padding is exercised), ids from this tokenizer.
-  const probeTokens = await tokenizer.encodePairs('probe query', ['a probe passage of a few words', 'x']);
+  // Two real pairs of different lengths (so padding is exercised), ids from this tokenizer; a
+  // bi-encoder gets two single texts, as it reads them.
+  const probeTexts = ['a probe passage of a few words', 'x'];
+  const probeTokens =
+    embedding === undefined
+      ? await tokenizer.encodePairs('probe query', probeTexts)
+      : await tokenizer.encodeInputs('', probeTexts, 'passage');
   const probe = await infer(state, {
     kind: 'infer',
     ids: probeTokens.ids,
@@ -223,8 +244,8 @@ async function infer(state: WorkerState, task: InferTask): Promise<InferResult> 
   } else if (head.kind === 'binary') {
     const data = outputData(out, head.name, batch, 2);
     for (let b = 0; b < batch; b++) logits[b] = data[2 * b + 1] - data[2 * b];
-  } else if (head.kind === 'labels') {
-    // Row-major [batch, labels], as the output is.
+  } else if (head.kind === 'labels' || head.kind === 'vector') {
+    // Row-major [batch, labels] (or [batch, dimensions] of a bi-encoder), as the output is.
     const data = outputData(out, head.name, batch, head.width);
     for (let j = 0; j < batch * head.width; j++) logits[j] = data[j];
   } else {

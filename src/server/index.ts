@@ -28,6 +28,7 @@ export {
   type ModelConfig,
   type FastPathModelConfig,
   type CrossEncoderModelConfig,
+  type EmbeddingModelConfig,
   type RouterModelConfig,
   type ScorerModelConfig,
   type CacheConfig,

@@ -1,5 +1,5 @@
 /**
- * The model registry: builds every configured model (fast path, cross-encoder pools, routers over
+ * The model registry: builds every configured model (fast path, cross-encoder and embedding pools, routers over
  * them, programmatic scorers) into the gates the protocol handlers call, shares tier instances
  * between the routers that name them, and owns their lifetime. Readiness means every model loaded.
  */
@@ -7,6 +7,7 @@ import { RELEVANT } from '../signals.js';
 import {
   createCrossEncoder,
   createCrossEncoderScorer,
+  createEmbeddingScorer,
   createGate,
   createRouter,
   createScoreCache,
@@ -15,6 +16,7 @@ import {
   fastPathTier,
   type CrossEncoder,
   type CrossEncoderStats,
+  type EmbeddingScorer,
   type FastPathScorer,
   type Gate,
   type GateMode,
@@ -29,7 +31,9 @@ import {
   type TierSpec,
 } from '../index.js';
 import { loadOperatingPointsPolicy } from '../operating-points/file.js';
+import { embeddingTier } from '../router/tiers.js';
 import { CROSS_ENCODER_TIER } from '../tiers/cross-encoder/scorer.js';
+import { EMBEDDING_TIER } from '../tiers/embedding/types.js';
 import { FAST_PATH_TIER, SHIPPED_FAST_PATH_MODEL_DIR } from '../tiers/fast-path/fast-path-scorer.js';
 import { AdmissionController, type AdmissionOptions } from './admission.js';
 import {
@@ -92,6 +96,8 @@ interface TierModel {
   readonly operatingPoints: ConfiguredDecisions | undefined;
   readonly fastPath: FastPathScorer | undefined;
   readonly encoder: CrossEncoder | undefined;
+  /** An embedding model's scorer (its own pool). */
+  readonly embedder?: EmbeddingScorer | undefined;
   readonly close: () => Promise<void>;
 }
 
@@ -157,7 +163,10 @@ export function createModelRegistry(
   // Built-in tiers warmed before the server reports ready (an LLM judge's calls cost money: not warmed).
   const warmUps: Array<Promise<unknown>> = [];
   const names = Object.keys(config.models);
-  const crossEncoderCount = Object.values(config.models).filter((m) => m.type === 'cross-encoder').length;
+  // Worker pools share the cores: cross-encoders and embedding models alike.
+  const crossEncoderCount = Object.values(config.models).filter(
+    (m) => m.type === 'cross-encoder' || m.type === 'embedding',
+  ).length;
 
   const loadTier = async (name: string, model: ModelConfig): Promise<TierModel> => {
     switch (model.type) {
@@ -206,6 +215,42 @@ export function createModelRegistry(
           fastPath: undefined,
           encoder,
           close: () => encoder.close(),
+        };
+      }
+      case 'embedding': {
+        const sized = defaultCrossEncoderThreads(config.processes, crossEncoderCount);
+        const embedder = await createEmbeddingScorer({
+          modelDir: model.dir,
+          ...(model.variant === undefined ? {} : { variant: model.variant }),
+          workers: model.workers ?? sized.workers,
+          intraOpThreads: model.intraOpThreads ?? (model.workers === undefined ? sized.intraOpThreads : undefined),
+          maxBatchTokens: model.maxBatchTokens,
+          maxQueueDelayMs: model.maxQueueDelayMs,
+          maxLength: model.maxLength,
+          maxPendingTexts: model.maxPendingTexts,
+          queryPrefix: model.queryPrefix,
+          passagePrefix: model.passagePrefix,
+          ...(model.cacheMb === undefined ? {} : { cacheBytes: Math.floor(model.cacheMb * 1024 * 1024) }),
+          ...(model.workerNice === undefined ? {} : { workerNice: model.workerNice }),
+          // The HTTP limit is the bound; the pool must accept every admitted request.
+          maxPassagesPerRequest: Math.max(config.limits.documentsPerRequest, 1024),
+        });
+        let operatingPoints: ConfiguredDecisions | undefined;
+        try {
+          operatingPoints = await configuredOperatingPoints(model.operatingPoints, embedder);
+        } catch (error) {
+          await embedder.close();
+          throw error;
+        }
+        return {
+          name,
+          config: model,
+          scorer: embedder,
+          operatingPoints,
+          fastPath: undefined,
+          encoder: undefined,
+          embedder,
+          close: () => embedder.close(),
         };
       }
       case 'scorer': {
@@ -324,6 +369,10 @@ export function createModelRegistry(
     const labels = new Map<string, string>();
     const warmTiers: string[] = [];
     const ceLabelTaken = model.tiers.some((t) => t === CROSS_ENCODER_TIER && tiers.get(t)?.encoder !== undefined);
+    const embeddingLabelTaken = model.tiers.some((t) => t === EMBEDDING_TIER && tiers.get(t)?.embedder !== undefined);
+    // Embedding tiers rank above the fast path and below every cross-encoder.
+    let embeddingQuality = 1.5;
+    const embeddingLabels = new Set<string>();
     for (const tierName of model.tiers) {
       const tier = tiers.get(tierName) as TierModel;
       if (tier.fastPath !== undefined) {
@@ -343,6 +392,20 @@ export function createModelRegistry(
           name: label,
           quality: nextQuality++,
         });
+      } else if (tier.embedder !== undefined) {
+        const embedder = tier.embedder;
+        const label = embeddingLabelTaken || [...labels.values()].includes(EMBEDDING_TIER) ? tierName : EMBEDDING_TIER;
+        labels.set(tierName, label);
+        embeddingLabels.add(label);
+        warmTiers.push(label);
+        encoders.push({ name: tierName, stats: () => embedder.stats() });
+        maxInputTokens = Math.max(maxInputTokens ?? 0, embedder.info.maxLength);
+        specs.push({
+          ...embeddingTier(embedder, { maxQueuedPairs: model.maxQueuedPairs }),
+          name: label,
+          quality: embeddingQuality,
+        });
+        embeddingQuality += 0.01;
       } else {
         const sc = tier.config as Extract<ModelConfig, { type: 'scorer' }>;
         const label = sc.tierName ?? tierName;
@@ -357,12 +420,22 @@ export function createModelRegistry(
       }
     }
     const threshold = model.threshold ?? fastPath?.recommendedThreshold ?? 0.5;
+    // A cascade over a cross-encoder and embedding models is staged: the pairs nearest the threshold
+    // go to the best tier as many as fit, the next nearest to the embedding tier(s), the rest keep
+    // the fast path's score.
+    const ranked = [...specs].sort((x, y) => y.quality - x.quality);
+    const embeddingStages = ranked.slice(1).filter((s) => embeddingLabels.has(s.name) && s.inline !== true);
+    const cascadeTier =
+      ranked.length > 0 && embeddingStages.length > 0 && !embeddingLabels.has(ranked[0].name)
+        ? [ranked[0].name, ...embeddingStages.map((s) => s.name)]
+        : undefined;
     const router = createRouter({
       tiers: specs,
       routing: {
         mode: model.routing ?? (specs.length === 1 ? 'fixed' : 'cascade'),
         threshold,
         signal: RELEVANCE_SIGNALS,
+        ...(cascadeTier === undefined ? {} : { cascadeTier }),
         ...(model.fixedTier === undefined ? {} : { fixedTier: labels.get(model.fixedTier) }),
       },
       ...(cache === undefined ? {} : { cache }),
@@ -428,9 +501,11 @@ export function createModelRegistry(
             [...tiers.values()].map((t) =>
               t.encoder !== undefined
                 ? warmUp(t.scorer, request, 2, Math.max(2, t.encoder.info.workers * 2))
-                : t.fastPath !== undefined
-                  ? warmUp(t.scorer, request, 50, 1)
-                  : Promise.resolve(),
+                : t.embedder !== undefined
+                  ? warmUp(t.scorer, request, 2, Math.max(2, t.embedder.info.workers * 2))
+                  : t.fastPath !== undefined
+                    ? warmUp(t.scorer, request, 50, 1)
+                    : Promise.resolve(),
             ),
           );
         }
@@ -444,19 +519,21 @@ export function createModelRegistry(
         }
         for (const [name, tier] of tiers) {
           const encoder = tier.encoder;
+          const embedder = tier.embedder;
+          const pool = encoder ?? embedder;
           serve(name, tier.config, tier.scorer, cache, {
             fastPath: tier.fastPath,
             degraded: undefined,
-            encoders: encoder === undefined ? [] : [{ name, stats: () => encoder.stats() }],
+            encoders: pool === undefined ? [] : [{ name, stats: () => pool.stats() }],
             tiers: [name],
             routing: undefined,
-            maxInputTokens: encoder?.info.maxLength,
+            maxInputTokens: pool?.info.maxLength,
             tierName: tier.config.type === 'scorer' ? tier.config.tierName : undefined,
             admission: admissionOf(tier),
             operatingPoints: tier.operatingPoints,
           });
           log(
-            `model ${name}: ${tier.config.type} ${tier.scorer.id}${encoder === undefined ? '' : ` (${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads, max length ${encoder.info.maxLength})`}`,
+            `model ${name}: ${tier.config.type} ${tier.scorer.id}${pool === undefined ? '' : ` (${pool.info.workers} workers × ${pool.info.intraOpThreads} threads, max length ${pool.info.maxLength})`}`,
           );
         }
         for (const [name, m] of Object.entries(config.models)) {
@@ -502,6 +579,13 @@ export function createModelRegistry(
  * runs on the event loop); a programmatic scorer is not predicted (its cost is the embedder's).
  */
 function admissionOf(tier: TierModel): AdmissionOptions | undefined {
+  const embedder = tier.embedder;
+  if (embedder !== undefined)
+    return {
+      pairsAhead: () => embedder.pendingTexts(),
+      // One text per pair plus the query.
+      estimateMs: (pairs) => embedder.estimateWaitMs(pairs + 1),
+    };
   const encoder = tier.encoder;
   if (encoder !== undefined)
     return {

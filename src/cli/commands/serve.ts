@@ -19,6 +19,7 @@ interface ServeCliOptions {
   model?: string;
   stats?: string;
   crossEncoder?: string;
+  embedding?: string;
   routing?: string;
   defaultModel?: string;
   budgetMs?: string;
@@ -76,16 +77,24 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
       ...(opts.stats === undefined ? {} : { stats: opts.stats }),
     };
   const workers = num('workers', opts.workers, isPositiveInt, 'a positive integer');
-  if (opts.crossEncoder !== undefined) {
+  if (opts.crossEncoder !== undefined || opts.embedding !== undefined) {
     const routing = opts.routing ?? 'cascade';
     if (routing !== 'fixed' && routing !== 'budget' && routing !== 'cascade')
       throw new InvalidArgumentError(`--routing must be fixed, budget or cascade, got "${routing}"`);
-    models['cross-encoder'] = {
-      type: 'cross-encoder',
-      dir: opts.crossEncoder,
-      ...(workers === undefined ? {} : { workers }),
-    };
-    models[routing] = { type: 'router', tiers: [server.DEFAULT_MODEL_NAME, 'cross-encoder'], routing };
+    const tiers = [server.DEFAULT_MODEL_NAME];
+    if (opts.embedding !== undefined) {
+      models.embedding = { type: 'embedding', dir: opts.embedding, ...(workers === undefined ? {} : { workers }) };
+      tiers.push('embedding');
+    }
+    if (opts.crossEncoder !== undefined) {
+      models['cross-encoder'] = {
+        type: 'cross-encoder',
+        dir: opts.crossEncoder,
+        ...(workers === undefined ? {} : { workers }),
+      };
+      tiers.push('cross-encoder');
+    }
+    models[routing] = { type: 'router', tiers, routing };
   }
   if (opts.admission !== undefined && opts.admission !== 'predictive' && opts.admission !== 'bounds')
     throw new InvalidArgumentError(`--admission must be predictive or bounds, got "${opts.admission}"`);
@@ -232,8 +241,15 @@ export function register(program: Command): void {
     .option('--model <dir>', 'fast-path model directory served as "fast-path" (default: the shipped model)')
     .option('--stats <file>', 'corpus statistics of your collection for the fast path (relevance-gate stats)')
     .option('--cross-encoder <dir>', 'also serve this cross-encoder as "cross-encoder" and a router over both')
+    .option(
+      '--embedding <dir>',
+      'also serve this bi-encoder folder (import-model --as bi-encoder) as "embedding", a router tier between the fast path and a cross-encoder',
+    )
     .option('--routing <mode>', 'routing of that router, also its model name: cascade | budget | fixed', 'cascade')
-    .option('--workers <n>', 'cross-encoder worker threads per process (default: cores shared by all processes)')
+    .option(
+      '--workers <n>',
+      'cross-encoder / embedding worker threads per process (default: cores shared by all processes)',
+    )
     .option('--default-model <name>', 'model used when a request names none (default fast-path)')
     .option('--budget-ms <ms>', 'latency budget of requests that carry none (default 100)')
     .option('--no-cache', 'run without the score cache')

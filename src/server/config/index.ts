@@ -28,6 +28,7 @@ export { mergeConfigInputs } from './merge.js';
 export type {
   CacheConfig,
   CrossEncoderModelConfig,
+  EmbeddingModelConfig,
   FastPathModelConfig,
   LimitsConfig,
   LogLevel,

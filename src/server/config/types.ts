@@ -48,10 +48,37 @@ export interface CrossEncoderModelConfig extends ModelCommonConfig {
   readonly workerNice?: number;
 }
 
-/** The tier router over named tier models (a fast path and/or cross-encoders). */
+/**
+ * A bi-encoder folder (`relevance-gate import-model --as bi-encoder`) served by the embedding tier:
+ * signals `relevant` (Platt over the cosine) and `similarity`; on its own (Cohere / TEI rerank by
+ * cosine) or as a router tier between the fast path and a cross-encoder.
+ */
+export interface EmbeddingModelConfig extends ModelCommonConfig {
+  readonly type: 'embedding';
+  readonly dir: string;
+  /** 'int8' → onnx/model_int8.onnx; default onnx/model.onnx. */
+  readonly variant?: string;
+  /** An operating-points file fitted for this model (`relevance-gate fit-points --tier embedding`). */
+  readonly operatingPoints?: string;
+  /** Worker threads; default sized like a cross-encoder's (see docs/server.md). */
+  readonly workers?: number;
+  readonly intraOpThreads?: number;
+  readonly maxBatchTokens?: number;
+  readonly maxQueueDelayMs?: number;
+  readonly maxLength?: number;
+  readonly maxPendingTexts?: number;
+  /** Prepended to queries / passages before they are embedded (E5, BGE instructions). */
+  readonly queryPrefix?: string;
+  readonly passagePrefix?: string;
+  /** Vector cache (L1) size in MiB; 0 turns it off. Default 64. */
+  readonly cacheMb?: number;
+  readonly workerNice?: number;
+}
+
+/** The tier router over named tier models (a fast path, embedding models and/or cross-encoders). */
 export interface RouterModelConfig extends ModelCommonConfig {
   readonly type: 'router';
-  /** Names of `fast-path` / `cross-encoder` (or programmatic `scorer`) models to route between. */
+  /** Names of `fast-path` / `embedding` / `cross-encoder` (or programmatic `scorer`) models to route between. */
   readonly tiers: readonly string[];
   readonly routing?: 'fixed' | 'budget' | 'cascade';
   /** Tier (model name) of fixed routing; default the best. */
@@ -78,7 +105,12 @@ export interface ScorerModelConfig extends ModelCommonConfig {
   readonly close?: () => Promise<void> | void;
 }
 
-export type ModelConfig = FastPathModelConfig | CrossEncoderModelConfig | RouterModelConfig | ScorerModelConfig;
+export type ModelConfig =
+  | FastPathModelConfig
+  | CrossEncoderModelConfig
+  | EmbeddingModelConfig
+  | RouterModelConfig
+  | ScorerModelConfig;
 
 export interface CacheConfig {
   /** Score cache on/off. Default on. */

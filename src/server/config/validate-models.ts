@@ -38,6 +38,22 @@ const MODEL_KEYS: Readonly<Record<ModelConfig['type'], ReadonlySet<string>>> = {
     'maxPendingPairs',
     'workerNice',
   ]),
+  embedding: new Set([
+    ...COMMON_MODEL_KEYS,
+    'dir',
+    'variant',
+    'operatingPoints',
+    'workers',
+    'intraOpThreads',
+    'maxBatchTokens',
+    'maxQueueDelayMs',
+    'maxLength',
+    'maxPendingTexts',
+    'queryPrefix',
+    'passagePrefix',
+    'cacheMb',
+    'workerNice',
+  ]),
   router: new Set([
     ...COMMON_MODEL_KEYS,
     'tiers',
@@ -51,7 +67,7 @@ const MODEL_KEYS: Readonly<Record<ModelConfig['type'], ReadonlySet<string>>> = {
   ]),
   scorer: new Set([...COMMON_MODEL_KEYS, 'scorer', 'quality', 'inline', 'tierName', 'close']),
 };
-const MODEL_TYPES: readonly ModelConfig['type'][] = ['fast-path', 'cross-encoder', 'router', 'scorer'];
+const MODEL_TYPES: readonly ModelConfig['type'][] = ['fast-path', 'cross-encoder', 'embedding', 'router', 'scorer'];
 const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig {
@@ -63,7 +79,7 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
   if (!isRecord(raw)) throw configError(where, 'an object with a "type"', raw);
   // `scorer` is accepted but not offered: a programmatic model cannot be written in a JSON file.
   if (!(MODEL_TYPES as readonly unknown[]).includes(raw.type))
-    throw configError(`${where}.type`, 'fast-path, cross-encoder or router', raw.type);
+    throw configError(`${where}.type`, 'fast-path, cross-encoder, embedding or router', raw.type);
   const type = raw.type as ModelConfig['type'];
   rejectUnknownConfigKeys(where, raw, MODEL_KEYS[type]);
   if (raw.policy !== undefined && !isRecord(raw.policy)) throw configError(`${where}.policy`, 'an object', raw.policy);
@@ -109,6 +125,38 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
         maxPendingPairs: optional(raw.maxPendingPairs, (v) =>
           positiveInteger(`${where}.maxPendingPairs`, v, configError),
         ),
+        workerNice: optional(raw.workerNice, (v) => integerInRange(`${where}.workerNice`, v, 0, 19, configError)),
+      };
+    }
+    case 'embedding': {
+      const text = (key: string): string | undefined =>
+        optional(raw[key], (v) => {
+          if (typeof v !== 'string') throw configError(`${where}.${key}`, 'a string', v);
+          return v;
+        });
+      return {
+        ...common,
+        type,
+        dir: configPath(baseDir, `${where}.dir`, raw.dir),
+        variant: optional(raw.variant, (v) => nonEmptyString(`${where}.variant`, v, configError)),
+        operatingPoints: optional(raw.operatingPoints, (v) => configPath(baseDir, `${where}.operatingPoints`, v)),
+        workers: optional(raw.workers, (v) => integerInRange(`${where}.workers`, v, 1, 256, configError)),
+        intraOpThreads: optional(raw.intraOpThreads, (v) =>
+          integerInRange(`${where}.intraOpThreads`, v, 1, 256, configError),
+        ),
+        maxBatchTokens: optional(raw.maxBatchTokens, (v) => positiveInteger(`${where}.maxBatchTokens`, v, configError)),
+        maxQueueDelayMs: optional(raw.maxQueueDelayMs, (v) =>
+          nonNegativeNumber(`${where}.maxQueueDelayMs`, v, configError),
+        ),
+        maxLength: optional(raw.maxLength, (v) =>
+          integerInRange(`${where}.maxLength`, v, 4, Number.MAX_SAFE_INTEGER, configError),
+        ),
+        maxPendingTexts: optional(raw.maxPendingTexts, (v) =>
+          positiveInteger(`${where}.maxPendingTexts`, v, configError),
+        ),
+        queryPrefix: text('queryPrefix'),
+        passagePrefix: text('passagePrefix'),
+        cacheMb: optional(raw.cacheMb, (v) => nonNegativeNumber(`${where}.cacheMb`, v, configError)),
         workerNice: optional(raw.workerNice, (v) => integerInRange(`${where}.workerNice`, v, 0, 19, configError)),
       };
     }

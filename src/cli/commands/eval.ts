@@ -21,6 +21,7 @@ interface EvalCliOptions {
   plot?: string;
   progress: boolean;
   retrievalRank: boolean;
+  dense?: boolean;
   operatingPoints?: string;
   junkCollection?: string[];
 }
@@ -37,10 +38,14 @@ export function register(program: Command): void {
         'nDCG@10 before/after reranking, precision/recall/F1 against threshold, the gate at the recommended threshold.',
     )
     .requiredOption('--collection <dir>', 'collection folder: docs.jsonl, queries.jsonl, qrels.tsv')
-    .option('--tier <name>', 'scorer tier: fast-path | cross-encoder', 'fast-path')
+    .option('--tier <name>', 'scorer tier: fast-path | cross-encoder | embedding', 'fast-path')
     .option(
       '--model <path>',
-      'model folder (default for fast-path: the shipped fast-path model; required for cross-encoder)',
+      'model folder (default for fast-path: the shipped fast-path model; required for cross-encoder and embedding)',
+    )
+    .option(
+      '--dense',
+      'embedding tier: exact retrieval by cosine over the whole corpus instead of reranking BM25 (corpus vectors cached under models/.cache/embeddings)',
     )
     .option(
       '--stats <file>',
@@ -85,9 +90,12 @@ export function register(program: Command): void {
           throw new InvalidArgumentError(`--target-precision must be in [0, 1], got "${opts.targetPrecision}"`);
         }
       }
+      if (opts.dense === true && opts.tier !== 'embedding')
+        throw new InvalidArgumentError("--dense needs --tier embedding (dense retrieval is the bi-encoder's)");
       await runEvalCommand({
         collectionDir: opts.collection,
         tier: opts.tier,
+        dense: opts.dense === true,
         model,
         statsFile: opts.stats,
         queries: opts.queries,

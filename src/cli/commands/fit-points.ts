@@ -15,6 +15,7 @@ interface FitPointsCliOptions {
   gateK: string;
   preciseRecallFloor?: string;
   out?: string;
+  calibrationOut?: string;
   json?: string;
   progress: boolean;
   retrievalRank: boolean;
@@ -38,10 +39,10 @@ export function register(program: Command): void {
       'a judged collection folder; repeat for each (two or more measure the points held out)',
       collect,
     )
-    .option('--tier <name>', 'scorer tier: fast-path | cross-encoder', 'fast-path')
+    .option('--tier <name>', 'scorer tier: fast-path | cross-encoder | embedding', 'fast-path')
     .option(
       '--model <path>',
-      'model folder (default for fast-path: the shipped fast-path model; required for cross-encoder)',
+      'model folder (default for fast-path: the shipped fast-path model; required for cross-encoder and embedding)',
     )
     .option(
       '--queries <set>',
@@ -51,6 +52,10 @@ export function register(program: Command): void {
     .option('--gate-k <n>', 'first-stage candidates the gate sees per query', '20')
     .option('--precise-recall-floor <r>', 'recall `precise` must keep on every collection (default 0.35)')
     .option('--out <file>', 'write the operating-points file here (load it with loadOperatingPoints or a server model)')
+    .option(
+      '--calibration-out <file>',
+      "embedding tier: write the fitted calibration (Platt over the cosine) here; the model folder's calibration.json is what createEmbeddingScorer reads",
+    )
     .option('--json <file>', 'write the whole fit (every row and bound) as JSON here')
     .option('--no-progress', 'no progress display')
     .option(
@@ -78,6 +83,7 @@ export function register(program: Command): void {
         ),
         out: opts.out,
         jsonOut: opts.json,
+        calibrationOut: opts.calibrationOut,
         progress: opts.progress,
         retrievalRank: opts.retrievalRank,
         junk: opts.junk,

@@ -19,6 +19,8 @@ export interface EvalCommandOptions {
   readonly tier: string;
   readonly model: string;
   readonly statsFile?: string | undefined;
+  /** Embedding tier: exact dense retrieval over the corpus instead of reranking BM25's list. */
+  readonly dense?: boolean;
   readonly queries: string;
   readonly k: number;
   readonly gateK: number;
@@ -75,6 +77,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
     model: options.model,
     collection,
     statsFile: options.statsFile,
+    ...(options.dense === true ? { dense: true } : {}),
     log,
   });
   try {
@@ -100,6 +103,10 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
         queryIds: resolveQuerySet(other, options.queries as QuerySetName, tier.splits).queryIds,
       };
     });
+    if (tier.prepareQueries !== undefined && junkQueries.length > 0)
+      await tier.prepareQueries(
+        junkQueries.flatMap((j) => j.queryIds.map((id) => j.collection.queryById.get(id)?.text ?? '')),
+      );
     if (junkQueries.length > 0)
       log(
         `eval: junk lists: ${junkQueries.map((j) => `${j.queryIds.length} queries of ${j.collection.name}`).join(', ')} over ${collection.name}`,
@@ -119,6 +126,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
       ...(operatingPoints === undefined ? {} : { operatingPoints }),
       ...(pointsFile?.scoreCalibration === undefined ? {} : { scoreCalibration: pointsFile.scoreCalibration }),
       junkQueries,
+      ...(tier.firstStage === undefined ? {} : { firstStage: tier.firstStage }),
       ...(progress ? { onProgress: (done: number) => progress.update(done) } : {}),
     });
     progress?.finish();
@@ -140,7 +148,8 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
       log(`eval: wrote ${options.jsonOut}`);
     }
     if (options.plotOut) {
-      const title = `${collection.name}: ${tier.name} on BM25 top ${report.gateK} (${report.queries} ${querySet.name} queries)`;
+      const stage = report.firstStage.kind === 'dense' ? 'dense retrieval' : 'BM25';
+      const title = `${collection.name}: ${tier.name} on ${stage} top ${report.gateK} (${report.queries} ${querySet.name} queries)`;
       writeOut(options.plotOut, renderPrecisionRecallSvg(report, title));
       log(`eval: wrote ${options.plotOut}`);
       const points = renderOperatingPointsSvg(report, `${title}: operating points`);

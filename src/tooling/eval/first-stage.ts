@@ -48,10 +48,24 @@ export interface Candidate {
   readonly rank: number;
 }
 
+/** What a first stage is, as reports state it. */
+export type FirstStageInfo =
+  | { readonly kind: 'bm25'; readonly library: 'minisearch'; readonly k1: number; readonly b: number }
+  | {
+      /** Exact retrieval by the embedding tier's cosine over every document (`eval --dense`). */
+      readonly kind: 'dense';
+      readonly documents: number;
+      readonly dimensions: number;
+      /** The file the corpus vectors are kept in, null when not cached. */
+      readonly corpusEmbeddings: string | null;
+    };
+
 export interface FirstStage {
   /** The top `topN` documents for a query by BM25 (fewer when fewer documents match any query term). */
   search(query: string, topN: number): Candidate[];
   readonly params: Bm25Params;
+  /** What this first stage is, for reports; absent: BM25 over MiniSearch with `params`. */
+  readonly info?: FirstStageInfo;
 }
 
 /** MiniSearch's own default split: runs of whitespace, separators and punctuation. */

@@ -7,7 +7,7 @@
 import { InvalidArgumentError } from '../../errors.js';
 import { type OperatingPointsFile, serializeOperatingPointsFile } from '../../operating-points/file.js';
 import { createProgress } from '../../util/progress.js';
-import { loadCollection } from './collection.js';
+import { type Collection, loadCollection } from './collection.js';
 import { writeOut } from './eval-command.js';
 import {
   fitScorerOperatingPoints,
@@ -18,6 +18,7 @@ import {
 } from './fit-scorer-points.js';
 import type { OperatingPointRow } from './operating-points.js';
 import { QUERY_SET_NAMES, type QuerySetName, resolveQuerySet } from './query-set.js';
+import type { EmbeddingCalibrationFit } from './embedding-tier.js';
 import { loadEvalTier } from './tiers.js';
 
 export interface FitPointsCommandOptions {
@@ -30,6 +31,8 @@ export interface FitPointsCommandOptions {
   readonly preciseRecallFloor?: number | undefined;
   /** Where to write the operating-points file. */
   readonly out?: string | undefined;
+  /** Embedding tier: where to write the fitted calibration file (the model folder's calibration.json is read by the scorer). */
+  readonly calibrationOut?: string | undefined;
   /** Where to write the whole fit (every row, bounds) as JSON. */
   readonly jsonOut?: string | undefined;
   readonly progress: boolean;
@@ -45,6 +48,8 @@ export interface FitPointsCommandOptions {
 export interface FitPointsCommandResult {
   readonly fit: ScorerPointsFit;
   readonly file: OperatingPointsFile;
+  /** Embedding tier: the calibration fitted before the points (which were scored with it). */
+  readonly calibration?: EmbeddingCalibrationFit;
 }
 
 function num(v: number | null, digits = 3): string {
@@ -144,10 +149,19 @@ export async function runFitPointsCommand(options: FitPointsCommandOptions): Pro
   const querySets = new Map<string, readonly string[]>();
   const scored: ScoredCollection[] = [];
   let shapeModel = false;
+  const calibration = options.tier === 'embedding' ? await fitCalibrationStep(options, collections, log) : undefined;
+  if (calibration === undefined && options.calibrationOut !== undefined)
+    throw new InvalidArgumentError('--calibration-out is for --tier embedding');
   for (const collection of collections) {
     // One tier per collection: the fast path scores with the collection's own corpus statistics,
     // and a cross-encoder's workers are released before the next collection loads.
-    const tier = await loadEvalTier({ tier: options.tier, model: options.model, collection, log });
+    const tier = await loadEvalTier({
+      tier: options.tier,
+      model: options.model,
+      collection,
+      ...(calibration === undefined ? {} : { calibration: calibration.calibration }),
+      log,
+    });
     try {
       shapeModel ||= !tier.relevanceModel;
       const setOf = (c: typeof collection): readonly string[] => {
@@ -199,5 +213,51 @@ export async function runFitPointsCommand(options: FitPointsCommandOptions): Pro
     writeOut(options.jsonOut, `${JSON.stringify({ tool: 'relevance-gate fit-points', ...fit }, null, 2)}\n`);
     log(`fit-points: wrote ${options.jsonOut}`);
   }
-  return { fit, file };
+  return { fit, file, ...(calibration === undefined ? {} : { calibration }) };
+}
+
+/**
+ * The embedding tier's calibration step: σ(a·cos + b) fitted on every collection's judged BM25
+ * top gateK (the lists the gate sees), written to `calibrationOut`; the points are then scored
+ * with it, so the operating-points file matches a scorer that reads this calibration.
+ */
+async function fitCalibrationStep(
+  options: FitPointsCommandOptions,
+  collections: readonly Collection[],
+  log: (line: string) => void,
+): Promise<EmbeddingCalibrationFit> {
+  const { calibrationPairs, fitEmbeddingCalibration } = await import('./embedding-tier.js');
+  const { calibrationFileJson } = await import('../../tiers/embedding/calibration.js');
+  const pairs: Array<Awaited<ReturnType<typeof calibrationPairs>>> = [];
+  let modelId = '';
+  for (const collection of collections) {
+    const tier = await loadEvalTier({ tier: 'embedding', model: options.model, collection, log });
+    try {
+      modelId = tier.scorer.id.replace(/:platt[^:]*$/, '');
+      const queryIds = resolveQuerySet(collection, options.queries as QuerySetName, tier.splits).queryIds;
+      pairs.push(await calibrationPairs(collection, tier.scorer, queryIds, options.gateK));
+    } finally {
+      await tier.close();
+    }
+  }
+  const fit = fitEmbeddingCalibration(pairs, options.gateK);
+  const { a, b } = fit.calibration;
+  log(
+    `fit-points: calibration relevant = σ(${a.toFixed(4)}·cos ${b < 0 ? '−' : '+'} ${Math.abs(b).toFixed(4)}) from ${fit.pairs} pairs (${fit.positives} relevant) of ${fit.collections.map((c) => `${c.name} ${c.queries} queries`).join(', ')}`,
+  );
+  if (options.calibrationOut !== undefined) {
+    writeOut(
+      options.calibrationOut,
+      calibrationFileJson(fit.calibration, modelId, {
+        collections: fit.collections,
+        pairs: fit.pairs,
+        positives: fit.positives,
+        gateK: fit.gateK,
+        firstStage: fit.firstStage,
+        queries: options.queries,
+      }),
+    );
+    log(`fit-points: wrote ${options.calibrationOut}`);
+  }
+  return fit;
 }

@@ -17,6 +17,7 @@ export {
   createBm25FirstStage,
   DEFAULT_BM25,
   type FirstStage,
+  type FirstStageInfo,
   type Candidate as FirstStageCandidate,
   type Bm25Params,
 } from './first-stage.js';
@@ -34,6 +35,17 @@ export {
 } from './metrics.js';
 export { splitQueries, type QuerySplit, type SplitOptions } from './splits.js';
 export { runEval, EvalScoringError, type EvalOptions, type EvalReport } from './run-eval.js';
+export {
+  corpusEmbeddings,
+  queryEmbeddings,
+  createDenseFirstStage,
+  precomputedScorer,
+  fitEmbeddingCalibration,
+  calibrationPairs,
+  type CalibrationPairs,
+  type CorpusEmbeddings,
+  type EmbeddingCalibrationFit,
+} from './embedding-tier.js';
 export { fitPlatt, plattProbability, type PlattFit, type PlattParameters } from '../../calibration/platt.js';
 export {
   fitCalibratedThreshold,

@@ -66,8 +66,10 @@ export function summarizeReport(report: EvalReport): string {
   const g = report.gate;
   const t = report.thresholdForTarget;
   return [
-    `collection ${report.collection.name}: ${report.queries} queries, BM25 top ${report.k} reranked, gate on top ${report.gateK}` +
-      (report.retrievalRank ? ' (BM25 rank passed as retrieval_rank)' : ' (text only)'),
+    `collection ${report.collection.name}: ${report.queries} queries, ${report.firstStage.kind === 'dense' ? `dense (cosine over all ${report.firstStage.documents} documents)` : 'BM25'} top ${report.k} reranked, gate on top ${report.gateK}` +
+      (report.retrievalRank
+        ? ` (${report.firstStage.kind === 'dense' ? 'dense' : 'BM25'} rank passed as retrieval_rank)`
+        : ' (text only)'),
     `nDCG@10  first stage ${pct(report.ndcg10.firstStage)}  reranked ${pct(report.ndcg10.reranked)} (ordered by ${report.orderedBy})`,
     `MAP@${report.k}  first stage ${pct(report.map.firstStage)}  reranked ${pct(report.map.reranked)}`,
     t

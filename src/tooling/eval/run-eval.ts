@@ -22,7 +22,7 @@ import {
 } from './operating-points.js';
 import { type CandidateList, buildCandidateLists, toPassage } from './candidates.js';
 import type { Collection } from './collection.js';
-import { type FirstStage, createBm25FirstStage } from './first-stage.js';
+import { type FirstStage, type FirstStageInfo, createBm25FirstStage } from './first-stage.js';
 import {
   type KeptSetStats,
   type LabelledScore,
@@ -91,12 +91,8 @@ export interface EvalReport {
   /** Whether passages carried their first-stage rank as the retrieval_rank feature. */
   readonly retrievalRank: boolean;
   readonly gateK: number;
-  readonly firstStage: {
-    readonly kind: 'bm25';
-    readonly library: 'minisearch';
-    readonly k1: number;
-    readonly b: number;
-  };
+  /** BM25 (MiniSearch, its parameters) unless the tier retrieved by itself (`eval --tier embedding --dense`). */
+  readonly firstStage: FirstStageInfo;
   readonly ndcg10: { readonly firstStage: number | null; readonly reranked: number | null };
   /**
    * What `reranked` (nDCG, MAP, the operating points' kept lists) is ordered by, as the gate orders:
@@ -356,7 +352,12 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     k,
     retrievalRank: options.retrievalRank ?? true,
     gateK,
-    firstStage: { kind: 'bm25', library: 'minisearch', k1: firstStage.params.k1, b: firstStage.params.b },
+    firstStage: firstStage.info ?? {
+      kind: 'bm25',
+      library: 'minisearch',
+      k1: firstStage.params.k1,
+      b: firstStage.params.b,
+    },
     ndcg10: {
       firstStage: meanOf(perQuery.map((p) => p.ndcg10FirstStage)),
       reranked: meanOf(perQuery.map((p) => p.ndcg10Reranked)),

@@ -9,13 +9,17 @@
  * - cross-encoder: an ONNX cross-encoder folder (createCrossEncoder). No splits or recommended
  *   threshold: all judged queries, threshold tuned on them (reported as such). A folder whose
  *   config.json marks it a speed/shape model (random weights) is labelled so everywhere.
+ * - embedding: a bi-encoder folder (createEmbeddingScorer). The corpus is embedded once and kept in a
+ *   file (embedding-tier.ts); with `dense`, the tier's own exact cosine retrieval replaces BM25.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError } from '../../errors.js';
 import type { FastPathScorer } from '../../tiers/fast-path/fast-path-scorer.js';
+import type { PlattParameters } from '../../calibration/platt.js';
 import type { Scorer } from '../../types.js';
 import type { Collection } from './collection.js';
+import type { FirstStage } from './first-stage.js';
 import { SPLITS_FILE, type SplitsFile, readSplitsFile } from './query-set.js';
 
 export interface EvalTier {
@@ -28,6 +32,10 @@ export interface EvalTier {
   readonly recommendedThreshold?: number;
   readonly targetPrecision?: number;
   readonly splits: SplitsFile | null;
+  /** The tier's own first stage (the embedding tier's dense retrieval); absent: BM25. */
+  readonly firstStage?: FirstStage;
+  /** Readies other collections' queries for `firstStage` (junk lists); absent when it needs nothing. */
+  prepareQueries?(texts: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -36,6 +44,10 @@ export interface LoadEvalTierOptions {
   readonly model: string;
   readonly collection: Collection;
   readonly statsFile?: string | undefined;
+  /** Embedding tier: retrieve with the bi-encoder over the whole corpus instead of reranking BM25. */
+  readonly dense?: boolean;
+  /** Embedding tier: Platt parameters over the cosine instead of the folder's calibration. */
+  readonly calibration?: PlattParameters;
   readonly log?: (line: string) => void;
 }
 
@@ -102,9 +114,39 @@ const loadCrossEncoderTier: TierLoader = async (options) => {
   };
 };
 
+const loadEmbeddingTier: TierLoader = async (options) => {
+  const { loadEmbeddingEval } = await import('./embedding-tier.js');
+  const loaded = await loadEmbeddingEval({
+    model: options.model,
+    collection: options.collection,
+    dense: options.dense === true,
+    ...(options.calibration === undefined ? {} : { calibration: options.calibration }),
+    ...(options.log === undefined ? {} : { log: options.log }),
+  });
+  const { embedder, corpus } = loaded;
+  const c = embedder.info.calibration;
+  return {
+    name: 'embedding',
+    scorer: loaded.scorer,
+    description:
+      `embedding ${options.model} (${embedder.dimensions} dims, max length ${embedder.info.maxLength}, ${embedder.info.workers} workers, ` +
+      `relevant = σ(${c.a}·cos ${c.b < 0 ? '−' : '+'} ${Math.abs(c.b)}) from ${embedder.info.calibrationSource}, id ${embedder.id}); ` +
+      `corpus vectors ${corpus.fromCache ? 'from' : 'written to'} ${corpus.file ?? '(not cached)'}` +
+      (loaded.firstStage === undefined ? '' : '; dense retrieval over the whole corpus instead of BM25'),
+    relevanceModel: isRelevanceCrossEncoder(options.model),
+    splits: null,
+    ...(loaded.firstStage === undefined ? {} : { firstStage: loaded.firstStage }),
+    prepareQueries: (texts) => loaded.prepareQueries(texts),
+    async close() {
+      await embedder.close();
+    },
+  };
+};
+
 const TIER_LOADERS: Readonly<Record<string, TierLoader>> = {
   'fast-path': loadFastPathTier,
   'cross-encoder': loadCrossEncoderTier,
+  embedding: loadEmbeddingTier,
 };
 
 export const EVAL_TIERS: readonly string[] = Object.keys(TIER_LOADERS);

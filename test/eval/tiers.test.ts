@@ -10,8 +10,8 @@ const dir = mkdtempSync(join(tmpdir(), 'rg-eval-tiers-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('eval tiers', () => {
-  it('offers fast-path and cross-encoder and refuses others', async () => {
-    expect(EVAL_TIERS).toEqual(['fast-path', 'cross-encoder']);
+  it('offers fast-path, cross-encoder and embedding and refuses others', async () => {
+    expect(EVAL_TIERS).toEqual(['fast-path', 'cross-encoder', 'embedding']);
     const collection = loadCollection(join(import.meta.dirname, '..', '..', '..', 'shared', 'data', 'med'));
     await expect(loadEvalTier({ tier: 'bm25', model: dir, collection })).rejects.toThrow(InvalidArgumentError);
   });

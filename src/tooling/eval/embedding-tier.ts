@@ -123,6 +123,7 @@ export async function corpusEmbeddings(
     .slice(0, 24);
   let dir: string | null = null;
   try {
+    if (options.cacheDir !== undefined) mkdirSync(options.cacheDir, { recursive: true });
     dir = options.cacheDir ?? defaultEmbeddingsCacheDir();
   } catch {
     dir = null;

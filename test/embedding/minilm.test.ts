@@ -11,7 +11,8 @@ import { createEmbeddingScorer, type EmbeddingScorer } from '../../src/index.js'
 import { packageRoot } from '../../src/util/package-root.js';
 import { mulberry32 } from '../../src/util/seeded-random.js';
 
-const MODEL_DIR = join(packageRoot(), 'models', '.cache', 'all-minilm-l6-v2');
+// RELEVANCE_GATE_MINILM_DIR points the test at another import of the same model.
+const MODEL_DIR = process.env.RELEVANCE_GATE_MINILM_DIR ?? join(packageRoot(), 'models', '.cache', 'all-minilm-l6-v2');
 const SCIFACT = join(packageRoot(), '..', 'shared', 'data', 'scifact');
 const present = existsSync(join(MODEL_DIR, 'relevance-gate-model.json'));
 

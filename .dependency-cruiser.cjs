@@ -12,7 +12,7 @@
  *   context   prompt context from a gate result
  *   surfaces  adapters (LangChain, AI SDK) and the HTTP server
  *   tooling   src/tooling/: eval, training, loadgen (load generation), report (charts),
- *             model-gen (the ONNX test-model generator)
+ *             model-gen (the ONNX test-model generator), model-import (Hugging Face folder → ONNX)
  *   cli       the command line, on top of everything
  */
 const BASE = '^src/(errors|types|signals)\\.ts$|^src/(util|scoring|calibration|operating-points)/';

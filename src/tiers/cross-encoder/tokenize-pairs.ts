@@ -388,6 +388,15 @@ export class PairTokenizer {
     return packEncodings(encodings);
   }
 
+  /**
+   * Each text alone with the single-sequence template (`[CLS] text [SEP]` for BERT), cut to
+   * maxLength tokens (special tokens included): what a bi-encoder reads, as sentence-transformers'
+   * encode tokenizes it. Same bounded-cost encoding as the passages of `encodeInputs(…, 'passage')`.
+   */
+  async encodeTexts(texts: readonly string[]): Promise<EncodedPairs> {
+    return this.encodeInputs('', texts, 'passage');
+  }
+
   /** [query, passage] lengths when the passage is the first sequence (see encodeInputs). */
   static passageFirstTruncation(q: number, p: number, window: number, mode: TruncationMode): [number, number] {
     if (mode === 'only_second' && q < window) return pairTruncation(q, p, window, 'only_second');

@@ -14,7 +14,7 @@
  */
 import { InvalidArgumentError } from '../../errors.js';
 import { buildDebertaBody } from './deberta-onnx.js';
-import { type FamilyBody, GraphContext } from './graph-context.js';
+import { type FamilyBody, GraphContext, type GraphInputs } from './graph-context.js';
 import { buildModernBertBody } from './modernbert-onnx.js';
 import { encodeOnnxModel, OnnxDataType, type OnnxModel } from './onnx-proto.js';
 import { type CrossEncoderModelSpec, padTokenIdOf, resolveCrossEncoderSpec, SPEED_SHAPE_NOTICE } from './model-spec.js';
@@ -39,8 +39,21 @@ export function normalizeSeed(seed: number | undefined): number {
   return value;
 }
 
-/** BERT and RoBERTa / XLM-RoBERTa: same encoder, different positions and head. */
-function buildBertLikeBody(ctx: GraphContext): FamilyBody {
+/** The encoder of a BERT-like graph: its inputs and the last hidden state [B, S, H]. */
+export interface BertLikeEncoder {
+  readonly input: GraphInputs;
+  /** Name of the last hidden state value, [batch, sequence, hidden]. */
+  readonly hidden: string;
+  /** Parameter-name root: 'bert' or 'roberta'. */
+  readonly root: 'bert' | 'roberta';
+  readonly roberta: boolean;
+}
+
+/**
+ * Embeddings and encoder layers of BERT and RoBERTa / XLM-RoBERTa (same encoder, different
+ * positions): what both the classifier graph and an imported bi-encoder's pooling sit on.
+ */
+export function buildBertLikeEncoder(ctx: GraphContext): BertLikeEncoder {
   const { g, spec, h } = ctx;
   const roberta = spec.family === 'roberta' || spec.family === 'xlm-roberta';
   const root = roberta ? 'roberta' : 'bert';
@@ -123,6 +136,13 @@ function buildBertLikeBody(ctx: GraphContext): FamilyBody {
     const ffnResidual = g.op(`${scope}/output`, 'Add', [ffnOut, afterAttention]);
     hidden = ctx.layerNorm(`${scope}/output`, `${param}.output.LayerNorm`, ffnResidual);
   }
+  return { input, hidden, root, roberta };
+}
+
+/** BERT and RoBERTa / XLM-RoBERTa: same encoder, different positions and head. */
+export function buildBertLikeBody(ctx: GraphContext): FamilyBody {
+  const { g, h } = ctx;
+  const { input, hidden, root, roberta } = buildBertLikeEncoder(ctx);
 
   // ---- head ---------------------------------------------------------------------------------
   const firstToken = ctx.firstToken(roberta ? '/classifier' : `/${root}/pooler`, hidden); // [B,H]

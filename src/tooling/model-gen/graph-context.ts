@@ -1,6 +1,7 @@
 /**
- * Pieces every family's graph shares: seeded weights, Linear / LayerNorm / GELU, the graph
- * inputs (int64 or int32, extra inputs), the additive padding mask and multi-head attention.
+ * Pieces every family's graph shares: seeded weights (or a checkpoint's, through a WeightSource),
+ * Linear / LayerNorm / GELU, the graph inputs (int64 or int32, extra inputs), the additive padding
+ * mask and multi-head attention.
  */
 import { GraphBuilder } from './graph-builder.js';
 import { OnnxDataType, type OnnxDataTypeCode, type OnnxValueInfo } from './onnx-proto.js';
@@ -55,6 +56,20 @@ export interface GraphInputs {
   readonly ignoredZero: string | null;
 }
 
+/**
+ * Where a graph's named parameters come from instead of the seeded generator (model import). The
+ * builder asks for every parameter by its Hugging Face name (e.g.
+ * `bert.encoder.layer.0.attention.self.query.weight`) with its shape in the graph.
+ */
+export interface WeightSource {
+  /**
+   * The parameter's values in the graph's layout `dims`, or undefined to draw it (seeded normal,
+   * or the constant of a LayerNorm). `linear`: a Linear weight, which the graph stores transposed
+   * ([in, out]) while a checkpoint stores it [out, in].
+   */
+  read(name: string, dims: readonly number[], linear: boolean): Float32Array | undefined;
+}
+
 export class GraphContext {
   readonly g = new GraphBuilder();
   readonly h: number;
@@ -64,6 +79,8 @@ export class GraphContext {
   constructor(
     readonly spec: CrossEncoderModelSpec,
     readonly seed: number,
+    /** Parameters taken from a checkpoint; without it every parameter is drawn. */
+    readonly weights?: WeightSource,
   ) {
     this.h = spec.hiddenSize;
     this.embeddingStd = spec.initStd === 'fan-in' ? 1 : spec.initStd;
@@ -73,13 +90,19 @@ export class GraphContext {
     return this.spec.initStd === 'fan-in' ? 1 / Math.sqrt(fanIn) : this.spec.initStd;
   }
 
-  normal(name: string, dims: number[], sd: number): string {
+  /** A parameter: the weight source's values when it has them, else normal(0, sd) from the seed. */
+  normal(name: string, dims: number[], sd: number, linear = false): string {
+    const given = this.weights?.read(name, dims, linear);
+    if (given !== undefined) return this.g.floatTensor(name, dims, given);
     const values = new Float32Array(dims.reduce((a, b) => a * b, 1));
     fillNormal(values, sd, this.seed, name);
     return this.g.floatTensor(name, dims, values);
   }
 
+  /** A parameter initialised to `value` (LayerNorm), or the weight source's values. */
   constant(name: string, dims: number[], value: number): string {
+    const given = this.weights?.read(name, dims, false);
+    if (given !== undefined) return this.g.floatTensor(name, dims, given);
     return this.g.floatTensor(name, dims, new Float32Array(dims.reduce((a, b) => a * b, 1)).fill(value));
   }
 
@@ -105,7 +128,7 @@ export class GraphContext {
 
   /** MatMul (+ Add) with weight [in, out] (stored transposed, as the exporter folds it) and small random bias. */
   linear(scope: string, param: string, x: string, fanIn: number, fanOut: number, bias = true): string {
-    const w = this.normal(`${param}.weight`, [fanIn, fanOut], this.std(fanIn));
+    const w = this.normal(`${param}.weight`, [fanIn, fanOut], this.std(fanIn), true);
     const product = this.g.op(scope, 'MatMul', [x, w]);
     if (!bias) return product;
     const b = this.normal(`${param}.bias`, [fanOut], 0.02);
@@ -236,7 +259,7 @@ export class GraphContext {
     const single = this.spec.outputs.length === 1;
     for (const head of this.spec.outputs) {
       const param = paramFor(head.name, single);
-      const w = this.normal(`${param}.weight`, [this.h, head.size], this.std(this.h));
+      const w = this.normal(`${param}.weight`, [this.h, head.size], this.std(this.h), true);
       const b = this.normal(`${param}.bias`, [head.size], 0.02);
       const scope = `/classifier/${head.name}`;
       const product = g.op(scope, 'MatMul', [pooled, w]);

@@ -1,8 +1,14 @@
 /**
+ * The `relevance-gate/models` entry point.
+ *
  * Generator of ONNX cross-encoders / sequence classifiers with seeded random weights, in the
  * families people deploy (BERT, RoBERTa / XLM-RoBERTa, ModernBERT, DeBERTa-v2/v3), with their
  * real input/output contracts and file layouts: SPEED/SHAPE models for tests and benchmarks,
  * NOT relevance models (random weights, scores mean nothing).
+ *
+ * The model importer (`importModel`, src/tooling/model-import/): a Hugging Face folder with
+ * safetensors weights → the engine's bi-encoder or cross-encoder folder, real weights, built by
+ * the same graph builder.
  */
 export {
   writeCrossEncoderModelDir,
@@ -25,7 +31,7 @@ export {
   ONNX_IR_VERSION,
   type BuildOnnxOptions,
 } from './bert-onnx.js';
-export { quantizeDynamic, type QuantizedWeightType, type QuantizeReport } from './quantize.js';
+export { quantizeDynamic, type QuantizedWeightType, type QuantizeReport, type QuantizeOptions } from './quantize.js';
 export { encodeOnnxModel, decodeOnnxModel, type OnnxModel } from './onnx-proto.js';
 export {
   CROSS_ENCODER_PRESETS,
@@ -64,3 +70,4 @@ export {
   type HeadSpec,
 } from './family-presets.js';
 export { FAMILY_MODEL_TYPES } from './config-json.js';
+export * from '../model-import/index.js';

@@ -11,8 +11,11 @@
  * Every MatMul whose B input is a float initializer (the weights; activation × activation
  * products stay float, as with `MatMulConstBOnly`) and every Gather from a float embedding table
  * is rewritten. Weights get one per-tensor scale and zero point: qint8 symmetric (zero point 0,
- * range ±127), quint8 asymmetric (range 0…255, zero point from the tensor's min). The quantized
- * weights come from the same fp32 values, so the scores track the fp32 graph's.
+ * range ±127), quint8 asymmetric (range 0…255, zero point from the tensor's min). With
+ * `perChannel` (quantize_dynamic's per_channel=True), each MatMul weight gets a scale and zero
+ * point per output column instead (1-D, as MatMulInteger's per-column b_zero_point takes them);
+ * embedding tables stay per tensor. The quantized weights come from the same fp32 values, so the
+ * scores track the fp32 graph's.
  */
 import { endianness } from 'node:os';
 import { OnnxDataType, type OnnxModel, type OnnxNode, type OnnxTensor } from './onnx-proto.js';
@@ -41,37 +44,69 @@ interface QuantizedTensor {
   readonly zeroPoint: OnnxTensor;
 }
 
-/** Per-tensor quantization of a float initializer (ORT's rounding: nearest, ties to even not needed here). */
-export function quantizeTensor(tensor: OnnxTensor, type: QuantizedWeightType): QuantizedTensor {
+/**
+ * Quantization of a float initializer (ORT's rounding: nearest, ties to even not needed here): one
+ * scale and zero point for the tensor, or with `perColumn` one per column of a 2-D [in, out] weight
+ * (scale and zero point then 1-D of length out).
+ */
+export function quantizeTensor(tensor: OnnxTensor, type: QuantizedWeightType, perColumn = false): QuantizedTensor {
   const w = floatValues(tensor);
-  let min = 0;
-  let max = 0;
+  const columns = perColumn && tensor.dims.length === 2 ? tensor.dims[1] : 1;
+  const mins = new Float64Array(columns);
+  const maxs = new Float64Array(columns);
   for (let i = 0; i < w.length; i++) {
-    if (w[i] < min) min = w[i];
-    if (w[i] > max) max = w[i];
+    const c = i % columns;
+    if (w[i] < mins[c]) mins[c] = w[i];
+    if (w[i] > maxs[c]) maxs[c] = w[i];
+  }
+  // Scales stay float64 for the rounding (as before per-channel existed); written as float32.
+  const scales = new Float64Array(columns);
+  const zeroPoints = new Uint8Array(columns);
+  for (let c = 0; c < columns; c++) {
+    const [min, max] = [mins[c], maxs[c]];
+    if (type === 'qint8') {
+      const absMax = Math.max(-min, max);
+      scales[c] = absMax > 0 ? absMax / 127 : 1;
+    } else {
+      scales[c] = max > min ? (max - min) / 255 : 1;
+      zeroPoints[c] = Math.max(0, Math.min(255, Math.round(-min / scales[c])));
+    }
   }
   const out = new Uint8Array(w.length);
-  let scale: number;
-  let zeroPoint: number;
   if (type === 'qint8') {
-    const absMax = Math.max(-min, max);
-    scale = absMax > 0 ? absMax / 127 : 1;
-    zeroPoint = 0;
     const signed = new Int8Array(out.buffer);
-    for (let i = 0; i < w.length; i++) signed[i] = Math.max(-127, Math.min(127, Math.round(w[i] / scale)));
+    for (let i = 0; i < w.length; i++)
+      signed[i] = Math.max(-127, Math.min(127, Math.round(w[i] / scales[i % columns])));
   } else {
-    scale = max > min ? (max - min) / 255 : 1;
-    zeroPoint = Math.max(0, Math.min(255, Math.round(-min / scale)));
-    for (let i = 0; i < w.length; i++) out[i] = Math.max(0, Math.min(255, Math.round(w[i] / scale) + zeroPoint));
+    for (let i = 0; i < w.length; i++) {
+      const c = i % columns;
+      out[i] = Math.max(0, Math.min(255, Math.round(w[i] / scales[c]) + zeroPoints[c]));
+    }
   }
   const dataType = type === 'qint8' ? OnnxDataType.INT8 : OnnxDataType.UINT8;
-  const zp = new Uint8Array(1);
-  if (type === 'qint8') new Int8Array(zp.buffer)[0] = zeroPoint;
-  else zp[0] = zeroPoint;
+  const values: OnnxTensor = {
+    name: `${tensor.name}_quantized`,
+    dims: [...tensor.dims],
+    data_type: dataType,
+    raw_data: out,
+  };
+  if (columns === 1 && !perColumn) {
+    return {
+      values,
+      scale: floatScalarTensor(`${tensor.name}_scale`, Math.fround(scales[0])),
+      // qint8 zero points are 0: the same byte as int8 or uint8.
+      zeroPoint: { name: `${tensor.name}_zero_point`, dims: [], data_type: dataType, raw_data: zeroPoints },
+    };
+  }
   return {
-    values: { name: `${tensor.name}_quantized`, dims: [...tensor.dims], data_type: dataType, raw_data: out },
-    scale: floatScalarTensor(`${tensor.name}_scale`, Math.fround(scale)),
-    zeroPoint: { name: `${tensor.name}_zero_point`, dims: [], data_type: dataType, raw_data: zp },
+    values,
+    scale: {
+      name: `${tensor.name}_scale`,
+      dims: [columns],
+      data_type: OnnxDataType.FLOAT,
+      raw_data: new Uint8Array(Float32Array.from(scales).buffer),
+    },
+    zeroPoint: { name: `${tensor.name}_zero_point`, dims: [columns], data_type: dataType, raw_data: zeroPoints },
   };
 }
 
@@ -93,8 +128,18 @@ export interface QuantizeReport {
   readonly gathers: number;
 }
 
+export interface QuantizeOptions {
+  /** One scale and zero point per output column of each MatMul weight (default: per tensor). */
+  readonly perChannel?: boolean;
+}
+
 /** A new model; `model` is not modified (unchanged initializers are shared, not copied). */
-export function quantizeDynamic(model: OnnxModel, type: QuantizedWeightType): QuantizeReport {
+export function quantizeDynamic(
+  model: OnnxModel,
+  type: QuantizedWeightType,
+  options: QuantizeOptions = {},
+): QuantizeReport {
+  const perChannel = options.perChannel === true;
   const graph = model.graph;
   const initializers = new Map(graph.initializer.map((t) => [t.name, t]));
   const isWeight = (name: string): boolean => {
@@ -102,10 +147,10 @@ export function quantizeDynamic(model: OnnxModel, type: QuantizedWeightType): Qu
     return t !== undefined && t.data_type === OnnxDataType.FLOAT && t.dims.length === 2 && !name.startsWith('const_');
   };
   const quantized = new Map<string, QuantizedTensor>();
-  const quantizeWeight = (name: string): QuantizedTensor => {
+  const quantizeWeight = (name: string, perColumn: boolean): QuantizedTensor => {
     let q = quantized.get(name);
     if (q === undefined) {
-      q = quantizeTensor(initializers.get(name)!, type);
+      q = quantizeTensor(initializers.get(name)!, type, perColumn);
       quantized.set(name, q);
     }
     return q;
@@ -118,7 +163,7 @@ export function quantizeDynamic(model: OnnxModel, type: QuantizedWeightType): Qu
 
   for (const n of graph.node) {
     if (n.op_type === 'MatMul' && isWeight(n.input[1]) && !initializers.has(n.input[0])) {
-      const w = quantizeWeight(n.input[1]);
+      const w = quantizeWeight(n.input[1], perChannel);
       const x = n.input[0];
       let xq = activations.get(x);
       if (xq === undefined) {
@@ -138,7 +183,7 @@ export function quantizeDynamic(model: OnnxModel, type: QuantizedWeightType): Qu
       continue;
     }
     if (n.op_type === 'Gather' && isWeight(n.input[0])) {
-      const t = quantizeWeight(n.input[0]);
+      const t = quantizeWeight(n.input[0], false);
       const out = n.output[0];
       nodes.push(
         { ...n, name: `${n.name}_quant`, input: [t.values.name, n.input[1]], output: [`${out}_quantized`] },
@@ -157,13 +202,17 @@ export function quantizeDynamic(model: OnnxModel, type: QuantizedWeightType): Qu
     if (q !== undefined) initializer.push(q.values, q.scale, q.zeroPoint);
     if (q === undefined || stillUsed.has(t.name)) initializer.push(t);
   }
-  const notice = `${model.doc_string} Dynamically quantized (${type} weights, per-tensor, MatMulInteger).`;
+  const granularity = perChannel ? 'per-channel MatMul weights, per-tensor tables' : 'per-tensor';
+  const notice = `${model.doc_string} Dynamically quantized (${type} weights, ${granularity}, MatMulInteger).`;
   return {
     model: {
       ...model,
       doc_string: notice,
       graph: { ...graph, doc_string: notice, node: nodes, initializer },
-      metadata_props: [...model.metadata_props, { key: 'relevance_gate.quantization', value: `dynamic ${type}` }],
+      metadata_props: [
+        ...model.metadata_props,
+        { key: 'relevance_gate.quantization', value: `dynamic ${type}${perChannel ? ' per-channel' : ''}` },
+      ],
     },
     matMuls,
     gathers,

@@ -28,7 +28,10 @@ and the vector is L2-normalized.
 Backends:
   numpy (default)   an independent NumPy implementation of the BERT encoder reading
                     model.safetensors, computed in float64 and rounded to float32 at the end; no
-                    torch. Each text runs unpadded (no batch padding effects).
+                    torch. Each text runs unpadded (no batch padding effects): the token-wise
+                    layers run on many texts' tokens stacked, attention per text. GELU's erf is
+                    Cody's rational approximation (~1e-16; --check-erf compares it with math.erf).
+                    --jobs N splits the texts over N processes (one BLAS thread each).
   sentence-transformers
                     SentenceTransformer(folder).encode(..., normalize_embeddings=True), float32 on
                     CPU; needs `bash python/setup-venv.sh --with-sentence-transformers`.
@@ -132,30 +135,96 @@ class Folder:
 # NumPy BERT (float64)
 
 
-def erf(x: np.ndarray) -> np.ndarray:
-    """erf in float64 to ~1e-13: Maclaurin series for |x| < 3, continued fraction of erfc beyond."""
+# W. J. Cody's rational Chebyshev approximations of erf / erfc ("Rational Chebyshev approximations
+# for the error function", Math. Comp. 23 (1969) 631-638; the coefficients of Netlib SPECFUN
+# CALERF), accurate to about 1e-16 relative in float64: |x| <= 0.46875 erf = x P(x^2)/Q(x^2);
+# 0.46875 < |x| <= 4 erfc = exp(-x^2) P(x)/Q(x); |x| > 4 the asymptotic form in 1/x^2. Fixed
+# cost per element, unlike a power series (which needs ~80 terms near |x| = 3).
+_ERF_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
+          3.20937758913846947e03, 1.85777706184603153e-1)
+_ERF_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+          2.84423683343917062e03)
+_ERF_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01,
+          2.98635138197400131e02, 8.81952221241769090e02, 1.71204761263407058e03,
+          2.05107837782607147e03, 1.23033935479799725e03, 2.15311535474403846e-8)
+_ERF_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+          1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+          3.43936767414372164e03, 1.23033935480374942e03)
+_ERF_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
+          1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2)
+_ERF_Q = (2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
+          6.05183413124413191e-2, 2.33520497626869185e-3)
+_SQRPI = 5.6418958354775628695e-1  # 1 / sqrt(pi)
+_ERF_XBIG = 26.543  # erfc(x) underflows to 0 beyond
+
+
+def _erfc_scaled_exp(y: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """exp(-y^2) * ratio, with y^2 split as Cody does so the exponent keeps its precision."""
+    ysq = np.trunc(16.0 * y) / 16.0
+    delta = (y - ysq) * (y + ysq)
+    return np.exp(-ysq * ysq) * np.exp(-delta) * ratio
+
+
+def blockwise(f, x: np.ndarray, block: int = 1 << 15) -> np.ndarray:
+    """f applied elementwise over cache-sized blocks of x: large temporaries cost more in page
+    faults than in arithmetic."""
     x = np.asarray(x, dtype=np.float64)
-    ax = np.abs(x)
+    flat = x.reshape(-1)
+    out = np.empty_like(flat)
+    for start in range(0, flat.size, block):
+        out[start:start + block] = f(flat[start:start + block])
+    return out.reshape(x.shape)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """erf in float64 (Cody 1969, see above); `python/reference_embed.py --check-erf` compares it with math.erf."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.size > (1 << 15):
+        return blockwise(erf, x)
+    y = np.abs(x)
     out = np.empty_like(x)
-    small = ax < 3.0
+    small = y <= 0.46875
     if small.any():
         xs = x[small]
-        x2 = xs * xs
-        term = xs.copy()
-        total = xs.copy()
-        for n in range(1, 80):
-            term = term * (-x2) / n
-            total = total + term / (2 * n + 1)
-        out[small] = total * (2.0 / math.sqrt(math.pi))
-    big = ~small
+        z = xs * xs
+        num = _ERF_A[4] * z
+        den = z
+        for i in range(3):
+            num = (num + _ERF_A[i]) * z
+            den = (den + _ERF_B[i]) * z
+        out[small] = xs * (num + _ERF_A[3]) / (den + _ERF_B[3])
+    mid = ~small & (y <= 4.0)
+    if mid.any():
+        ym = y[mid]
+        num = _ERF_C[8] * ym
+        den = ym
+        for i in range(7):
+            num = (num + _ERF_C[i]) * ym
+            den = (den + _ERF_D[i]) * ym
+        erfc = _erfc_scaled_exp(ym, (num + _ERF_C[7]) / (den + _ERF_D[7]))
+        out[mid] = np.copysign(1.0 - erfc, x[mid])
+    big = y > 4.0
     if big.any():
-        xb = ax[big]
-        f = np.zeros_like(xb)
-        for k in range(80, 0, -1):
-            f = (k / 2.0) / (xb + f)
-        erfc = np.exp(-xb * xb) / (math.sqrt(math.pi) * (xb + f))
-        out[big] = np.sign(x[big]) * (1.0 - erfc)
+        yb = np.minimum(y[big], _ERF_XBIG)
+        z = 1.0 / (yb * yb)
+        num = _ERF_P[5] * z
+        den = z
+        for i in range(4):
+            num = (num + _ERF_P[i]) * z
+            den = (den + _ERF_Q[i]) * z
+        ratio = (_SQRPI - z * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / yb
+        erfc = np.where(y[big] >= _ERF_XBIG, 0.0, _erfc_scaled_exp(yb, ratio))
+        out[big] = np.copysign(1.0 - erfc, x[big])
     return out
+
+
+def check_erf() -> float:
+    """Largest |erf(x) - math.erf(x)| over a grid of [-30, 30] (dense near 0), for --check-erf."""
+    grid = np.concatenate([np.linspace(-30.0, 30.0, 600_001), np.linspace(-5.0, 5.0, 1_000_001),
+                           np.geomspace(1e-300, 1.0, 10_001), -np.geomspace(1e-300, 1.0, 10_001)])
+    ours = erf(grid)
+    exact = np.array([math.erf(v) for v in grid.tolist()])
+    return float(np.max(np.abs(ours - exact)))
 
 
 ACTIVATIONS = {
@@ -198,29 +267,61 @@ class NumpyBert:
     def _dense(self, x: np.ndarray, name: str) -> np.ndarray:
         return x @ self.w[f"{name}.weight"].T + self.w[f"{name}.bias"]
 
-    def hidden_states(self, ids: list[int]) -> np.ndarray:
-        """Last hidden state (L, hidden) of one unpadded sequence (token_type_ids all 0)."""
-        w, n = self.w, len(ids)
-        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
-        x = self._ln(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
+    def hidden_states(self, ids: list[int], type_ids: list[int] | None = None) -> np.ndarray:
+        """Last hidden state (L, hidden) of one unpadded sequence (token_type_ids all 0 unless given)."""
+        return self.hidden_states_many([ids], None if type_ids is None else [type_ids])[0]
+
+    def hidden_states_many(self, seqs: list[list[int]], type_seqs: list[list[int]] | None = None) -> list[np.ndarray]:
+        """Last hidden states of several unpadded sequences. The token-wise parts (embeddings,
+        projections, LayerNorm, FFN) run on all their tokens stacked, which is what makes float64
+        BLAS fast; attention runs per sequence, so no sequence sees another or any padding."""
+        w = self.w
+        lengths = [len(ids) for ids in seqs]
+        bounds = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        all_ids = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in seqs])
+        positions = np.concatenate([np.arange(n) for n in lengths]).astype(np.int64)
+        if type_seqs is None:
+            types = np.zeros_like(all_ids)
+        else:
+            types = np.concatenate([np.asarray(t, dtype=np.int64) for t in type_seqs])
+            if types.shape != all_ids.shape:
+                raise SystemExit("token_type_ids do not match the token ids")
+        x = (w["embeddings.word_embeddings.weight"][all_ids] + w["embeddings.position_embeddings.weight"][positions]
+             + w["embeddings.token_type_embeddings.weight"][types])
+        x = self._ln(x, "embeddings.LayerNorm")
         dh = self.hidden // self.heads
         for i in range(self.layers):
             p = f"encoder.layer.{i}"
+            q = self._dense(x, f"{p}.attention.self.query")
+            k = self._dense(x, f"{p}.attention.self.key")
+            v = self._dense(x, f"{p}.attention.self.value")
+            ctx = np.empty_like(x)
+            for s, e in zip(bounds[:-1], bounds[1:]):
+                n = int(e - s)
 
-            def split(t: np.ndarray) -> np.ndarray:
-                return t.reshape(n, self.heads, dh).transpose(1, 0, 2)
+                def split(t: np.ndarray) -> np.ndarray:
+                    return t[s:e].reshape(n, self.heads, dh).transpose(1, 0, 2)
 
-            q = split(self._dense(x, f"{p}.attention.self.query"))
-            k = split(self._dense(x, f"{p}.attention.self.key"))
-            v = split(self._dense(x, f"{p}.attention.self.value"))
-            scores = q @ k.transpose(0, 2, 1) / math.sqrt(dh)
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            probs = scores / scores.sum(-1, keepdims=True)
-            ctx = (probs @ v).transpose(1, 0, 2).reshape(n, self.hidden)
+                scores = split(q) @ split(k).transpose(0, 2, 1) / math.sqrt(dh)
+                scores = np.exp(scores - scores.max(-1, keepdims=True))
+                probs = scores / scores.sum(-1, keepdims=True)
+                ctx[s:e] = (probs @ split(v)).transpose(1, 0, 2).reshape(n, self.hidden)
             x = self._ln(self._dense(ctx, f"{p}.attention.output.dense") + x, f"{p}.attention.output.LayerNorm")
-            inter = self.act(self._dense(x, f"{p}.intermediate.dense"))
+            inter = blockwise(self.act, self._dense(x, f"{p}.intermediate.dense"))
             x = self._ln(self._dense(inter, f"{p}.output.dense") + x, f"{p}.output.LayerNorm")
-        return x
+        return [x[s:e] for s, e in zip(bounds[:-1], bounds[1:])]
+
+
+def batches_by_tokens(seqs: list[list[int]], budget: int = 2048):
+    """Index ranges [start, end) of consecutive sequences with about `budget` tokens each."""
+    start, tokens = 0, 0
+    for i, ids in enumerate(seqs):
+        if tokens > 0 and tokens + len(ids) > budget:
+            yield start, i
+            start, tokens = i, 0
+        tokens += len(ids)
+    if start < len(seqs):
+        yield start, len(seqs)
 
 
 def pool(h: np.ndarray, mode: str) -> np.ndarray:
@@ -235,14 +336,41 @@ def pool(h: np.ndarray, mode: str) -> np.ndarray:
     raise SystemExit(f"pooling mode {mode!r} is not supported by the NumPy backend")
 
 
-def embed_numpy(folder: Folder, token_ids: list[list[int]]) -> np.ndarray:
-    bert = NumpyBert(folder)
-    rows = []
-    for ids in token_ids:
-        v = pool(bert.hidden_states(ids), folder.pooling)
-        if folder.normalize:
-            v = v / max(float(np.linalg.norm(v)), 1e-12)
-        rows.append(v)
+_WORK: dict = {}
+
+
+def _run_range(bounds: tuple[int, int]) -> list[np.ndarray]:
+    start, end = bounds
+    types = _WORK["types"]
+    hidden = _WORK["bert"].hidden_states_many(_WORK["seqs"][start:end], None if types is None else types[start:end])
+    return [_WORK["reduce"](h) for h in hidden]
+
+
+def map_hidden(bert: NumpyBert, seqs: list[list[int]], reduce, types: list[list[int]] | None = None,
+               jobs: int = 1) -> list[np.ndarray]:
+    """reduce(last hidden state) of every sequence, in order; `jobs` > 1 forks that many processes
+    (one BLAS thread each, sharing the weights copy-on-write) over batches of ~2,048 tokens."""
+    ranges = list(batches_by_tokens(seqs))
+    _WORK.update(bert=bert, seqs=seqs, types=types, reduce=reduce)
+    try:
+        if jobs <= 1 or len(ranges) < 2:
+            results = [_run_range(r) for r in ranges]
+        else:
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(min(jobs, len(ranges))) as workers:
+                results = workers.map(_run_range, ranges, chunksize=1)
+    finally:
+        _WORK.clear()
+    return [v for batch in results for v in batch]
+
+
+def embed_numpy(folder: Folder, token_ids: list[list[int]], jobs: int = 1) -> np.ndarray:
+    def reduce(h: np.ndarray) -> np.ndarray:
+        v = pool(h, folder.pooling)
+        return v / max(float(np.linalg.norm(v)), 1e-12) if folder.normalize else v
+
+    rows = map_hidden(NumpyBert(folder), token_ids, reduce, jobs=jobs)
     return np.asarray(rows, dtype=np.float64).astype(np.float32)
 
 
@@ -309,8 +437,13 @@ def versions(backend: str) -> dict:
 
 
 def main() -> int:
+    if "--check-erf" in sys.argv[1:]:
+        worst = check_erf()
+        print(json.dumps({"erf_max_abs_diff_vs_math_erf": worst}))
+        return 0 if worst <= 1e-15 else 1
     ap = argparse.ArgumentParser(description="Reference embeddings (see the module docstring for the format).")
     ap.add_argument("--model", required=True, type=Path, help="Hugging Face model folder")
+    ap.add_argument("--check-erf", action="store_true", help="compare the float64 erf with math.erf and exit")
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--input", help="JSONL of texts")
     src.add_argument("--text", action="append", help="a text (repeatable), instead of --input")
@@ -323,6 +456,7 @@ def main() -> int:
                     help="also run the other backend and fail beyond --tolerance (needs sentence-transformers)")
     ap.add_argument("--tolerance", type=float, default=1e-5)
     ap.add_argument("--no-token-ids", action="store_true", help="leave token_ids out of the sidecar")
+    ap.add_argument("--jobs", type=int, default=1, help="processes for the numpy backend (one BLAS thread each)")
     args = ap.parse_args()
     if not args.out and not args.check:
         ap.error("--out is required unless --check")
@@ -335,12 +469,12 @@ def main() -> int:
     token_ids = [e.ids for e in tok.encode_batch([folder.preprocess(t) for t in texts], add_special_tokens=True)]
 
     if args.backend == "numpy":
-        emb = embed_numpy(folder, token_ids)
+        emb = embed_numpy(folder, token_ids, jobs=args.jobs)
     else:
         emb = embed_st(folder, texts)
 
     if args.check:
-        other = embed_st(folder, texts) if args.backend == "numpy" else embed_numpy(folder, token_ids)
+        other = embed_st(folder, texts) if args.backend == "numpy" else embed_numpy(folder, token_ids, jobs=args.jobs)
         diff = np.abs(emb.astype(np.float64) - other.astype(np.float64))
         cos = (emb.astype(np.float64) * other.astype(np.float64)).sum(1)
         worst = int(diff.max(1).argmax())

@@ -440,6 +440,58 @@ describe('weights in F16 and BF16', () => {
   );
 });
 
+describe('sharded weights', () => {
+  it('reads the shards model.safetensors.index.json lists, to the same graph as one file', async () => {
+    const single = join(root, 'hf-single');
+    const sharded = join(root, 'hf-sharded');
+    const tensors = checkpointTensors(TINY_SPEC, { perturbLayerNorm: true });
+    writeCheckpointFolder(single, { tensors });
+    writeCheckpointFolder(sharded, { tensors });
+    rmSync(join(sharded, 'model.safetensors'));
+    const names = [...tensors.keys()]
+      .map((n) => (n.startsWith('bert.') ? n.slice(5) : n))
+      .filter((n) => !n.startsWith('classifier.'));
+    const halves = [names.slice(0, 10), names.slice(10)];
+    const weightMap: Record<string, string> = {};
+    halves.forEach((part, k) => {
+      const file = `model-0000${k + 1}-of-00002.safetensors`;
+      const raw = part.map((n) => {
+        const t = tensors.get(
+          n.startsWith('pooler.') || n.startsWith('embeddings.') || n.startsWith('encoder.') ? `bert.${n}` : n,
+        )!;
+        weightMap[n] = file;
+        return rawTensor(n, 'F32', t.shape, t.values);
+      });
+      writeFileSync(join(sharded, file), safetensorsBytes(raw));
+    });
+    writeFileSync(
+      join(sharded, 'model.safetensors.index.json'),
+      JSON.stringify({ metadata: {}, weight_map: weightMap }),
+    );
+    const a = await importModel(single, { kind: 'bi-encoder', outDir: join(root, 'bi-single'), int8: false });
+    const b = await importModel(sharded, { kind: 'bi-encoder', outDir: join(root, 'bi-sharded'), int8: false });
+    expect(b.descriptor.source.weights).toEqual([
+      'model-00001-of-00002.safetensors',
+      'model-00002-of-00002.safetensors',
+    ]);
+    const init = (dir: string) =>
+      new Map(
+        decodeOnnxModel(new Uint8Array(readFileSync(join(dir, 'onnx/model.onnx')))).graph.initializer.map((t) => [
+          t.name,
+          Buffer.from(t.raw_data).toString('base64'),
+        ]),
+      );
+    expect(init(b.dir)).toEqual(init(a.dir));
+    rmSync(join(sharded, 'model-00002-of-00002.safetensors'));
+    await expect(
+      importModel(sharded, { kind: 'bi-encoder', outDir: join(root, 'bi-sharded-2') }),
+    ).rejects.toMatchObject({
+      code: 'RG_ERR_IMPORT_MISSING_FILE',
+      missing: 'weights',
+    });
+  });
+});
+
 describe('refusals (typed errors)', () => {
   const fresh = (name: string, options: Parameters<typeof writeCheckpointFolder>[1] = {}) => {
     const dir = join(root, `bad-${name}`);

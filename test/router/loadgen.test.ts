@@ -197,6 +197,7 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
     expect(r.lateBoundMs).toBe(2);
     expect(r.lateBeyondBound).toBe(delayed);
     expect(r.afterDeadline).toBe(delayed);
+    expect(r.lateServerOnTime).toBeNull(); // the target reports no time of its own
     expect(r.allUnscored).toBe(unscoredCalls);
     expect(r.withUnscoredPairs).toBe(unscoredCalls);
     // Buckets of half a second: their counts add up to the totals.
@@ -205,6 +206,43 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
     expect(r.timeline.reduce((s, b) => s + b.allUnscored, 0)).toBe(unscoredCalls);
     expect(r.latencyMs.p9999).toBeGreaterThanOrEqual(r.latencyMs.p999);
     expect(r.latencyMs.max).toBeGreaterThan(390);
+  });
+
+  it("splits the late answers by the target's own timing: answered in time by the server, late on the way back", async () => {
+    let calls = 0;
+    let lateOnTheWay = 0;
+    const result = (serverMs: number) => ({
+      tier: { scorer: 'x', name: 'http', counts: { 'fast-path': 1 } },
+      stats: { retrieved: 1, unscored: 0, unscoredByReason: {} },
+      errors: [],
+      serverMs,
+    });
+    const gate = {
+      async filter() {
+        calls++;
+        if (calls % 4 !== 0) return result(5);
+        await new Promise((r) => setTimeout(r, 300)); // beyond the 100 ms budget either way
+        if (calls % 8 === 0) {
+          lateOnTheWay++;
+          return result(20); // the server says it answered in 20 ms
+        }
+        return result(300);
+      },
+    } as unknown as Gate;
+    const r = await runOpenLoopPhase({
+      gate,
+      workload: fakeWorkload(),
+      qps: 100,
+      durationSec: 1,
+      warmupSec: 0,
+      budgetMs: 100,
+      lateBoundMs: 2,
+      seed: 5,
+    });
+    expect(lateOnTheWay).toBeGreaterThan(0);
+    expect(r.lateBeyondBound).toBe(Math.floor(calls / 4));
+    expect(r.thrown).toBe(0);
+    expect(r.lateServerOnTime).toBe(lateOnTheWay);
   });
 
   it('without a budget nothing is late and the bound is null', async () => {

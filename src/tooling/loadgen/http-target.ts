@@ -73,6 +73,13 @@ interface GateResponse {
   readonly stats?: TargetResult['stats'];
 }
 
+/** The `total` duration of a Server-Timing header (`total;dur=12.34`), ms. */
+function serverTotalMs(header: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(header) ? header.join(',') : header;
+  const m = text === undefined ? null : /(?:^|,)\s*total;dur=([\d.]+)/.exec(text);
+  return m === null ? undefined : Number(m[1]);
+}
+
 export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
   const base = new URL(options.url);
   if (base.protocol !== 'http:') throw new Error(`only http:// targets are supported, got ${options.url}`);
@@ -83,7 +90,10 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
   const headersBase: Record<string, string> = { 'content-type': 'application/json' };
   if (options.apiKey !== undefined) headersBase.authorization = `Bearer ${options.apiKey}`;
 
-  const post = (body: Buffer, budgetMs: number | undefined): Promise<{ status: number; text: string }> =>
+  const post = (
+    body: Buffer,
+    budgetMs: number | undefined,
+  ): Promise<{ status: number; text: string; serverMs: number | undefined }> =>
     new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { ...headersBase, 'content-length': body.length };
       if (budgetMs !== undefined) headers['x-budget-ms'] = Math.max(0.001, budgetMs).toFixed(3);
@@ -92,7 +102,13 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              text: Buffer.concat(chunks).toString('utf8'),
+              serverMs: serverTotalMs(res.headers['server-timing']),
+            }),
+          );
           res.on('error', reject);
         },
       );
@@ -111,20 +127,21 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
       }
       const deadline = filterOptions?.deadline;
       // A budget already spent still goes out (the server answers at once): the latency counts.
-      const { status, text } = await post(body, deadline === undefined ? undefined : deadline - Date.now());
+      const { status, text, serverMs } = await post(body, deadline === undefined ? undefined : deadline - Date.now());
       statuses[status] = (statuses[status] ?? 0) + 1;
       if (status < 200 || status >= 300) throw new HttpStatusError(status, text);
       const k = passages.length;
       if (options.protocol === 'gate') {
         const parsed = JSON.parse(text) as GateResponse;
         if (parsed.tier !== undefined && parsed.stats !== undefined)
-          return { tier: parsed.tier, stats: parsed.stats, errors: [], status };
+          return { tier: parsed.tier, stats: parsed.stats, errors: [], status, ...(serverMs === undefined ? {} : { serverMs }) };
       } else JSON.parse(text);
       return {
         tier: { scorer: 'http', name: 'http', counts: {} },
         stats: { retrieved: k, unscored: 0, unscoredByReason: {} },
         errors: [],
         status,
+        ...(serverMs === undefined ? {} : { serverMs }),
       };
     },
     close() {

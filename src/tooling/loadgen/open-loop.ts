@@ -35,6 +35,8 @@ export type TargetResult = Pick<GateResult, 'tier' | 'errors'> & {
   readonly stats: Pick<GateResult['stats'], 'retrieved' | 'unscored' | 'unscoredByReason'>;
   /** HTTP status of the answer (HTTP targets). */
   readonly status?: number;
+  /** The target's own time for the request (HTTP: the answer's Server-Timing `total`), ms. */
+  readonly serverMs?: number;
 };
 
 /**
@@ -137,6 +139,12 @@ export interface PhaseResult {
   readonly lateBeyondBound: number;
   /** Requests answered after their deadline at all (latency > budget); 0 without a budget. */
   readonly afterDeadline: number;
+  /**
+   * Of lateBeyondBound, the requests whose target said it answered within budget + bound (its own
+   * Server-Timing): their lateness lies between the server's answer and the client reading it. Null
+   * when the target reports no time of its own (in-process).
+   */
+  readonly lateServerOnTime: number | null;
   readonly firstErrors: readonly string[];
   readonly pairs: number;
   /** Pairs by the tier label of their result (gate result tier counts; unscored pairs under 'unscored'). */
@@ -210,6 +218,8 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
   let withUnscored = 0;
   let allUnscored = 0;
   let lateBeyondBound = 0;
+  let lateServerOnTime = 0;
+  let serverTimed = false;
   let afterDeadline = 0;
   const lateBoundMs = options.lateBoundMs ?? DEFAULT_LATE_BOUND_MS;
   const lateAfterMs = budgetMs === undefined ? Number.POSITIVE_INFINITY : budgetMs + lateBoundMs;
@@ -258,9 +268,11 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       sec.requests++;
       recordUs(sec.h, latencyMs);
       if (latencyMs > deadlineAfterMs) afterDeadline++;
+      if (result?.serverMs !== undefined) serverTimed = true;
       if (latencyMs > lateAfterMs) {
         lateBeyondBound++;
         sec.late++;
+        if (result?.serverMs !== undefined && result.serverMs <= lateAfterMs) lateServerOnTime++;
       }
       const status = result === undefined ? (error as { status?: unknown } | undefined)?.status : result.status;
       if (typeof status === 'number') statuses[status] = (statuses[status] ?? 0) + 1;
@@ -424,6 +436,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     lateBoundMs: budgetMs === undefined ? null : lateBoundMs,
     lateBeyondBound,
     afterDeadline,
+    lateServerOnTime: serverTimed ? lateServerOnTime : null,
     firstErrors,
     pairs,
     pairsByTier,

@@ -37,6 +37,8 @@ export interface BenchPoint {
   readonly lateBoundMs: number | null;
   /** Requests answered later than deadline + lateBoundMs (from the scheduled send). */
   readonly lateBeyondBound: number;
+  /** Of lateBeyondBound, those the server itself answered in time (Server-Timing); null in-process. */
+  readonly lateServerOnTime: number | null;
   /** Requests answered after their deadline at all. */
   readonly afterDeadline: number;
   /** Requests that came back with every pair unscored. */
@@ -103,6 +105,7 @@ export function phaseLoadFields(
   | 'requests'
   | 'lateBoundMs'
   | 'lateBeyondBound'
+  | 'lateServerOnTime'
   | 'afterDeadline'
   | 'allUnscored'
   | 'pairs'
@@ -119,6 +122,7 @@ export function phaseLoadFields(
     requests: phase.requests,
     lateBoundMs: phase.lateBoundMs,
     lateBeyondBound: phase.lateBeyondBound,
+    lateServerOnTime: phase.lateServerOnTime,
     afterDeadline: phase.afterDeadline,
     allUnscored: phase.allUnscored,
     pairs: total,
@@ -150,6 +154,8 @@ export function formatPointHead(label: string, point: BenchPoint): string {
     point.lateBoundMs === null
       ? ''
       : `late > budget + ${point.lateBoundMs} ms: ${point.lateBeyondBound} (after the deadline at all: ${point.afterDeadline}${
+          point.lateServerOnTime === null ? '' : `; answered in time by the server's own timing: ${point.lateServerOnTime}`
+        }${
           point.answerLagMs === undefined ? '' : `; answer-lag allowance ${point.answerLagMs.toFixed(1)} ms`
         }), `;
   return (

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadHttpWorkload, runHttpPoints, type HttpBenchOptions } from '../../src/tooling/loadgen/http-bench.js';
-import { HttpStatusError } from '../../src/tooling/loadgen/http-target.js';
+import { HttpStatusError } from '../../src/tooling/loadgen/errors.js';
 import { type LoadTarget, runOpenLoopPhase, type TargetResult } from '../../src/tooling/loadgen/open-loop.js';
 import { formatRequestOutcomes, formatTable } from '../../src/tooling/loadgen/report.js';
 import type { Workload, WorkloadQuery } from '../../src/tooling/loadgen/workload.js';

@@ -8,6 +8,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import type { Passage } from '../../types.js';
 import type { LoadTarget, TargetResult } from './open-loop.js';
+import { HttpStatusError } from './errors.js';
 
 export type HttpProtocol = 'cohere' | 'tei' | 'gate';
 
@@ -27,18 +28,6 @@ export interface HttpTarget extends LoadTarget {
   /** Responses by HTTP status. */
   readonly statuses: Readonly<Record<string, number>>;
   close(): void;
-}
-
-/** A non-2xx answer. `refused` for 429 (the server shed the request): not an error of the run. */
-export class HttpStatusError extends Error {
-  readonly status: number;
-  readonly refused: boolean;
-  constructor(status: number, text: string) {
-    super(`HTTP ${status}: ${text.slice(0, 200)}`);
-    this.name = 'HttpStatusError';
-    this.status = status;
-    this.refused = status === 429;
-  }
 }
 
 const PATHS: Readonly<Record<HttpProtocol, string>> = { cohere: '/v1/rerank', tei: '/rerank', gate: '/v1/gate' };
@@ -134,7 +123,13 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
       if (options.protocol === 'gate') {
         const parsed = JSON.parse(text) as GateResponse;
         if (parsed.tier !== undefined && parsed.stats !== undefined)
-          return { tier: parsed.tier, stats: parsed.stats, errors: [], status, ...(serverMs === undefined ? {} : { serverMs }) };
+          return {
+            tier: parsed.tier,
+            stats: parsed.stats,
+            errors: [],
+            status,
+            ...(serverMs === undefined ? {} : { serverMs }),
+          };
       } else JSON.parse(text);
       return {
         tier: { scorer: 'http', name: 'http', counts: {} },

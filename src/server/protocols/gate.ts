@@ -121,6 +121,33 @@ function buildPassages(ctx: ServerContext, passages: readonly GatePassage[]): Pa
   return out;
 }
 
+/**
+ * A call whose every pair the deadline cut has no answer to give: it is the overload answer (429,
+ * retry later), as for the rerank protocols, not a 200 that keeps nothing.
+ */
+function throwIfNothingScoredInTime(result: GateResult, call: DeadlineContext): void {
+  const { retrieved, unscored } = result.stats;
+  if (retrieved === 0 || unscored < retrieved) return;
+  for (const list of [result.included, result.conflicting, result.excluded])
+    for (const item of list) if (!cutByDeadline(item, call)) return;
+  throw new ApiError(
+    'overloaded',
+    `none of the ${retrieved} passages could be scored within the ${call.budgetMs} ms budget; retry later or raise the budget`,
+    { retryAfterSec: call.model.admission.retryAfterSec(retrieved) },
+  );
+}
+
+/** Unscored counts by reason as the items report them: a pair the deadline cut is a `timeout`. */
+function unscoredByReasonOf(result: GateResult, call: DeadlineContext): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const list of [result.included, result.conflicting, result.excluded])
+    for (const item of list) {
+      const reason = reasonOf(item, call);
+      if (reason !== null) out[reason] = (out[reason] ?? 0) + 1;
+    }
+  return out;
+}
+
 /** `timeout` for a pair the deadline cut (whatever the scorer reported), else the gate's reason. */
 function reasonOf(item: GateItem, call: DeadlineContext | undefined): string | null {
   if (item.reason === undefined) return null;
@@ -177,7 +204,7 @@ function resultJson(
     included: items(result.included),
     conflicting: items(result.conflicting),
     excluded: items(result.excluded),
-    stats: result.stats,
+    stats: { ...result.stats, unscoredByReason: unscoredByReasonOf(result, call) },
     tier: result.tier,
     timings: { ...result.timings, serverMs },
     budget_ms: call.budgetMs,
@@ -251,6 +278,7 @@ export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): vo
       releaseWith(ticket, result);
       const degraded = degradedOf(call.model, call.passages);
       observe(ctx, call, result, degraded);
+      throwIfNothingScoredInTime(result, ended);
       return resultJson(request.id, call.model, result, degraded, ended, Date.now() - request.arrivalMs);
     },
   );

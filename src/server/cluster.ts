@@ -34,6 +34,9 @@ import { ENVIRONMENT_VARIABLES, type ServerConfig } from './config/index.js';
 const MSG_ACCEPTING = 'relevance-gate:accepting';
 const MSG_READY = 'relevance-gate:ready';
 const MSG_DRAINING = 'relevance-gate:draining';
+const MSG_DRAINING_ACK = 'relevance-gate:draining-ack';
+/** Longest wait of a stopping worker for the primary to stop handing it connections. */
+const DRAINING_ACK_TIMEOUT_MS = 1000;
 const MSG_FAILED = 'relevance-gate:failed';
 const MSG_CONNECTION = 'relevance-gate:connection';
 const MSG_CONNECTION_ACK = 'relevance-gate:connection-ack';
@@ -390,8 +393,12 @@ async function runPrimary(config: ServerConfig, options: ClusterOptions): Promis
       else if (message.type === MSG_CONFIG_REQ) {
         if (worker.isConnected()) worker.send({ type: MSG_CONFIG_RES, config, environment });
       } else if (message.type === MSG_ACCEPTING) router.accepting(worker);
-      else if (message.type === MSG_DRAINING) router.draining(worker);
-      else if (message.type === MSG_READY) {
+      else if (message.type === MSG_DRAINING) {
+        router.draining(worker);
+        // Connections handed to it before this point reach it ahead of the acknowledgement (IPC
+        // keeps order): it serves them as a ready worker, then starts draining.
+        if (worker.isConnected()) worker.send({ type: MSG_DRAINING_ACK });
+      } else if (message.type === MSG_READY) {
         router.ready(worker);
         log(`worker ${worker.process.pid} ready: ${router.readyCount} of ${config.processes} processes serving`);
         if (!readyReported && router.readyCount >= config.processes) {
@@ -522,12 +529,28 @@ async function runWorker(options: ClusterOptions): Promise<void> {
   const shutdown = (): void => {
     if (stopping) return;
     stopping = true;
-    // Other workers get the new connections from now on (this one still serves what it has).
+    // Other workers get the new connections from now on (this one still serves what it has). It
+    // reports itself draining (readiness 503) only once the primary has stopped handing it
+    // connections, so no probe the primary routed here meanwhile sees a 503 the cluster is not in.
+    const drained = new Promise<void>((resolve) => {
+      const timer = setTimeout(done, DRAINING_ACK_TIMEOUT_MS);
+      function done(): void {
+        clearTimeout(timer);
+        process.off('message', onAck);
+        resolve();
+      }
+      function onAck(message: ClusterMessage): void {
+        if (message?.type === MSG_DRAINING_ACK) done();
+      }
+      process.on('message', onAck);
+    });
     process.send?.({ type: MSG_DRAINING });
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    drained
+      .then(() => server.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', () => undefined); // the primary forwards SIGTERM; a terminal's Ctrl-C reaches all

@@ -154,10 +154,10 @@ export function formatPointHead(label: string, point: BenchPoint): string {
     point.lateBoundMs === null
       ? ''
       : `late > budget + ${point.lateBoundMs} ms: ${point.lateBeyondBound} (after the deadline at all: ${point.afterDeadline}${
-          point.lateServerOnTime === null ? '' : `; answered in time by the server's own timing: ${point.lateServerOnTime}`
-        }${
-          point.answerLagMs === undefined ? '' : `; answer-lag allowance ${point.answerLagMs.toFixed(1)} ms`
-        }), `;
+          point.lateServerOnTime === null
+            ? ''
+            : `; answered in time by the server's own timing: ${point.lateServerOnTime}`
+        }${point.answerLagMs === undefined ? '' : `; answer-lag allowance ${point.answerLagMs.toFixed(1)} ms`}), `;
   return (
     `${label}: achieved ${point.achievedQps.toFixed(1)} rps, p50 ${point.latencyMs.p50} p99 ${point.latencyMs.p99} p99.9 ${point.latencyMs.p999} p99.99 ${point.latencyMs.p9999} max ${point.latencyMs.max} ms, ` +
     `${late}all pairs unscored: ${point.allUnscored}, `

@@ -5,8 +5,7 @@
  * and the model contract has been checked, so load errors (bad model, missing CUDA) surface there.
  */
 import { integerInRange } from '../../util/validate-options.js';
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { DisposedError, InvalidArgumentError } from '../../errors.js';
@@ -27,6 +26,7 @@ import {
 } from './tokenize-pairs.js';
 import { tokenizerSourceFiles } from './vocab-tokenizer.js';
 import { CrossEncoderWorkerPool, DEFAULT_CLOSE_TIMEOUT_MS, type WorkerPoolStats } from './worker-pool.js';
+import { hashFiles } from '../../util/hash-files.js';
 
 export interface CrossEncoderOptions {
   /** HF-style folder: `onnx/model.onnx` (or `model.onnx`), `tokenizer.json`, optional `config.json`, `tokenizer_config.json`. */
@@ -207,19 +207,6 @@ function positiveInt(name: string, value: number | undefined, fallback: number, 
 
 /** Upper bound of workers and intra-op threads: far above any sensible value, below resource exhaustion. */
 const MAX_THREADS = 256;
-
-async function hashFiles(paths: readonly string[]): Promise<string> {
-  const hash = createHash('sha256');
-  for (const path of paths) {
-    await new Promise<void>((resolve, reject) => {
-      const stream = createReadStream(path);
-      stream.on('data', (chunk) => hash.update(chunk));
-      stream.on('end', () => resolve());
-      stream.on('error', reject);
-    });
-  }
-  return hash.digest('hex');
-}
 
 interface ResolvedPaths {
   modelPath: string;

@@ -10,7 +10,7 @@
  * Loaded lazily by index.ts (it pulls in tokenizers; the workers load onnxruntime-node).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { plattProbability, type PlattParameters } from '../../calibration/platt.js';
 import { DisposedError, InvalidArgumentError } from '../../errors.js';
@@ -52,6 +52,7 @@ import {
 } from './types.js';
 import { VectorCache } from './vector-cache.js';
 import { checkedUnitVector, cosine, unitRow } from './vectors.js';
+import { hashFiles } from '../../util/hash-files.js';
 
 /** Default bytes of the vector cache: ≈ 40,000 vectors of 384 dimensions. */
 export const DEFAULT_EMBEDDING_CACHE_BYTES = 64 * 1024 * 1024;
@@ -96,19 +97,6 @@ function optionalString(name: string, value: unknown, fallback: string): string 
   if (value === undefined) return fallback;
   if (typeof value !== 'string') throw new InvalidArgumentError(`${name} must be a string, got ${typeof value}`);
   return value;
-}
-
-async function hashFiles(paths: readonly string[]): Promise<string> {
-  const hash = createHash('sha256');
-  for (const path of paths) {
-    await new Promise<void>((resolve, reject) => {
-      const stream = createReadStream(path);
-      stream.on('data', (chunk) => hash.update(chunk));
-      stream.on('end', () => resolve());
-      stream.on('error', reject);
-    });
-  }
-  return hash.digest('hex');
 }
 
 /** A short, stable tag of a string for ids (prefixes). */

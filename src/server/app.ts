@@ -61,6 +61,12 @@ export interface AppOptions {
   readonly version: string;
   /** Text of /metrics; default this process's registry (a cluster worker asks the primary). */
   readonly metricsText?: () => Promise<string>;
+  /**
+   * A cluster worker's view of its cluster: true while another worker serves. Readiness is the
+   * cluster's (one port), so a draining worker then still answers it 200 for the requests it
+   * finishes; its connections close as a draining server's do.
+   */
+  readonly clusterServing?: () => boolean;
 }
 
 /** A client's own `x-request-id` when it is 1–128 of [A-Za-z0-9._:-], else a new UUID. */
@@ -429,12 +435,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.get('/health/live', async () => ({ status: 'live' }));
   app.get('/health/ready', async (_request, reply) => {
-    const ready = registry.state === 'ready' && lifecycle.warm && !lifecycle.draining;
-    const status = lifecycle.draining
-      ? 'draining'
-      : registry.state === 'ready' && !lifecycle.warm
-        ? 'warming'
-        : registry.state;
+    const draining = lifecycle.draining && options.clusterServing?.() !== true;
+    const ready = registry.state === 'ready' && lifecycle.warm && !draining;
+    const status = draining ? 'draining' : registry.state === 'ready' && !lifecycle.warm ? 'warming' : registry.state;
     return reply.code(ready ? 200 : 503).send({ status, models: registry.names, default: registry.defaultModel });
   });
   app.get('/metrics', async (_request, reply) => {

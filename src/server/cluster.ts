@@ -66,6 +66,8 @@ interface ClusterMessage {
   readonly type?: string;
   readonly id?: number;
   readonly accepted?: boolean;
+  /** MSG_DRAINING_ACK: whether another worker is ready (the cluster still serves). */
+  readonly othersReady?: boolean;
   readonly text?: string;
   readonly error?: string;
   readonly config?: ServerConfig;
@@ -396,8 +398,10 @@ async function runPrimary(config: ServerConfig, options: ClusterOptions): Promis
       else if (message.type === MSG_DRAINING) {
         router.draining(worker);
         // Connections handed to it before this point reach it ahead of the acknowledgement (IPC
-        // keeps order): it serves them as a ready worker, then starts draining.
-        if (worker.isConnected()) worker.send({ type: MSG_DRAINING_ACK });
+        // keeps order), but their requests may be read after it: while another worker serves (and
+        // the cluster is not stopping), the stopping one answers readiness for the cluster.
+        if (worker.isConnected())
+          worker.send({ type: MSG_DRAINING_ACK, othersReady: !stopping && router.readyCount > 0 });
       } else if (message.type === MSG_READY) {
         router.ready(worker);
         log(`worker ${worker.process.pid} ready: ${router.readyCount} of ${config.processes} processes serving`);
@@ -520,7 +524,10 @@ async function runWorker(options: ClusterOptions): Promise<void> {
       process.send?.({ type: MSG_METRICS_REQ, id });
     });
   const { createServer } = await import('./server.js');
-  const server = await createServer(config, { metricsText });
+  // Set when this worker stops: whether the primary still had another worker serving. Requests on
+  // connections handed over before that (already on their way) are then answered as the cluster's.
+  let othersReady = false;
+  const server = await createServer(config, { metricsText, clusterServing: () => othersReady });
   // The primary asks every worker for its registry over IPC.
   prom.AggregatorRegistry.setRegistries([server.metrics.registry]);
   new prom.AggregatorRegistry();
@@ -530,8 +537,9 @@ async function runWorker(options: ClusterOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     // Other workers get the new connections from now on (this one still serves what it has). It
-    // reports itself draining (readiness 503) only once the primary has stopped handing it
-    // connections, so no probe the primary routed here meanwhile sees a 503 the cluster is not in.
+    // starts draining only once the primary has stopped handing it connections, and its readiness
+    // then stays the cluster's (200 while another worker serves), so no probe the primary routed
+    // here sees a 503 the cluster is not in.
     const drained = new Promise<void>((resolve) => {
       const timer = setTimeout(done, DRAINING_ACK_TIMEOUT_MS);
       function done(): void {
@@ -540,7 +548,9 @@ async function runWorker(options: ClusterOptions): Promise<void> {
         resolve();
       }
       function onAck(message: ClusterMessage): void {
-        if (message?.type === MSG_DRAINING_ACK) done();
+        if (message?.type !== MSG_DRAINING_ACK) return;
+        othersReady = message.othersReady === true;
+        done();
       }
       process.on('message', onAck);
     });

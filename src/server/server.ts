@@ -20,6 +20,8 @@ export interface CreateServerOptions {
   readonly log?: (message: string) => void;
   /** Text of /metrics (a cluster worker aggregates through the primary). */
   readonly metricsText?: () => Promise<string>;
+  /** A cluster worker: true while another worker of its cluster serves (readiness is the cluster's). */
+  readonly clusterServing?: () => boolean;
   /** Collect prom-client's process metrics (CPU, heap, GC, event loop). Default true. */
   readonly defaultMetrics?: boolean;
 }
@@ -84,6 +86,7 @@ export async function createServer(
     lag,
     version: packageVersion(),
     ...(options.metricsText === undefined ? {} : { metricsText: options.metricsText }),
+    ...(options.clusterServing === undefined ? {} : { clusterServing: options.clusterServing }),
   });
   const loaded = registry.load();
   // Readiness after warm-up traffic through the whole HTTP path (JIT of routes, parsers,

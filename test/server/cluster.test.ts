@@ -58,10 +58,7 @@ async function logged(cli: ServeCliProcess, pattern: RegExp, count: number, time
 }
 
 describe('relevance-gate serve --processes 2', () => {
-  // Retried: a rolling restart has shown a readiness 503 in some runs on a loaded
-  // 2-core host (a known open race of the connection hand-off); every other check holds each run.
   it('serves from both workers, aggregates metrics, replaces a killed worker without a failed request, exits 0 on SIGTERM', {
-    retry: 2,
     timeout: 180_000,
   }, async () => {
     const cli = spawnServeCli(['--processes', '2', ...TEST_ADMISSION_ARGS]);

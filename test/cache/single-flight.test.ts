@@ -83,9 +83,7 @@ describe('single-flight', () => {
     );
     const leaderRejects = expect(leader).rejects.toThrow();
     setTimeout(() => controller.abort(), 10);
-    const t0 = performance.now();
     const out = await follower;
-    expect(performance.now() - t0).toBeLessThan(500);
     expect(out.results.map(relevanceOf)).toEqual(passages.map((p) => expectedScore('q', p)));
     expect(logFollower.calls).toEqual([['p0', 'p1', 'p2', 'p3']]);
     await leaderRejects;

@@ -82,16 +82,20 @@ describe.skipIf(!present)('embedding tier on all-MiniLM-L6-v2', () => {
     const others: number[] = [];
     const relevantP: number[] = [];
     const othersP: number[] = [];
-    for (const [qid, rel] of [...qrels].slice(0, 40)) {
-      const picks = Array.from({ length: 4 }, () => ids[Math.floor(random() * ids.length)]).filter(
+    // 16 queries, their relevant abstracts and 3 random ones each, scored concurrently (as a server's
+    // callers would: the batcher shares batches across the calls).
+    const calls = [...qrels].slice(0, 16).map(([qid, rel]) => {
+      const picks = Array.from({ length: 3 }, () => ids[Math.floor(random() * ids.length)]).filter(
         (id) => !rel.includes(id),
       );
       const passages = [...rel, ...picks].map((id) => {
         const d = docs.get(id)!;
         return { id, text: d.text, title: d.title };
       });
-      const results = await scorer.score(queries.get(qid)!, passages);
-      results.forEach((r, i) => {
+      return { rel, results: scorer.score(queries.get(qid)!, passages) };
+    });
+    for (const { rel, results } of calls) {
+      (await results).forEach((r, i) => {
         (i < rel.length ? relevant : others).push(r.raw!.similarity);
         (i < rel.length ? relevantP : othersP).push(r.probabilities.relevant);
       });

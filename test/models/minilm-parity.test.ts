@@ -276,7 +276,7 @@ describe.skipIf(missing.length > 0)('all-MiniLM-L6-v2 imported: parity with the 
       }
     }, 300_000);
 
-    it(`through the cross-encoder tier (its tokenizer, batcher, workers): max |Δ logit| ≤ ${MAX_LOGIT_DELTA} where the tokens agree`, async () => {
+    it(`through the cross-encoder tier (its tokenizer, batcher, workers), every third pair: max |Δ logit| ≤ ${MAX_LOGIT_DELTA} where the tokens agree`, async () => {
       const ce: CrossEncoder = await createCrossEncoder({
         modelDir: MINILM_CROSS,
         workers: 1,
@@ -285,13 +285,17 @@ describe.skipIf(missing.length > 0)('all-MiniLM-L6-v2 imported: parity with the 
       });
       try {
         expect(ce.info.contract.head).toEqual({ kind: 'single', name: 'logits' });
-        const scores = await Promise.all(pairs.map((p) => ce.score(p.query, [p.passage])));
+        // Every third pair: the forward pass above covers every pair on the reference's tokens; this
+        // checks the tier's own path (tokenizer, batcher, workers) end to end at a third of the cost.
+        const through = pairs.map((_, i) => i).filter((i) => i % 3 === 0);
+        const scored = await Promise.all(through.map((i) => ce.score(pairs[i]!.query, [pairs[i]!.passage])));
+        const scores = new Map(through.map((i, k) => [i, scored[k]!]));
         let worst = 0;
         let checked = 0;
-        for (let i = 0; i < pairs.length; i++) {
+        for (const i of through) {
           if (!same[i]) continue;
           checked++;
-          worst = Math.max(worst, Math.abs(scores[i]!.logits[0]! - logits.rows[i]![0]!));
+          worst = Math.max(worst, Math.abs(scores.get(i)!.logits[0]! - logits.rows[i]![0]!));
         }
         console.log(
           `[minilm parity] cross-encoder tier vs reference logits, ${checked} pairs with the reference's tokens: max |Δ| ${worst.toExponential(2)}`,

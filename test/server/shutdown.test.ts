@@ -25,6 +25,8 @@ describe('server.close()', () => {
     const scorer = countingSlowScorer(250);
     const server = await start({
       drainDelayMs: 200,
+      // Far beyond the test's timeout: if close() waited for the force-close, the test would fail.
+      shutdownTimeoutMs: 600_000,
       models: { slow: { type: 'scorer', scorer, budgetMs: 5000 } },
     });
     const url = server.url as string;
@@ -47,10 +49,8 @@ describe('server.close()', () => {
       expect(a.status).toBe(200);
       expect((a.body as { results: unknown[] }).results).toHaveLength(2);
     }
-    const t0 = performance.now();
+    // No waiting for the force-close: answered connections close themselves.
     await closing;
-    // No waiting for the 30 s force-close: answered connections close themselves.
-    expect(performance.now() - t0).toBeLessThan(5000);
     await expect(fetch(`${url}/health/live`)).rejects.toThrow();
   });
 });

@@ -22,6 +22,8 @@ interface EvalCliOptions {
   progress: boolean;
   retrievalRank: boolean;
   dense?: boolean;
+  variant?: string;
+  embeddingModel?: string;
   operatingPoints?: string;
   junkCollection?: string[];
 }
@@ -46,6 +48,14 @@ export function register(program: Command): void {
     .option(
       '--dense',
       'embedding tier: exact retrieval by cosine over the whole corpus instead of reranking BM25 (corpus vectors cached under models/.cache/embeddings)',
+    )
+    .option(
+      '--variant <name>',
+      'cross-encoder and embedding tiers: the ONNX variant of the model folder, e.g. int8 (default: the fp32 onnx/model.onnx)',
+    )
+    .option(
+      '--embedding-model <dir>',
+      'fast-path tier: a bi-encoder folder; each passage carries its cosine with the query as features.embedding_similarity (a model trained with train-fast-path --embedding-model)',
     )
     .option(
       '--stats <file>',
@@ -92,10 +102,14 @@ export function register(program: Command): void {
       }
       if (opts.dense === true && opts.tier !== 'embedding')
         throw new InvalidArgumentError("--dense needs --tier embedding (dense retrieval is the bi-encoder's)");
+      if (opts.variant !== undefined && opts.tier === 'fast-path')
+        throw new InvalidArgumentError('--variant applies to the cross-encoder and embedding tiers (ONNX variants)');
       await runEvalCommand({
         collectionDir: opts.collection,
         tier: opts.tier,
         dense: opts.dense === true,
+        ...(opts.variant === undefined ? {} : { variant: opts.variant }),
+        ...(opts.embeddingModel === undefined ? {} : { embeddingModel: opts.embeddingModel }),
         model,
         statsFile: opts.stats,
         queries: opts.queries,

@@ -20,6 +20,7 @@ interface FitPointsCliOptions {
   progress: boolean;
   retrievalRank: boolean;
   junk: boolean;
+  embeddingModel?: string;
 }
 
 /** Repeated --collection values, in the order given. */
@@ -59,6 +60,10 @@ export function register(program: Command): void {
     .option('--json <file>', 'write the whole fit (every row and bound) as JSON here')
     .option('--no-progress', 'no progress display')
     .option(
+      '--embedding-model <dir>',
+      'fast-path tier: a bi-encoder folder; each passage carries its cosine with the query as features.embedding_similarity (a model trained with train-fast-path --embedding-model)',
+    )
+    .option(
       '--no-junk',
       "do not score each corpus with the other collections' queries (no sufficiency verdict, no floor)",
     )
@@ -87,6 +92,7 @@ export function register(program: Command): void {
         progress: opts.progress,
         retrievalRank: opts.retrievalRank,
         junk: opts.junk,
+        ...(opts.embeddingModel === undefined ? {} : { embeddingModel: opts.embeddingModel }),
       });
     });
 }

@@ -14,6 +14,7 @@ interface TrainCliOptions {
   targetPrecision: string;
   grid: string;
   maxQueries?: string;
+  embeddingModel?: string;
   check: boolean;
   progress: boolean;
 }
@@ -35,6 +36,10 @@ export function register(program: Command): void {
     .option('--target-precision <p>', 'precision the recommended threshold is chosen for (on validation)', '0.5')
     .option('--grid <name>', 'hyperparameter grid: full | loco | quick | tiny', 'full')
     .option('--max-queries <n>', 'at most this many train and validation queries per collection (quick runs)')
+    .option(
+      '--embedding-model <dir>',
+      "a bi-encoder folder (relevance-gate import-model --as bi-encoder): its query-passage cosine becomes the embedding_similarity feature (30 % of training queries without it); callers then pass the cosine of this model's embeddings",
+    )
     .option('--check', 'rerun the pipeline for the chosen point and fail unless the outputs are byte-identical', false)
     .option('--no-progress', 'no progress display')
     .action(async (opts: TrainCliOptions) => {
@@ -69,6 +74,7 @@ export function register(program: Command): void {
         targetPrecision,
         grid: opts.grid as GridName,
         ...(maxQueriesPerSplit !== undefined ? { maxQueriesPerSplit } : {}),
+        ...(opts.embeddingModel === undefined ? {} : { embeddingModel: opts.embeddingModel }),
         check: opts.check,
         progress: opts.progress,
       });

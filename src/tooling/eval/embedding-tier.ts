@@ -271,6 +271,8 @@ export interface LoadEmbeddingEvalOptions {
   readonly model: string;
   readonly collection: Collection;
   readonly dense?: boolean;
+  /** The folder's ONNX variant ('int8'); default the fp32 file. */
+  readonly variant?: string;
   /** Platt parameters to use instead of the folder's (fit-points scores with the calibration it fitted). */
   readonly calibration?: PlattParameters;
   readonly cacheDir?: string;
@@ -281,6 +283,7 @@ export async function loadEmbeddingEval(options: LoadEmbeddingEvalOptions): Prom
   const { createEmbeddingScorer } = await import('../../tiers/embedding/index.js');
   const embedder = await createEmbeddingScorer({
     modelDir: options.model,
+    ...(options.variant === undefined ? {} : { variant: options.variant }),
     ...(options.calibration === undefined ? {} : { calibration: options.calibration }),
     // The corpus and its queries stay in the vector cache for the run.
     cacheBytes: 1024 * 1024 * 1024,

@@ -21,6 +21,10 @@ export interface EvalCommandOptions {
   readonly statsFile?: string | undefined;
   /** Embedding tier: exact dense retrieval over the corpus instead of reranking BM25's list. */
   readonly dense?: boolean;
+  /** Cross-encoder and embedding tiers: the model folder's ONNX variant (e.g. 'int8'); default fp32. */
+  readonly variant?: string;
+  /** Fast-path tier: a bi-encoder folder whose cosines the passages carry as `embedding_similarity`. */
+  readonly embeddingModel?: string;
   readonly queries: string;
   readonly k: number;
   readonly gateK: number;
@@ -78,6 +82,8 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<EvalJ
     collection,
     statsFile: options.statsFile,
     ...(options.dense === true ? { dense: true } : {}),
+    ...(options.variant === undefined ? {} : { variant: options.variant }),
+    ...(options.embeddingModel === undefined ? {} : { embeddingModel: options.embeddingModel }),
     log,
   });
   try {

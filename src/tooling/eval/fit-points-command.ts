@@ -37,6 +37,8 @@ export interface FitPointsCommandOptions {
   readonly jsonOut?: string | undefined;
   readonly progress: boolean;
   readonly retrievalRank?: boolean;
+  /** Fast-path tier: a bi-encoder folder whose cosines the passages carry as `embedding_similarity`. */
+  readonly embeddingModel?: string;
   /**
    * Score each corpus with the other collections' queries too (lists that hold nothing relevant),
    * so every point gets a sufficiency verdict and a floor. Default true (with two collections or more).
@@ -160,6 +162,7 @@ export async function runFitPointsCommand(options: FitPointsCommandOptions): Pro
       model: options.model,
       collection,
       ...(calibration === undefined ? {} : { calibration: calibration.calibration }),
+      ...(options.embeddingModel === undefined ? {} : { embeddingModel: options.embeddingModel }),
       log,
     });
     try {

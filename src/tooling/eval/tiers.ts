@@ -46,6 +46,13 @@ export interface LoadEvalTierOptions {
   readonly statsFile?: string | undefined;
   /** Embedding tier: retrieve with the bi-encoder over the whole corpus instead of reranking BM25. */
   readonly dense?: boolean;
+  /** Cross-encoder and embedding tiers: the folder's ONNX variant (e.g. 'int8'); default the fp32 file. */
+  readonly variant?: string;
+  /**
+   * Fast-path tier: a bi-encoder folder whose query–passage cosines the passages carry as
+   * `features.embedding_similarity` (a model trained with `train-fast-path --embedding-model`).
+   */
+  readonly embeddingModel?: string;
   /** Embedding tier: Platt parameters over the cosine instead of the folder's calibration. */
   readonly calibration?: PlattParameters;
   readonly log?: (line: string) => void;
@@ -68,15 +75,38 @@ const loadFastPathTier: TierLoader = async (options) => {
     scorer = await loadFastPathScorer(options.model, { stats });
   }
   const meta = scorer.meta;
+  const similarities =
+    options.embeddingModel === undefined
+      ? null
+      : await (await import('./embedding-similarity.js')).createEmbeddingSimilarities(options.embeddingModel, {
+          ...(options.log === undefined ? {} : { log: options.log }),
+        });
+  let withSimilarity: Scorer = scorer;
+  if (similarities !== null) {
+    try {
+      const { withEmbeddingSimilarity } = await import('./embedding-similarity.js');
+      withSimilarity = withEmbeddingSimilarity(scorer, await similarities.forCollection(options.collection), (text) =>
+        similarities.prepareQuery(text),
+      );
+    } catch (err) {
+      await similarities.close();
+      throw err;
+    }
+  }
   return {
     name: 'fast-path',
-    scorer,
-    description: `fast-path lexical trees ${options.model} (${meta.objective}, ${scorer.model.numTrees} trees, id ${scorer.id}); ${statsNote}`,
+    scorer: withSimilarity,
+    description:
+      `fast-path lexical trees ${options.model} (${meta.objective}, ${scorer.model.numTrees} trees, id ${scorer.id}); ${statsNote}` +
+      (similarities === null
+        ? ''
+        : `; embedding_similarity from ${options.embeddingModel} (${similarities.source.modelId})`),
     relevanceModel: true,
     ...(scorer.recommendedThreshold !== undefined ? { recommendedThreshold: scorer.recommendedThreshold } : {}),
     ...(typeof meta.targetPrecision === 'number' ? { targetPrecision: meta.targetPrecision } : {}),
     splits: readSplitsFile(join(options.model, SPLITS_FILE)),
     async close() {
+      await similarities?.close();
       scorer.model.dispose();
     },
   };
@@ -98,7 +128,10 @@ export function isRelevanceCrossEncoder(modelDir: string): boolean {
 const loadCrossEncoderTier: TierLoader = async (options) => {
   const { createCrossEncoder } = await import('../../tiers/cross-encoder/cross-encoder.js');
   const { createCrossEncoderScorer } = await import('../../tiers/cross-encoder/scorer.js');
-  const encoder = await createCrossEncoder({ modelDir: options.model });
+  const encoder = await createCrossEncoder({
+    modelDir: options.model,
+    ...(options.variant === undefined ? {} : { variant: options.variant }),
+  });
   const relevanceModel = isRelevanceCrossEncoder(options.model);
   return {
     name: 'cross-encoder',
@@ -120,6 +153,7 @@ const loadEmbeddingTier: TierLoader = async (options) => {
     model: options.model,
     collection: options.collection,
     dense: options.dense === true,
+    ...(options.variant === undefined ? {} : { variant: options.variant }),
     ...(options.calibration === undefined ? {} : { calibration: options.calibration }),
     ...(options.log === undefined ? {} : { log: options.log }),
   });
@@ -129,7 +163,7 @@ const loadEmbeddingTier: TierLoader = async (options) => {
     name: 'embedding',
     scorer: loaded.scorer,
     description:
-      `embedding ${options.model} (${embedder.dimensions} dims, max length ${embedder.info.maxLength}, ${embedder.info.workers} workers, ` +
+      `embedding ${options.model}${options.variant === undefined ? '' : ` (${options.variant})`} (${embedder.dimensions} dims, max length ${embedder.info.maxLength}, ${embedder.info.workers} workers, ` +
       `relevant = σ(${c.a}·cos ${c.b < 0 ? '−' : '+'} ${Math.abs(c.b)}) from ${embedder.info.calibrationSource}, id ${embedder.id}); ` +
       `corpus vectors ${corpus.fromCache ? 'from' : 'written to'} ${corpus.file ?? '(not cached)'}` +
       (loaded.firstStage === undefined ? '' : '; dense retrieval over the whole corpus instead of BM25'),
@@ -154,5 +188,9 @@ export const EVAL_TIERS: readonly string[] = Object.keys(TIER_LOADERS);
 export async function loadEvalTier(options: LoadEvalTierOptions): Promise<EvalTier> {
   const loader = TIER_LOADERS[options.tier];
   if (!loader) throw new InvalidArgumentError(`--tier must be one of ${EVAL_TIERS.join(', ')}, got "${options.tier}"`);
+  if (options.embeddingModel !== undefined && options.tier !== 'fast-path')
+    throw new InvalidArgumentError(
+      '--embedding-model gives the fast path its embedding_similarity feature; it applies to --tier fast-path',
+    );
   return loader(options);
 }

@@ -21,7 +21,12 @@ import { LexicalFeaturizer } from '../../features/featurizer.js';
 import { type GridPoint, type LambdaMartSettings, modelObjectiveOf } from './grid-search.js';
 import { renderModelCard, type TestResult } from './model-card.js';
 import { buildMeta, modelBytesToXGBoostJson, stageModelDir } from './model-dir.js';
-import { type TrainFastPathOptions, type TrainFastPathResult, trainFastPath } from './train-fast-path.js';
+import {
+  DEFAULT_EMBEDDING_DROPOUT,
+  type TrainFastPathOptions,
+  type TrainFastPathResult,
+  trainFastPath,
+} from './train-fast-path.js';
 import { createXGBoostBackend } from './xgboost-backend.js';
 import { ReproducibilityError } from './errors.js';
 
@@ -95,6 +100,11 @@ export interface FastPathPipelineOptions {
   readonly k?: number;
   readonly gateK?: number;
   readonly retrievalRankDropout?: number;
+  /**
+   * A bi-encoder model folder: its query–document cosines are given to the trees as
+   * `embedding_similarity` (training, validation and the test evaluation), recorded in meta.json.
+   */
+  readonly embeddingModel?: string;
   readonly minQueriesPerCollection?: number;
   readonly maxQueriesPerSplit?: number;
   readonly check: boolean;
@@ -139,6 +149,7 @@ export function evalInFreshProcess(
   gateK: number,
   targetPrecision: number,
   retrievalRank: boolean,
+  embeddingModel?: string,
 ): EvalReport {
   const dir = mkdtempSync(join(tmpdir(), 'rg-train-eval-'));
   try {
@@ -168,6 +179,7 @@ export function evalInFreshProcess(
       '--no-progress',
     );
     if (!retrievalRank) args.push('--no-retrieval-rank');
+    if (embeddingModel !== undefined) args.push('--embedding-model', embeddingModel);
     const run = spawnSync(process.execPath, [...process.execArgv, cli, ...args], {
       stdio: ['ignore', 'ignore', 'pipe'],
       encoding: 'utf8',
@@ -233,194 +245,260 @@ export async function runFastPathPipeline(options: FastPathPipelineOptions): Pro
   const gateK = options.gateK ?? 20;
 
   const bars = new Map<string, ReturnType<typeof createProgress>>();
-  const trainOptions = (gridPoints: readonly GridPoint[]): TrainFastPathOptions => ({
-    collectionDirs: names.map((n) => join(dataDir, n)),
-    seed: options.seed,
-    k,
-    gateK,
-    targetPrecision: options.targetPrecision,
-    grid: gridPoints,
-    retrievalRankDropout: options.retrievalRankDropout ?? 0.5,
-    minQueriesPerCollection: options.minQueriesPerCollection ?? 100,
-    ...(options.maxQueriesPerSplit !== undefined ? { maxQueriesPerSplit: options.maxQueriesPerSplit } : {}),
-    log,
-    ...(options.progress
-      ? {
-          onDatasetProgress: (phase: string, done: number, total: number) => {
-            let bar = bars.get(phase);
-            if (!bar) {
-              bar = createProgress(`features ${phase}`, total);
-              bars.set(phase, bar);
-            }
-            bar.update(done);
-            if (done === total) bar.finish();
-          },
-        }
-      : {}),
-  });
-  const deps = {
-    featurizerFor: async (c: { docs: readonly { title: string; text: string }[] }) =>
-      new LexicalFeaturizer(await buildCorpusStats(c.docs)),
-    backend: createXGBoostBackend(),
-  };
-
-  const t0 = performance.now();
-  const training = await trainFastPath(trainOptions(grid), deps);
-  const t1 = performance.now();
-
-  // Statistics of every training collection together: the fallback for callers without their own.
-  const allDocs = names.flatMap((n) => loadCollection(join(dataDir, n)).docs);
-  const stats = await buildCorpusStats(allDocs, { source: `training collections: ${names.join(', ')}` });
-  const statsBytes = stats.encode();
-  const modelJson = await modelBytesToXGBoostJson(training.modelBytes);
-  const p = training.chosen.point;
-  const lambdaMart = p.objective === 'lambdamart' ? p.lambdaMart : undefined;
-  const meta = buildMeta({
-    objective: modelObjectiveOf(p.objective),
-    recommendedThreshold: training.threshold.threshold,
-    targetPrecision: options.targetPrecision,
-    trainedOn: names,
-    ...(training.calibration ? { calibration: training.calibration } : {}),
-    ...(training.rankingBlend ? { rankingBlend: training.rankingBlend.blend } : {}),
-    provenance: {
-      hyperparameters: {
-        ...(lambdaMart
-          ? {
-              method: 'lambdamart',
-              maxDepth: p.maxDepth,
-              learningRate: p.eta,
-              trees: training.chosen.trees,
-              maxRounds: p.rounds,
-              minChildWeight: p.minChildWeight,
-              sigma: lambdaMart.sigma,
-              truncation: Number.isFinite(lambdaMart.truncation) ? lambdaMart.truncation : 'all pairs',
-              patience: lambdaMart.patience,
-              epsilon: lambdaMart.epsilon,
-              queryWeighting: lambdaMart.queryWeighting,
-              ...(lambdaMart.warmStart
-                ? { warmStart: { from: 'best pointwise grid point', leafScale: lambdaMart.warmStart.scale } }
-                : {}),
-            }
-          : {
-              method: p.objective,
-              maxDepth: p.maxDepth,
-              eta: p.eta,
-              rounds: p.rounds,
-              minChildWeight: p.minChildWeight,
-            }),
-        subsample: 1,
-        colsampleBytree: 1,
-      },
-      seed: options.seed,
-      trainer: lambdaMart
-        ? 'LambdaMART (src/training/lambdamart.ts): tree structures fitted by ml-xgboost 1.1.2 (WASM XGBoost 0.8x), Newton leaf values, written as XGBoost JSON'
-        : 'ml-xgboost 1.1.2 (WASM XGBoost 0.8x), converted to XGBoost JSON',
-      firstStage: { kind: 'bm25', library: 'minisearch', k1: 1.2, b: 0.75, candidates: k },
-      retrievalRank: 'optional: pass passage.features.retrieval_rank (1 = best) when the retriever order is known',
-      modelCard: 'MODEL_CARD.md',
-    },
-  });
-  const staged = stageModelDir(options.outDir, { modelJson, meta, splits: training.splits, statsBytes });
-  const t2 = performance.now();
-
-  const tests: TestResult[] = [];
+  const embeddingModel = options.embeddingModel === undefined ? undefined : resolve(options.embeddingModel);
+  const similarities =
+    embeddingModel === undefined
+      ? null
+      : await (await import('../eval/embedding-similarity.js')).createEmbeddingSimilarities(embeddingModel, { log });
   try {
-    for (const name of names) {
-      const ids = training.splits.collections[name]!.test;
-      const withRank = evalInFreshProcess(join(dataDir, name), staged.path, k, gateK, options.targetPrecision, true);
-      const textOnly = evalInFreshProcess(join(dataDir, name), staged.path, k, gateK, options.targetPrecision, false);
-      if (withRank.queries !== ids.length || textOnly.gate.thresholdSource !== 'given') {
-        throw new RelevanceGateError(
-          'RG_ERR_EVAL_MISMATCH',
-          `test evaluation of ${name} did not use the model's test split and threshold`,
-        );
-      }
-      tests.push({ name, withRank, textOnly });
-      log(
-        `train-fast-path: test ${name} (${ids.length} q): nDCG@10 BM25 ${withRank.ndcg10.firstStage?.toFixed(4)} → reranked ${withRank.ndcg10.reranked?.toFixed(4)} ` +
-          `(text only ${textOnly.ndcg10.reranked?.toFixed(4)}); gate precision ${withRank.gate.precisionAll?.toFixed(3)} → ${withRank.gate.precisionKept?.toFixed(3)}, recall kept ${withRank.gate.recallKept?.toFixed(3)}`,
-      );
-    }
-    const t3 = performance.now();
+    return await trainAndWrite();
+  } finally {
+    await similarities?.close();
+  }
 
-    const report = {
+  async function trainAndWrite(): Promise<FastPathPipelineResult> {
+    const trainOptions = (gridPoints: readonly GridPoint[]): TrainFastPathOptions => ({
+      collectionDirs: names.map((n) => join(dataDir, n)),
       seed: options.seed,
-      collections: training.collections,
-      grid: training.grid.map((g) => ({
-        point:
-          g.point.lambdaMart && !Number.isFinite(g.point.lambdaMart.truncation)
-            ? { ...g.point, lambdaMart: { ...g.point.lambdaMart, truncation: 'all pairs' } }
-            : g.point,
-        trees: g.trees,
-        roundsTrained: g.roundsTrained,
-        validationNdcg10: g.ndcg10ByCollection,
-        macroNdcg10: g.macroNdcg10,
-        selection: g.selection,
-        modelBytes: g.modelBytes,
-      })),
-      chosen: {
-        objective: training.chosen.point.objective,
-        maxDepth: p.maxDepth,
-        eta: p.eta,
-        minChildWeight: p.minChildWeight,
-        trees: training.chosen.trees,
-      },
-      threshold: training.threshold,
-      ...(training.rankingBlend
+      k,
+      gateK,
+      targetPrecision: options.targetPrecision,
+      grid: gridPoints,
+      retrievalRankDropout: options.retrievalRankDropout ?? 0.5,
+      ...(similarities === null ? {} : { embeddingSimilarity: (c) => similarities.forCollection(c) }),
+      minQueriesPerCollection: options.minQueriesPerCollection ?? 100,
+      ...(options.maxQueriesPerSplit !== undefined ? { maxQueriesPerSplit: options.maxQueriesPerSplit } : {}),
+      log,
+      ...(options.progress
         ? {
-            rankingBlend: {
-              lambda: training.rankingBlend.blend.lambda,
-              rule: training.rankingBlend.rule,
-              grid: training.rankingBlend.grid,
+            onDatasetProgress: (phase: string, done: number, total: number) => {
+              let bar = bars.get(phase);
+              if (!bar) {
+                bar = createProgress(`features ${phase}`, total);
+                bars.set(phase, bar);
+              }
+              bar.update(done);
+              if (done === total) bar.finish();
             },
           }
         : {}),
-      trainRows: training.trainRows,
-      validationRows: training.validationRows,
-      test: tests.map((t) => ({
-        name: t.name,
-        queries: t.withRank.queries,
-        ndcg10: {
-          firstStage: t.withRank.ndcg10.firstStage,
-          reranked: t.withRank.ndcg10.reranked,
-          rerankedTextOnly: t.textOnly.ndcg10.reranked,
-        },
-        map: t.withRank.map,
-        gate: t.withRank.gate,
-        gateTextOnly: t.textOnly.gate,
-      })),
+    });
+    const deps = {
+      featurizerFor: async (c: { docs: readonly { title: string; text: string }[] }) =>
+        new LexicalFeaturizer(await buildCorpusStats(c.docs)),
+      backend: createXGBoostBackend(),
     };
-    staged.writeReports(
-      report,
-      renderModelCard({
+
+    const t0 = performance.now();
+    const training = await trainFastPath(trainOptions(grid), deps);
+    const t1 = performance.now();
+
+    // Statistics of every training collection together: the fallback for callers without their own.
+    const allDocs = names.flatMap((n) => loadCollection(join(dataDir, n)).docs);
+    const stats = await buildCorpusStats(allDocs, { source: `training collections: ${names.join(', ')}` });
+    const statsBytes = stats.encode();
+    const modelJson = await modelBytesToXGBoostJson(training.modelBytes);
+    const p = training.chosen.point;
+    const lambdaMart = p.objective === 'lambdamart' ? p.lambdaMart : undefined;
+    const meta = buildMeta({
+      objective: modelObjectiveOf(p.objective),
+      recommendedThreshold: training.threshold.threshold,
+      targetPrecision: options.targetPrecision,
+      trainedOn: names,
+      ...(training.calibration ? { calibration: training.calibration } : {}),
+      ...(training.rankingBlend ? { rankingBlend: training.rankingBlend.blend } : {}),
+      provenance: {
+        hyperparameters: {
+          ...(lambdaMart
+            ? {
+                method: 'lambdamart',
+                maxDepth: p.maxDepth,
+                learningRate: p.eta,
+                trees: training.chosen.trees,
+                maxRounds: p.rounds,
+                minChildWeight: p.minChildWeight,
+                sigma: lambdaMart.sigma,
+                truncation: Number.isFinite(lambdaMart.truncation) ? lambdaMart.truncation : 'all pairs',
+                patience: lambdaMart.patience,
+                epsilon: lambdaMart.epsilon,
+                queryWeighting: lambdaMart.queryWeighting,
+                ...(lambdaMart.warmStart
+                  ? { warmStart: { from: 'best pointwise grid point', leafScale: lambdaMart.warmStart.scale } }
+                  : {}),
+              }
+            : {
+                method: p.objective,
+                maxDepth: p.maxDepth,
+                eta: p.eta,
+                rounds: p.rounds,
+                minChildWeight: p.minChildWeight,
+              }),
+          subsample: 1,
+          colsampleBytree: 1,
+        },
+        seed: options.seed,
+        trainer: lambdaMart
+          ? 'LambdaMART (src/training/lambdamart.ts): tree structures fitted by ml-xgboost 1.1.2 (WASM XGBoost 0.8x), Newton leaf values, written as XGBoost JSON'
+          : 'ml-xgboost 1.1.2 (WASM XGBoost 0.8x), converted to XGBoost JSON',
+        firstStage: { kind: 'bm25', library: 'minisearch', k1: 1.2, b: 0.75, candidates: k },
+        retrievalRank: 'optional: pass passage.features.retrieval_rank (1 = best) when the retriever order is known',
+        ...(similarities === null
+          ? {}
+          : {
+              embeddingSimilarity: {
+                use: 'pass passage.features.embedding_similarity: the cosine of the query and passage embeddings of this model',
+                modelId: similarities.source.modelId,
+                model: modelNameOf(similarities.source.modelDir),
+                dimensions: similarities.source.dimensions,
+                trainingDropout: DEFAULT_EMBEDDING_DROPOUT,
+              },
+            }),
+        modelCard: 'MODEL_CARD.md',
+      },
+    });
+    const staged = stageModelDir(options.outDir, { modelJson, meta, splits: training.splits, statsBytes });
+    const t2 = performance.now();
+
+    const tests: TestResult[] = [];
+    try {
+      for (const name of names) {
+        const ids = training.splits.collections[name]!.test;
+        const withRank = evalInFreshProcess(
+          join(dataDir, name),
+          staged.path,
+          k,
+          gateK,
+          options.targetPrecision,
+          true,
+          embeddingModel,
+        );
+        const textOnly = evalInFreshProcess(
+          join(dataDir, name),
+          staged.path,
+          k,
+          gateK,
+          options.targetPrecision,
+          false,
+          embeddingModel,
+        );
+        if (withRank.queries !== ids.length || textOnly.gate.thresholdSource !== 'given') {
+          throw new RelevanceGateError(
+            'RG_ERR_EVAL_MISMATCH',
+            `test evaluation of ${name} did not use the model's test split and threshold`,
+          );
+        }
+        tests.push({ name, withRank, textOnly });
+        log(
+          `train-fast-path: test ${name} (${ids.length} q): nDCG@10 BM25 ${withRank.ndcg10.firstStage?.toFixed(4)} → reranked ${withRank.ndcg10.reranked?.toFixed(4)} ` +
+            `(text only ${textOnly.ndcg10.reranked?.toFixed(4)}); gate precision ${withRank.gate.precisionAll?.toFixed(3)} → ${withRank.gate.precisionKept?.toFixed(3)}, recall kept ${withRank.gate.recallKept?.toFixed(3)}`,
+        );
+      }
+      const t3 = performance.now();
+
+      const report = {
+        seed: options.seed,
+        collections: training.collections,
+        grid: training.grid.map((g) => ({
+          point:
+            g.point.lambdaMart && !Number.isFinite(g.point.lambdaMart.truncation)
+              ? { ...g.point, lambdaMart: { ...g.point.lambdaMart, truncation: 'all pairs' } }
+              : g.point,
+          trees: g.trees,
+          roundsTrained: g.roundsTrained,
+          validationNdcg10: g.ndcg10ByCollection,
+          macroNdcg10: g.macroNdcg10,
+          selection: g.selection,
+          modelBytes: g.modelBytes,
+        })),
+        chosen: {
+          objective: training.chosen.point.objective,
+          maxDepth: p.maxDepth,
+          eta: p.eta,
+          minChildWeight: p.minChildWeight,
+          trees: training.chosen.trees,
+        },
+        threshold: training.threshold,
+        ...(training.rankingBlend
+          ? {
+              rankingBlend: {
+                lambda: training.rankingBlend.blend.lambda,
+                rule: training.rankingBlend.rule,
+                grid: training.rankingBlend.grid,
+              },
+            }
+          : {}),
+        trainRows: training.trainRows,
+        validationRows: training.validationRows,
+        test: tests.map((t) => ({
+          name: t.name,
+          queries: t.withRank.queries,
+          ndcg10: {
+            firstStage: t.withRank.ndcg10.firstStage,
+            reranked: t.withRank.ndcg10.reranked,
+            rerankedTextOnly: t.textOnly.ndcg10.reranked,
+          },
+          map: t.withRank.map,
+          gate: t.withRank.gate,
+          gateTextOnly: t.textOnly.gate,
+        })),
+      };
+      staged.writeReports(
+        report,
+        renderModelCard({
+          training,
+          tests,
+          meta,
+          options: {
+            seed: options.seed,
+            targetPrecision: options.targetPrecision,
+            k,
+            gateK,
+            grid: options.grid,
+            names,
+          },
+          statsTerms: stats.termCount,
+        }),
+      );
+      staged.commit();
+      log(`train-fast-path: wrote ${resolve(options.outDir)}`);
+
+      let reproducible: boolean | null = null;
+      let checkMs: number | null = null;
+      if (options.check) {
+        const t4 = performance.now();
+        reproducible = checkReproducible(resolve(options.outDir), log);
+        checkMs = Math.round(performance.now() - t4);
+        if (!reproducible)
+          throw new ReproducibilityError(`a second run of the same command wrote different files (see the log above)`);
+      }
+      return {
+        outDir: resolve(options.outDir),
         training,
         tests,
-        meta,
-        options: { seed: options.seed, targetPrecision: options.targetPrecision, k, gateK, grid: options.grid, names },
-        statsTerms: stats.termCount,
-      }),
-    );
-    staged.commit();
-    log(`train-fast-path: wrote ${resolve(options.outDir)}`);
-
-    let reproducible: boolean | null = null;
-    let checkMs: number | null = null;
-    if (options.check) {
-      const t4 = performance.now();
-      reproducible = checkReproducible(resolve(options.outDir), log);
-      checkMs = Math.round(performance.now() - t4);
-      if (!reproducible)
-        throw new ReproducibilityError(`a second run of the same command wrote different files (see the log above)`);
+        reproducible,
+        timingsMs: {
+          train: Math.round(t1 - t0),
+          write: Math.round(t2 - t1),
+          test: Math.round(t3 - t2),
+          check: checkMs,
+        },
+      };
+    } catch (err) {
+      staged.discard();
+      throw err;
     }
-    return {
-      outDir: resolve(options.outDir),
-      training,
-      tests,
-      reproducible,
-      timingsMs: { train: Math.round(t1 - t0), write: Math.round(t2 - t1), test: Math.round(t3 - t2), check: checkMs },
-    };
-  } catch (err) {
-    staged.discard();
-    throw err;
   }
+}
+
+/** The name a bi-encoder folder gives its source model (relevance-gate-model.json), else the folder's name. */
+function modelNameOf(dir: string): string {
+  try {
+    const meta = JSON.parse(readFileSync(join(dir, 'relevance-gate-model.json'), 'utf8')) as {
+      source?: { name?: unknown };
+    };
+    if (typeof meta.source?.name === 'string') return meta.source.name;
+  } catch {
+    // no readable descriptor: the folder name says what it is
+  }
+  return dir.split(/[\\/]/).filter(Boolean).pop() ?? dir;
 }

@@ -144,9 +144,7 @@ export function renderModelCard(input: ModelCardInput): string {
     '|---|---|---|---|',
     ...FEATURE_DEFINITIONS.map((d, i) => `| ${i} | \`${d.name}\` | ${d.kind} | ${d.meaning.replace(/\|/g, '\\|')} |`),
     '',
-    'Training supplied `retrieval_rank` (the BM25 rank) for a random half of the training queries (decided per query,',
-    'seeded); `retrieval_score` and `embedding_similarity` were never supplied, so the trees never split on them and',
-    'their values do not change scores.',
+    ...featureSupplyLines(input.meta),
     '',
     '## Training data',
     '',
@@ -312,5 +310,26 @@ function rankingBlendLines(training: TrainFastPathResult, names: readonly string
     '',
     `Best worst-collection gain at λ = ${rb.best.lambda}; its standard errors per collection: ${names.map((n) => `${n} ${pct(rb.best.standardError[n])}`).join(', ')}. Chosen (bold): the largest λ where no collection is more than that below its gain at the best λ.`,
     'λ = 0 orders by the margin alone (the order of `relevant`).',
+  ];
+}
+
+/** What training supplied of the passthrough features, as the card says it. */
+function featureSupplyLines(meta: Readonly<Record<string, unknown>>): string[] {
+  const embedding = meta.embeddingSimilarity as
+    | { readonly model?: unknown; readonly modelId?: unknown; readonly trainingDropout?: unknown }
+    | undefined;
+  if (embedding === undefined)
+    return [
+      'Training supplied `retrieval_rank` (the BM25 rank) for a random half of the training queries (decided per query,',
+      'seeded); `retrieval_score` and `embedding_similarity` were never supplied, so the trees never split on them and',
+      'their values do not change scores.',
+    ];
+  const share = typeof embedding.trainingDropout === 'number' ? Math.round(100 * (1 - embedding.trainingDropout)) : 70;
+  return [
+    'Training supplied `retrieval_rank` (the BM25 rank) for a random half of the training queries (decided per query,',
+    `seeded), and \`embedding_similarity\`, the cosine of the query's and the passage's ${String(embedding.model)} embeddings`,
+    `(model id \`${String(embedding.modelId)}\`), for ${share} % of them (an independent seeded draw; every validation and`,
+    "test query has both). Pass that model's cosine as `passage.features.embedding_similarity`: another model's",
+    'similarities have another scale. `retrieval_score` was never supplied, so the trees never split on it.',
   ];
 }

@@ -25,6 +25,7 @@ import {
 import type { SplitsFile } from '../eval/query-set.js';
 import { integerInRange, probability } from '../../util/validate-options.js';
 import type { CandidateList } from '../eval/candidates.js';
+import type { SimilarityOf } from '../eval/embedding-similarity.js';
 import { type QuerySplit, fnv1a, splitQueries } from '../eval/splits.js';
 import { type DatasetSource, type PairFeaturizer, type RankingDataset, buildRankingDataset } from './dataset.js';
 import { type RankingBlendSelection, chooseRankingBlend } from './ranking-blend-selection.js';
@@ -54,6 +55,17 @@ export interface TrainFastPathOptions {
    * (as `eval` does by default). 0 = always, 1 = never.
    */
   readonly retrievalRankDropout: number;
+  /**
+   * A query–document similarity per collection (a bi-encoder's cosine: eval/embedding-similarity.ts),
+   * given to the trees as `embedding_similarity`. Absent: the feature is never given.
+   */
+  readonly embeddingSimilarity?: (collection: Collection) => Promise<SimilarityOf>;
+  /**
+   * Share of training query copies without `embedding_similarity` (decided per copy, independently of
+   * the rank's), so the model still scores a caller that does not pass it; validation always has
+   * it. Default 0.3 when `embeddingSimilarity` is given.
+   */
+  readonly embeddingDropout?: number;
   /**
    * Small collections' training queries are repeated until each collection has at least this many
    * (a weight, since ml-xgboost has no weight API), so the big ones do not drown them. 0 = off.
@@ -194,7 +206,13 @@ interface LoadedCollection {
   readonly firstStage: FirstStage;
   readonly featurizer: PairFeaturizer;
   readonly split: QuerySplit;
+  /** The collection's query–document similarity (options.embeddingSimilarity), null without one. */
+  readonly similarity: SimilarityOf | null;
 }
+
+/** Share of training query copies trained without embedding_similarity (options.embeddingDropout). */
+export const DEFAULT_EMBEDDING_DROPOUT = 0.3;
+const ALL_PASSTHROUGH = { rank: true, similarity: true } as const;
 
 interface TrainingDatasets {
   readonly loaded: readonly LoadedCollection[];
@@ -214,6 +232,8 @@ async function buildTrainingDatasets(
   if (options.collectionDirs.length === 0) throw new InvalidArgumentError('no collections to train on');
   integerInRange('gateK', options.gateK, 1, options.k);
   probability('retrievalRankDropout', options.retrievalRankDropout);
+  const embeddingDropout = options.embeddingDropout ?? DEFAULT_EMBEDDING_DROPOUT;
+  probability('embeddingDropout', embeddingDropout);
   probability('targetPrecision', options.targetPrecision);
   const loaded: LoadedCollection[] = [];
   const names = new Set<string>();
@@ -225,7 +245,8 @@ async function buildTrainingDatasets(
     const split =
       given === undefined ? splitQueries(collection, { seed: options.seed }) : checkedSplit(collection, given);
     const featurizer = await deps.featurizerFor(collection);
-    loaded.push({ collection, firstStage: createBm25FirstStage(collection), featurizer, split });
+    const similarity = options.embeddingSimilarity === undefined ? null : await options.embeddingSimilarity(collection);
+    loaded.push({ collection, firstStage: createBm25FirstStage(collection), featurizer, split, similarity });
     log(
       `train-fast-path: ${collection.name}: ${collection.docs.length} docs; queries train ${split.train.length}, validation ${split.validation.length}, test ${split.test.length}`,
     );
@@ -235,14 +256,27 @@ async function buildTrainingDatasets(
     if (!names.has(name))
       throw new InvalidArgumentError(`querySplits names "${name}", which is not a collection trained on`);
 
-  const rankOf = (list: CandidateList, i: number): Record<string, number> => ({
-    retrieval_rank: list.candidates[i]!.rank,
-  });
+  /** The passthrough features of candidate i: its rank and its similarity, each when given. */
+  const passthroughOf = (
+    l: LoadedCollection,
+    list: CandidateList,
+    i: number,
+    give: { readonly rank: boolean; readonly similarity: boolean },
+  ): Record<string, number> | undefined => {
+    const out: Record<string, number> = {};
+    if (give.rank) out.retrieval_rank = list.candidates[i]!.rank;
+    const cos = give.similarity ? l.similarity?.(list.queryText, list.candidates[i]!.docId) : undefined;
+    if (cos !== undefined) out.embedding_similarity = cos;
+    return Object.keys(out).length === 0 ? undefined : out;
+  };
   const sources = (which: 'train' | 'validation'): DatasetSource[] =>
     loaded.flatMap((l) => {
       const queryIds = limit(l.split[which], options.maxQueriesPerSplit);
       const base = { collection: l.collection, firstStage: l.firstStage, featurizer: l.featurizer, queryIds };
-      if (which === 'validation') return [{ ...base, passthrough: rankOf }];
+      if (which === 'validation')
+        return [
+          { ...base, passthrough: (list: CandidateList, i: number) => passthroughOf(l, list, i, ALL_PASSTHROUGH) },
+        ];
       const copies =
         options.minQueriesPerCollection > 0 && queryIds.length > 0
           ? Math.max(1, Math.ceil(options.minQueriesPerCollection / queryIds.length))
@@ -251,7 +285,13 @@ async function buildTrainingDatasets(
         ...base,
         passthrough: (list: CandidateList, i: number) => {
           const coin = fnv1a(`${options.seed}:${l.collection.name}:${copy}:${list.queryId}`) / 4294967296;
-          return coin < options.retrievalRankDropout ? undefined : rankOf(list, i);
+          // An independent coin for the similarity (the rank's name is kept so models trained
+          // without a similarity are byte-identical to before).
+          const simCoin = fnv1a(`${options.seed}:${l.collection.name}:${copy}:${list.queryId}:embedding`) / 4294967296;
+          return passthroughOf(l, list, i, {
+            rank: coin >= options.retrievalRankDropout,
+            similarity: simCoin >= embeddingDropout,
+          });
         },
       }));
     });

@@ -46,6 +46,14 @@ import { GRIDS, type GridName, discoverCollections } from '../../src/tooling/tra
 import { trainFastPath } from '../../src/tooling/training/train-fast-path.js';
 import { createXGBoostBackend } from '../../src/tooling/training/xgboost-backend.js';
 import type { Passage } from '../../src/types.js';
+import {
+  type CorpusEmbeddings,
+  corpusEmbeddings,
+  queryEmbeddings,
+} from '../../src/tooling/eval/embedding-tier.js';
+import { createEmbeddingScorer } from '../../src/tiers/embedding/index.js';
+import type { EmbeddingScorer } from '../../src/tiers/embedding/types.js';
+import { FEATURE_NAMES } from '../../src/features/schema.js';
 import { buildCollectionLsi, foldIn, latentCosine, type LsiModel } from './corpus-lsi.js';
 import { corpusIdf, FeedbackCentroid, feedbackSet, passageTokens } from './list-feedback.js';
 
@@ -67,6 +75,9 @@ const { values } = parseArgs({
     'lsi-rank': { type: 'string', default: '64' },
     'in-domain': { type: 'boolean', default: false },
     cv: { type: 'string', default: '5' },
+    // Bi-encoder folder of --extra embedding / embedding-cos (corpus vectors cached by
+    // src/tooling/eval/embedding-tier.ts under models/.cache/embeddings).
+    'embedding-model': { type: 'string', default: 'models/.cache/all-minilm-l6-v2' },
   },
 });
 const extras = new Set(values.extra ? (values.extra as string).split(',') : []);
@@ -83,6 +94,9 @@ const KNOWN_EXTRAS = new Set([
   'lsi',
   'lsi-rel',
   'lsi-head',
+  'embedding-cos',
+  'embedding',
+  'embedding-rank',
 ]);
 for (const e of extras) if (!KNOWN_EXTRAS.has(e)) throw new Error(`unknown --extra ${e}`);
 // prf: the feedback set is the list's own BM25 top PRF_DOCS (by the BM25 computed here, so neither the
@@ -96,6 +110,16 @@ const PRF_HEAD_TERMS = Number(values['head-terms']);
 // tokens only (what a native pass that stops early would resolve; the query is folded in whole).
 const LSI_RANK = Number(values['lsi-rank']);
 const LSI = extras.has('lsi') || extras.has('lsi-rel') || extras.has('lsi-head');
+// embedding-cos: the bi-encoder's query-passage cosine in the schema's own passthrough column
+// `embedding_similarity` (what a caller of the shipped featurizer can supply today); embedding: that,
+// plus the cosine's rank within the candidate list (1 = best) and its gap below the list's best,
+// appended as extra columns.
+// embedding-rank: only what does not depend on the bi-encoder's cosine scale (any embedding model's
+// similarities give the same values): the rank within the list and the gap below the list's best
+// relative to the list's spread (best − worst); the cosine itself is not given.
+const EMBEDDING_RANK_ONLY = extras.has('embedding-rank');
+const EMBEDDING = extras.has('embedding') || extras.has('embedding-cos') || EMBEDDING_RANK_ONLY;
+const EMBEDDING_LIST_FEATURES = extras.has('embedding');
 const NO_LATENT = new Float32Array(0);
 if (!Number.isSafeInteger(LSI_RANK) || LSI_RANK < 1) throw new Error('--lsi-rank must be a positive integer');
 if (!Number.isSafeInteger(PRF_HEAD_TERMS) || PRF_HEAD_TERMS < 1)
@@ -128,7 +152,8 @@ async function featurizerFor(collection: { readonly name?: string; docs: readonl
   const inner = new LexicalFeaturizer(stats);
   const idf = corpusIdf(stats);
   const lsi = LSI ? buildCollectionLsi(collection.docs, idf, { rank: LSI_RANK, seed }) : null;
-  const extra = extras.size === 0 ? null : extraFeaturizer(stats, idf, lsi);
+  const vectors = EMBEDDING ? await embeddingVectors(collection as Collection) : null;
+  const extra = extras.size === 0 ? null : extraFeaturizer(stats, idf, lsi, vectors);
   const memo = new Map<string, Float32Array>();
   const f: PairFeaturizer = {
     featureNames: extra === null ? inner.featureNames : [...inner.featureNames, ...extra.names],
@@ -148,8 +173,33 @@ async function featurizerFor(collection: { readonly name?: string; docs: readonl
   return f;
 }
 
+interface EmbeddingVectors {
+  readonly corpus: CorpusEmbeddings;
+  readonly queries: ReadonlyMap<string, Float32Array>;
+}
+let embedder: EmbeddingScorer | null = null;
+/** The collection's corpus vectors (cached file) and its queries' vectors, by the --embedding-model bi-encoder. */
+async function embeddingVectors(collection: Collection): Promise<EmbeddingVectors> {
+  embedder ??= await createEmbeddingScorer({
+    modelDir: resolve(values['embedding-model'] as string),
+    cacheBytes: 1024 * 1024 * 1024,
+  });
+  const corpus = await corpusEmbeddings(embedder, collection, { log });
+  const queries = await queryEmbeddings(
+    embedder,
+    collection.queries.map((q) => q.text),
+  );
+  return { corpus, queries };
+}
+const EMBEDDING_COLUMN = FEATURE_NAMES.indexOf('embedding_similarity');
+
 /** The candidate features of --extra, on title+body as one field, with the extractor's tokenizer and IDF. */
-function extraFeaturizer(stats: CorpusStats, idf: (term: string) => number, lsi: LsiModel | null) {
+function extraFeaturizer(
+  stats: CorpusStats,
+  idf: (term: string) => number,
+  lsi: LsiModel | null,
+  vectors: EmbeddingVectors | null,
+) {
   const names: string[] = [];
   if (extras.has('bm25-variants')) names.push('bm25_all_k0.9_b0.4', 'bm25_all_k2_b0.9');
   if (extras.has('idf-spread')) names.push('query_idf_sd', 'query_idf_max', 'top_idf_term_matched');
@@ -161,6 +211,21 @@ function extraFeaturizer(stats: CorpusStats, idf: (term: string) => number, lsi:
   if (prfCentroid || prfExpansion) names.push('prf_feedback_member');
   if (LSI) names.push('lsi_cos');
   if (extras.has('lsi-rel')) names.push('lsi_cos_below_best');
+  if (EMBEDDING_LIST_FEATURES) names.push('embedding_rank', 'embedding_gap');
+  if (EMBEDDING_RANK_ONLY) names.push('embedding_rank', 'embedding_relative_gap');
+  const cosinesOf = (query: string, passages: readonly Passage[]): number[] => {
+    if (vectors === null) return [];
+    const q = vectors.queries.get(query);
+    if (q === undefined) throw new Error(`query not embedded: ${query}`);
+    const dims = vectors.corpus.dimensions;
+    return passages.map((p) => {
+      const row = vectors.corpus.row.get(p.id);
+      if (row === undefined) throw new Error(`document not embedded: ${p.id}`);
+      let dot = 0;
+      for (let k = 0; k < dims; k++) dot += q[k]! * vectors.corpus.matrix[row * dims + k]!;
+      return dot;
+    });
+  };
   const avgLength = stats.avgBodyLength + stats.avgTitleLength;
   const centroidOf = new FeedbackCentroid(idf);
   const docTerms = new Map<
@@ -254,6 +319,10 @@ function extraFeaturizer(stats: CorpusStats, idf: (term: string) => number, lsi:
       const qLatent = lsi === null ? null : foldIn(lsi, qAll, idf);
       const latent = qLatent === null ? null : passages.map((p) => latentCosine(qLatent, termsOf(p).latent));
       const bestLatent = latent === null || latent.length === 0 ? 0 : Math.max(...latent);
+      const cosines = cosinesOf(query, passages);
+      const bestCos = cosines.length === 0 ? 0 : Math.max(...cosines);
+      const cosRank = cosines.map((c) => 1 + cosines.filter((o) => o > c).length);
+      const spread = bestCos - (cosines.length === 0 ? 0 : Math.min(...cosines));
       const out = new Float32Array(passages.length * (width + names.length));
       passages.forEach((p, i) => {
         out.set(rows.subarray(i * width, (i + 1) * width), i * (width + names.length));
@@ -270,7 +339,10 @@ function extraFeaturizer(stats: CorpusStats, idf: (term: string) => number, lsi:
           values.push(latent[i]!);
           if (extras.has('lsi-rel')) values.push(latent[i]! - bestLatent);
         }
+        if (EMBEDDING_LIST_FEATURES) values.push(cosRank[i]!, bestCos - cosines[i]!);
+        if (EMBEDDING_RANK_ONLY) values.push(cosRank[i]!, spread > 0 ? (bestCos - cosines[i]!) / spread : 0);
         out.set(values, i * (width + names.length) + width);
+        if (vectors !== null && !EMBEDDING_RANK_ONLY) out[i * (width + names.length) + EMBEDDING_COLUMN] = cosines[i]!;
       });
       return out;
     },
@@ -455,3 +527,5 @@ if (values.shipped !== undefined) {
     log(`loco-base: fold ${heldOut}: wrote ${file} (${Math.round(performance.now() - t0)} ms)`);
   }
 }
+
+await (embedder as EmbeddingScorer | null)?.close();

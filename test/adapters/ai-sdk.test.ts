@@ -221,10 +221,9 @@ describe('documents, routes and options', () => {
 
 describe('aborts and budgets', () => {
   it('an abort during scoring rejects rerank() with the signal’s reason, promptly, and is not retried', async () => {
-    const slow = slowScorer(10_000);
+    const slow = slowScorer(Number.POSITIVE_INFINITY); // never answers: only the abort ends the call
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 30);
-    const t0 = performance.now();
     await expect(
       rerank({
         model: rerankingModel(createGate({ scorer: slow })),
@@ -233,7 +232,6 @@ describe('aborts and budgets', () => {
         abortSignal: controller.signal,
       }),
     ).rejects.toMatchObject({ name: 'AbortError' });
-    expect(performance.now() - t0).toBeLessThan(2000);
     expect(slow.calls).toBe(1);
     expect(slow.aborted).toBe(1);
   });
@@ -250,14 +248,12 @@ describe('aborts and budgets', () => {
   it('budgetMs (model or providerOptions, the smaller wins) fails closed and reports it', async () => {
     const slow = slowScorer(Number.POSITIVE_INFINITY);
     const model = rerankingModel(createGate({ scorer: slow }), { budgetMs: 10_000 });
-    const t0 = performance.now();
     const r = await rerank({
       model,
       query: 'q',
       documents: ['a', 'b', 'c'],
       providerOptions: { 'relevance-gate': { budgetMs: 40 } },
     });
-    expect(performance.now() - t0).toBeLessThan(2000);
     expect(r.ranking).toEqual([]);
     const meta = r.providerMetadata?.['relevance-gate'] as {
       stats: { unscored: number };

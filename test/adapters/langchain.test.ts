@@ -207,7 +207,7 @@ describe('routes, conflicting documents and metadata', () => {
 
 describe('signals and timeouts', () => {
   it('an abort during scoring rejects the retriever with the signal’s reason, promptly', async () => {
-    const slow = slowScorer(10_000);
+    const slow = slowScorer(Number.POSITIVE_INFINITY); // never answers: only the abort ends the call
     const controller = new AbortController();
     const retriever = new ContextualCompressionRetriever({
       baseCompressor: new RelevanceGateCompressor({ gate: createGate({ scorer: slow }) }).withOptions({
@@ -215,10 +215,8 @@ describe('signals and timeouts', () => {
       }),
       baseRetriever: new KeywordRetriever(med.docs, 10),
     });
-    const t0 = performance.now();
     setTimeout(() => controller.abort(), 30);
     await expect(retriever.invoke(med.queries[0].text)).rejects.toMatchObject({ name: 'AbortError' });
-    expect(performance.now() - t0).toBeLessThan(2000);
     expect(slow.calls).toBe(1);
     expect(slow.aborted).toBe(1);
   });
@@ -243,10 +241,8 @@ describe('signals and timeouts', () => {
         reasons = r.stats.unscoredByReason;
       },
     });
-    const t0 = performance.now();
     // The smaller budget (the call's) wins.
     expect(await c.compressDocuments(docs(4), 'q', undefined, { budgetMs: 40 })).toEqual([]);
-    expect(performance.now() - t0).toBeLessThan(2000);
     expect(reasons).toEqual({ timeout: 4 });
   });
 
@@ -254,14 +250,12 @@ describe('signals and timeouts', () => {
     const { AsyncLocalStorageProviderSingleton } = await import('@langchain/core/singletons');
     const { AsyncLocalStorage } = await import('node:async_hooks');
     AsyncLocalStorageProviderSingleton.initializeGlobalInstance(new AsyncLocalStorage());
-    const slow = slowScorer(10_000);
+    const slow = slowScorer(Number.POSITIVE_INFINITY); // never answers: only the abort ends the call
     const compressor = new RelevanceGateCompressor({ gate: createGate({ scorer: slow }) });
     const chain = RunnableLambda.from((q: string) => compressor.compressDocuments(docs(3), q));
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 30);
-    const t0 = performance.now();
     await expect(chain.invoke('q', { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
-    expect(performance.now() - t0).toBeLessThan(2000);
     expect(slow.aborted).toBe(1);
     // useRunnableConfig: false ignores it (the timeout below would otherwise abort).
     const fast = tableScorer({ d0: { relevant: 0.9 } });

@@ -183,8 +183,8 @@ describe('DynamicBatcher', () => {
     const t0 = Date.now();
     const expiring = batcher.submit('late', ['late a', 'late b'], { deadline: t0 + 30 });
     const patient = batcher.submit('patient', ['patient a'], { deadline: t0 + 60_000 });
+    // The running batch never finishes on its own (manual executor): only the deadline can end it.
     await expect(expiring).rejects.toBeInstanceOf(DeadlineExceededError);
-    expect(Date.now() - t0).toBeLessThan(1000);
     const rest = Promise.all([first, patient]);
     while (batcher.stats().pendingRequests > 0) {
       exec.release();
@@ -240,10 +240,9 @@ describe('DynamicBatcher', () => {
 
   it('dispatches a partial batch at once when nothing else is coming, else waits at most maxQueueDelayMs', async () => {
     const exec = new FakeExecutor();
-    const batcher = new DynamicBatcher(exec, { ...BASE, maxQueueDelayMs: 1000 });
-    const t0 = performance.now();
+    // A partial-batch wait this long would outlast the test's timeout: answering shows it was not waited.
+    const batcher = new DynamicBatcher(exec, { ...BASE, maxQueueDelayMs: 600_000 });
     await batcher.submit('alone', ['one passage']);
-    expect(performance.now() - t0).toBeLessThan(500);
 
     const slowTok = new FakeExecutor({ tokenizeDelayMs: 0 });
     const b2 = new DynamicBatcher(slowTok, { ...BASE, workers: 1, maxQueueDelayMs: 40 });

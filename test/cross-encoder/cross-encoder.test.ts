@@ -350,9 +350,7 @@ describe('close()', () => {
     const pending = reqs.map((r) => m.score(r.query, r.passages));
     const outcome = Promise.allSettled(pending);
     await new Promise((r) => setTimeout(r, 20));
-    const t0 = Date.now();
     await Promise.all([m.close(), m.close()]);
-    expect(Date.now() - t0).toBeLessThan(5000);
     const settled = await outcome;
     const rejected = settled.filter((s) => s.status === 'rejected');
     expect(rejected.length).toBeGreaterThan(0);

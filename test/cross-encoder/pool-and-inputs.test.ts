@@ -138,9 +138,9 @@ describe('worker pool life cycle', () => {
     );
     const running = slow.score('query', ['a passage']).catch((e: unknown) => e);
     await until(() => slow.stats().inFlightBatches === 1);
-    const t0 = Date.now();
     await slow.close();
-    expect(Date.now() - t0).toBeLessThan(350);
+    // On time: close() returned while the batch was still running (its worker still there).
+    expect(slow.stats().workers.readyWorkers).toBe(1);
     expect(await running).toBeInstanceOf(DisposedError);
     // The worker was not terminated mid-run: it finishes and exits by itself shortly after.
     await until(() => slow.stats().workers.readyWorkers === 0, 5000);

@@ -105,12 +105,11 @@ describe('the four-question recipe through createGate', () => {
   });
 
   it('a judge that cannot answer in time fails every pair closed as a timeout', async () => {
-    server.setHandler(() => ({ kind: 'status', status: 200, delayMs: 3000 }));
+    // The answers would come after the test's timeout: only the budget can end the call.
+    server.setHandler(() => ({ kind: 'status', status: 200, delayMs: 600_000 }));
     const judge = createLlmJudge({ baseURL: server.baseURL, model: 'judge' });
     const gate = createGate({ scorer: judge, policy: { rules: DEFAULT_ROUTING_RULES } });
-    const t0 = Date.now();
     const r = await gate.filter(query, docs, { budgetMs: 150 });
-    expect(Date.now() - t0).toBeLessThan(260);
     expect(r.included).toHaveLength(0);
     expect(r.stats.unscoredByReason).toEqual({ timeout: 4 });
   });

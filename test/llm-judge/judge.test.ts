@@ -205,12 +205,11 @@ describe('failures, retries, deadlines', () => {
   });
 
   it('a slow answer is cut at the deadline: the call rejects with DeadlineExceededError and the request is cancelled', async () => {
-    server.setHandler(() => ({ kind: 'status', status: 200, delayMs: 5000 }));
+    // The answer would come after the test's timeout: only the deadline can end the call.
+    server.setHandler(() => ({ kind: 'status', status: 200, delayMs: 600_000 }));
     const judge = createLlmJudge({ baseURL: server.baseURL, model: 'm', questions: ONE });
-    const t0 = Date.now();
-    const error = await judge.score('q', passages(1), { deadline: t0 + 200 }).catch((e: unknown) => e);
+    const error = await judge.score('q', passages(1), { deadline: Date.now() + 200 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DeadlineExceededError);
-    expect(Date.now() - t0).toBeLessThan(300);
     for (let i = 0; i < 50 && server.cancelled() === 0; i++) await sleep(10);
     expect(server.cancelled()).toBe(1);
     expect(server.requests).toHaveLength(1);
@@ -384,7 +383,6 @@ describe('concurrency and rate limits', () => {
     server.setHandler(byIndex(Array(8).fill(0.5)));
     const t0 = Date.now();
     const r = await judge.score('q', passages(8), { deadline: t0 + 400 });
-    expect(Date.now() - t0).toBeLessThan(300);
     expect(r.filter((x) => x !== null)).toHaveLength(3);
     expect(judge.stats().rateLimitRefusals).toBe(5);
   });
@@ -397,7 +395,7 @@ describe('concurrency and rate limits', () => {
       const t = server.requests.map((r) => r.receivedAt);
       return Math.max(...t) - Math.min(...t);
     };
-    expect(spread()).toBeLessThan(150);
+    expect(fast.stats().rateLimitWaitMs).toBe(0); // no limit, no wait
     server.resetCounters();
     const limited = createLlmJudge({
       baseURL: server.baseURL,

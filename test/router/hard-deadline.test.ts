@@ -72,10 +72,9 @@ describe('the router answers at its answer time, whatever a tier does', () => {
       tiers: [fastPath(hangingTier('stuck-fast-path')), ce(instantTier(), { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
     });
-    const t0 = Date.now();
-    const out = await router.score('q', passages(3), { deadline: t0 + 5000 });
+    // A deadline past the test's timeout: waiting for the hung fallback would fail the test.
+    const out = await router.score('q', passages(3), { deadline: Date.now() + 600_000 });
     expect(out.map((r) => routed(r).tier)).toEqual(['cross-encoder', 'cross-encoder', 'cross-encoder']);
-    expect(Date.now() - t0).toBeLessThan(2500);
   });
 
   it('a slow tier that hangs: the pairs are answered from the fallback, labelled deadline', async () => {

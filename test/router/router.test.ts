@@ -64,13 +64,12 @@ describe('hard deadline', () => {
 
   it('through the gate: a budgetMs call returns on time with every pair scored (none fail closed)', async () => {
     const router = createRouter({
-      tiers: [fastPath(fastTier(() => 0.8)), ce(slowTier({ latencyMs: 1500 }), { estimateMs: () => 1 })],
+      // The slow tier answers after the test's timeout: only the budget can end the call.
+      tiers: [fastPath(fastTier(() => 0.8)), ce(slowTier({ latencyMs: 600_000 }), { estimateMs: () => 1 })],
       routing: { mode: 'budget' },
     });
     const gate = createGate({ scorer: router, policy: { threshold: 0.5 } });
-    const t0 = Date.now();
     const result = await gate.filter('q', passages(5), { budgetMs: 50 });
-    expect(Date.now() - t0).toBeLessThan(400);
     expect(result.stats.unscored).toBe(0);
     expect(result.included).toHaveLength(5);
     expect(result.tier.counts).toEqual({ 'fast-path': 5 });

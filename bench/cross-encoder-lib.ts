@@ -101,7 +101,12 @@ export async function closedLoop(
  * Writes int32 values into a little-endian int64 buffer (same trick as the tier's worker); padded
  * positions get `pad` (RoBERTa-style graphs derive positions from ids ≠ pad_token_id).
  */
-function int64Batch(rows: number[][], seq: number, value: (row: number[], t: number) => number, pad = 0): ort.Tensor {
+export function int64Batch(
+  rows: number[][],
+  seq: number,
+  value: (row: number[], t: number) => number,
+  pad = 0,
+): ort.Tensor {
   const data = new BigInt64Array(rows.length * seq);
   const view = new Int32Array(data.buffer);
   rows.forEach((row, b) => {

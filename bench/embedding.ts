@@ -31,7 +31,7 @@ import { Tokenizer } from 'tokenizers';
 import { createEmbeddingScorer } from '../src/tiers/embedding/index.js';
 import { packageRoot } from '../src/util/package-root.js';
 import { realRequests } from '../test/cross-encoder/data.js';
-import { closedLoop, type LoopResult, percentile, type Request } from './cross-encoder-lib.js';
+import { closedLoop, int64Batch, type LoopResult, percentile, type Request } from './cross-encoder-lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -78,13 +78,6 @@ async function straightLoop(): Promise<LoopResult> {
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
   });
-  const tensor = (rows: number[][], seq: number, value: (row: number[], t: number) => number) => {
-    const data = new BigInt64Array(rows.length * seq);
-    rows.forEach((row, b) => {
-      for (let t = 0; t < seq; t++) data[b * seq + t] = BigInt(t < row.length ? value(row, t) : 0);
-    });
-    return new ort.Tensor('int64', data, [rows.length, seq]);
-  };
   try {
     return await closedLoop(
       requests,
@@ -94,10 +87,10 @@ async function straightLoop(): Promise<LoopResult> {
         const ids = encoded.map((e) => e.getIds());
         const seq = Math.max(...ids.map((x) => x.length));
         const feeds: Record<string, ort.Tensor> = {
-          input_ids: tensor(ids, seq, (row, t) => row[t]),
-          attention_mask: tensor(ids, seq, () => 1),
+          input_ids: int64Batch(ids, seq, (row, t) => row[t]),
+          attention_mask: int64Batch(ids, seq, () => 1),
         };
-        if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = tensor(ids, seq, () => 0);
+        if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = int64Batch(ids, seq, () => 0);
         await session.run(feeds);
       },
       DURATION_MS,

@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
-from reference_embed import FORMAT, Folder, NumpyBert, map_hidden, versions  # noqa: E402
+from reference_embed import Folder, NumpyBert, map_hidden, versions, write_f32_rows  # noqa: E402
 
 
 def load_head(folder: Folder, prefix: str, head_file: Path | None) -> tuple[dict[str, np.ndarray], dict]:
@@ -122,29 +122,20 @@ def main() -> int:
     logits = np.asarray(rows, dtype=np.float64).astype(np.float32)
 
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    data = logits.astype("<f4", copy=False).tobytes(order="C")
-    out.with_name(out.name + ".f32").write_bytes(data)
-    sidecar = {
-        "format": FORMAT,
-        "file": out.name + ".f32",
-        "dtype": "float32",
-        "byte_order": "little",
-        "count": int(logits.shape[0]),
-        "dims": int(logits.shape[1]),
-        "kind": "cross-encoder-logits",
-        "max_length": args.max_length,
-        "truncation": "longest_first",
-        "model": folder.model_info(),
-        "head": head_info,
-        "backend": "numpy-float64",
-        "versions": versions("numpy"),
-        "f32_sha256": hashlib.sha256(data).hexdigest(),
-        "ids": ids,
-        "token_ids": token_ids,
-        "type_ids": type_ids,
-    }
-    out.with_name(out.name + ".json").write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
+    write_f32_rows(
+        out,
+        logits,
+        {
+            "kind": "cross-encoder-logits",
+            "max_length": args.max_length,
+            "truncation": "longest_first",
+            "model": folder.model_info(),
+            "head": head_info,
+            "backend": "numpy-float64",
+            "versions": versions("numpy"),
+        },
+        {"ids": ids, "token_ids": token_ids, "type_ids": type_ids},
+    )
     print(f"wrote {out}.f32 ({logits.shape[0]} x {logits.shape[1]} float32 logits) and {out}.json", file=sys.stderr)
     return 0
 

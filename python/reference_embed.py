@@ -436,6 +436,26 @@ def versions(backend: str) -> dict:
     return out
 
 
+
+def write_f32_rows(out: Path, rows: np.ndarray, middle: dict, tail: dict) -> None:
+    """Writes OUT.f32 (little-endian float32 rows) and OUT.json, the f32le-rows/v1 sidecar: the
+    common fields, then `middle`, the data's sha256, then `tail` (in that order)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = rows.astype("<f4", copy=False).tobytes(order="C")
+    out.with_name(out.name + ".f32").write_bytes(data)
+    sidecar = {
+        "format": FORMAT,
+        "file": out.name + ".f32",
+        "dtype": "float32",
+        "byte_order": "little",
+        "count": int(rows.shape[0]),
+        "dims": int(rows.shape[1]),
+        **middle,
+        "f32_sha256": hashlib.sha256(data).hexdigest(),
+        **tail,
+    }
+    out.with_name(out.name + ".json").write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
+
 def main() -> int:
     if "--check-erf" in sys.argv[1:]:
         worst = check_erf()
@@ -487,29 +507,20 @@ def main() -> int:
 
     if args.out:
         out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        data = emb.astype("<f4", copy=False).tobytes(order="C")
-        out.with_name(out.name + ".f32").write_bytes(data)
-        sidecar = {
-            "format": FORMAT,
-            "file": out.name + ".f32",
-            "dtype": "float32",
-            "byte_order": "little",
-            "count": int(emb.shape[0]),
-            "dims": int(emb.shape[1]),
-            "normalized": folder.normalize,
-            "pooling": folder.pooling,
-            "max_seq_length": folder.max_seq_length,
-            "do_lower_case": folder.do_lower_case,
-            "model": folder.model_info(),
-            "backend": "numpy-float64" if args.backend == "numpy" else "sentence-transformers",
-            "versions": versions(args.backend),
-            "f32_sha256": hashlib.sha256(data).hexdigest(),
-            "ids": ids,
-        }
-        if not args.no_token_ids:
-            sidecar["token_ids"] = token_ids
-        out.with_name(out.name + ".json").write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
+        write_f32_rows(
+            out,
+            emb,
+            {
+                "normalized": folder.normalize,
+                "pooling": folder.pooling,
+                "max_seq_length": folder.max_seq_length,
+                "do_lower_case": folder.do_lower_case,
+                "model": folder.model_info(),
+                "backend": "numpy-float64" if args.backend == "numpy" else "sentence-transformers",
+                "versions": versions(args.backend),
+            },
+            {"ids": ids} if args.no_token_ids else {"ids": ids, "token_ids": token_ids},
+        )
         print(f"wrote {out}.f32 ({emb.shape[0]} x {emb.shape[1]} float32) and {out}.json", file=sys.stderr)
     return 0
 

@@ -47,12 +47,10 @@ import { trainFastPath } from '../../src/tooling/training/train-fast-path.js';
 import { createXGBoostBackend } from '../../src/tooling/training/xgboost-backend.js';
 import type { Passage } from '../../src/types.js';
 import {
-  type CorpusEmbeddings,
-  corpusEmbeddings,
-  queryEmbeddings,
-} from '../../src/tooling/eval/embedding-tier.js';
-import { createEmbeddingScorer } from '../../src/tiers/embedding/index.js';
-import type { EmbeddingScorer } from '../../src/tiers/embedding/types.js';
+  createEmbeddingSimilarities,
+  type EmbeddingSimilarities,
+  type SimilarityOf,
+} from '../../src/tooling/eval/embedding-similarity.js';
 import { FEATURE_NAMES } from '../../src/features/schema.js';
 import { buildCollectionLsi, foldIn, latentCosine, type LsiModel } from './corpus-lsi.js';
 import { corpusIdf, FeedbackCentroid, feedbackSet, passageTokens } from './list-feedback.js';
@@ -173,23 +171,11 @@ async function featurizerFor(collection: { readonly name?: string; docs: readonl
   return f;
 }
 
-interface EmbeddingVectors {
-  readonly corpus: CorpusEmbeddings;
-  readonly queries: ReadonlyMap<string, Float32Array>;
-}
-let embedder: EmbeddingScorer | null = null;
-/** The collection's corpus vectors (cached file) and its queries' vectors, by the --embedding-model bi-encoder. */
-async function embeddingVectors(collection: Collection): Promise<EmbeddingVectors> {
-  embedder ??= await createEmbeddingScorer({
-    modelDir: resolve(values['embedding-model'] as string),
-    cacheBytes: 1024 * 1024 * 1024,
-  });
-  const corpus = await corpusEmbeddings(embedder, collection, { log });
-  const queries = await queryEmbeddings(
-    embedder,
-    collection.queries.map((q) => q.text),
-  );
-  return { corpus, queries };
+let similarities: EmbeddingSimilarities | null = null;
+/** The collection's query–document cosines by the --embedding-model bi-encoder (corpus vectors cached). */
+async function embeddingVectors(collection: Collection): Promise<SimilarityOf> {
+  similarities ??= await createEmbeddingSimilarities(resolve(values['embedding-model'] as string), { log });
+  return similarities.forCollection(collection);
 }
 const EMBEDDING_COLUMN = FEATURE_NAMES.indexOf('embedding_similarity');
 
@@ -198,7 +184,7 @@ function extraFeaturizer(
   stats: CorpusStats,
   idf: (term: string) => number,
   lsi: LsiModel | null,
-  vectors: EmbeddingVectors | null,
+  vectors: SimilarityOf | null,
 ) {
   const names: string[] = [];
   if (extras.has('bm25-variants')) names.push('bm25_all_k0.9_b0.4', 'bm25_all_k2_b0.9');
@@ -215,15 +201,10 @@ function extraFeaturizer(
   if (EMBEDDING_RANK_ONLY) names.push('embedding_rank', 'embedding_relative_gap');
   const cosinesOf = (query: string, passages: readonly Passage[]): number[] => {
     if (vectors === null) return [];
-    const q = vectors.queries.get(query);
-    if (q === undefined) throw new Error(`query not embedded: ${query}`);
-    const dims = vectors.corpus.dimensions;
     return passages.map((p) => {
-      const row = vectors.corpus.row.get(p.id);
-      if (row === undefined) throw new Error(`document not embedded: ${p.id}`);
-      let dot = 0;
-      for (let k = 0; k < dims; k++) dot += q[k]! * vectors.corpus.matrix[row * dims + k]!;
-      return dot;
+      const cos = vectors(query, p.id);
+      if (cos === undefined) throw new Error(`no cosine for query "${query}" and document ${p.id}`);
+      return cos;
     });
   };
   const avgLength = stats.avgBodyLength + stats.avgTitleLength;
@@ -528,4 +509,4 @@ if (values.shipped !== undefined) {
   }
 }
 
-await (embedder as EmbeddingScorer | null)?.close();
+await (similarities as EmbeddingSimilarities | null)?.close();

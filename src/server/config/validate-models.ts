@@ -23,36 +23,30 @@ import { configError, configPath, isRecord, optional, rejectUnknownConfigKeys } 
 import type { ModelConfig, ScorerModelConfig } from './types.js';
 
 const COMMON_MODEL_KEYS = ['type', 'policy', 'budgetMs', 'maxInFlightPairs'];
+/** The worker pool and batcher settings the cross-encoder and embedding models share. */
+const POOL_KEYS = ['workers', 'intraOpThreads', 'maxBatchTokens', 'maxQueueDelayMs', 'workerNice'];
 const MODEL_KEYS: Readonly<Record<ModelConfig['type'], ReadonlySet<string>>> = {
   'fast-path': new Set([...COMMON_MODEL_KEYS, 'dir', 'stats', 'operatingPoints']),
   'cross-encoder': new Set([
     ...COMMON_MODEL_KEYS,
     'dir',
     'operatingPoints',
-    'workers',
-    'intraOpThreads',
-    'maxBatchTokens',
-    'maxQueueDelayMs',
+    ...POOL_KEYS,
     'maxLength',
     'truncation',
     'maxPendingPairs',
-    'workerNice',
   ]),
   embedding: new Set([
     ...COMMON_MODEL_KEYS,
     'dir',
     'variant',
     'operatingPoints',
-    'workers',
-    'intraOpThreads',
-    'maxBatchTokens',
-    'maxQueueDelayMs',
+    ...POOL_KEYS,
     'maxLength',
     'maxPendingTexts',
     'queryPrefix',
     'passagePrefix',
     'cacheMb',
-    'workerNice',
   ]),
   router: new Set([
     ...COMMON_MODEL_KEYS,
@@ -110,14 +104,7 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
         type,
         dir: configPath(baseDir, `${where}.dir`, raw.dir),
         operatingPoints: optional(raw.operatingPoints, (v) => configPath(baseDir, `${where}.operatingPoints`, v)),
-        workers: optional(raw.workers, (v) => integerInRange(`${where}.workers`, v, 1, 256, configError)),
-        intraOpThreads: optional(raw.intraOpThreads, (v) =>
-          integerInRange(`${where}.intraOpThreads`, v, 1, 256, configError),
-        ),
-        maxBatchTokens: optional(raw.maxBatchTokens, (v) => positiveInteger(`${where}.maxBatchTokens`, v, configError)),
-        maxQueueDelayMs: optional(raw.maxQueueDelayMs, (v) =>
-          nonNegativeNumber(`${where}.maxQueueDelayMs`, v, configError),
-        ),
+        ...poolFields(raw, where),
         maxLength: optional(raw.maxLength, (v) =>
           integerInRange(`${where}.maxLength`, v, 2, Number.MAX_SAFE_INTEGER, configError),
         ),
@@ -125,7 +112,6 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
         maxPendingPairs: optional(raw.maxPendingPairs, (v) =>
           positiveInteger(`${where}.maxPendingPairs`, v, configError),
         ),
-        workerNice: optional(raw.workerNice, (v) => integerInRange(`${where}.workerNice`, v, 0, 19, configError)),
       };
     }
     case 'embedding': {
@@ -140,14 +126,7 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
         dir: configPath(baseDir, `${where}.dir`, raw.dir),
         variant: optional(raw.variant, (v) => nonEmptyString(`${where}.variant`, v, configError)),
         operatingPoints: optional(raw.operatingPoints, (v) => configPath(baseDir, `${where}.operatingPoints`, v)),
-        workers: optional(raw.workers, (v) => integerInRange(`${where}.workers`, v, 1, 256, configError)),
-        intraOpThreads: optional(raw.intraOpThreads, (v) =>
-          integerInRange(`${where}.intraOpThreads`, v, 1, 256, configError),
-        ),
-        maxBatchTokens: optional(raw.maxBatchTokens, (v) => positiveInteger(`${where}.maxBatchTokens`, v, configError)),
-        maxQueueDelayMs: optional(raw.maxQueueDelayMs, (v) =>
-          nonNegativeNumber(`${where}.maxQueueDelayMs`, v, configError),
-        ),
+        ...poolFields(raw, where),
         maxLength: optional(raw.maxLength, (v) =>
           integerInRange(`${where}.maxLength`, v, 4, Number.MAX_SAFE_INTEGER, configError),
         ),
@@ -157,7 +136,6 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
         queryPrefix: text('queryPrefix'),
         passagePrefix: text('passagePrefix'),
         cacheMb: optional(raw.cacheMb, (v) => nonNegativeNumber(`${where}.cacheMb`, v, configError)),
-        workerNice: optional(raw.workerNice, (v) => integerInRange(`${where}.workerNice`, v, 0, 19, configError)),
       };
     }
     case 'router': {
@@ -234,4 +212,19 @@ export function validateModels(rawModels: unknown, baseDir: string): Record<stri
   for (const [name, raw] of Object.entries(rawModels)) models[name] = validateModel(name, raw, baseDir);
   validateReferences(models);
   return models;
+}
+
+/** POOL_KEYS of a cross-encoder or embedding model, validated. */
+function poolFields(raw: Readonly<Record<string, unknown>>, where: string) {
+  return {
+    workers: optional(raw.workers, (v) => integerInRange(`${where}.workers`, v, 1, 256, configError)),
+    intraOpThreads: optional(raw.intraOpThreads, (v) =>
+      integerInRange(`${where}.intraOpThreads`, v, 1, 256, configError),
+    ),
+    maxBatchTokens: optional(raw.maxBatchTokens, (v) => positiveInteger(`${where}.maxBatchTokens`, v, configError)),
+    maxQueueDelayMs: optional(raw.maxQueueDelayMs, (v) =>
+      nonNegativeNumber(`${where}.maxQueueDelayMs`, v, configError),
+    ),
+    workerNice: optional(raw.workerNice, (v) => integerInRange(`${where}.workerNice`, v, 0, 19, configError)),
+  };
 }

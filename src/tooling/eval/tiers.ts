@@ -19,6 +19,7 @@ import type { FastPathScorer } from '../../tiers/fast-path/fast-path-scorer.js';
 import type { PlattParameters } from '../../calibration/platt.js';
 import type { Scorer } from '../../types.js';
 import type { Collection } from './collection.js';
+import type { EmbeddingSimilarities } from './embedding-similarity.js';
 import type { FirstStage } from './first-stage.js';
 import { SPLITS_FILE, type SplitsFile, readSplitsFile } from './query-set.js';
 
@@ -75,21 +76,20 @@ const loadFastPathTier: TierLoader = async (options) => {
     scorer = await loadFastPathScorer(options.model, { stats });
   }
   const meta = scorer.meta;
-  const similarities =
-    options.embeddingModel === undefined
-      ? null
-      : await (await import('./embedding-similarity.js')).createEmbeddingSimilarities(options.embeddingModel, {
-          ...(options.log === undefined ? {} : { log: options.log }),
-        });
+  let similarities: EmbeddingSimilarities | null = null;
   let withSimilarity: Scorer = scorer;
-  if (similarities !== null) {
+  if (options.embeddingModel !== undefined) {
+    const { createEmbeddingSimilarities, withEmbeddingSimilarity } = await import('./embedding-similarity.js');
+    const created = await createEmbeddingSimilarities(options.embeddingModel, {
+      ...(options.log === undefined ? {} : { log: options.log }),
+    });
+    similarities = created;
     try {
-      const { withEmbeddingSimilarity } = await import('./embedding-similarity.js');
-      withSimilarity = withEmbeddingSimilarity(scorer, await similarities.forCollection(options.collection), (text) =>
-        similarities.prepareQuery(text),
+      withSimilarity = withEmbeddingSimilarity(scorer, await created.forCollection(options.collection), (text) =>
+        created.prepareQuery(text),
       );
     } catch (err) {
-      await similarities.close();
+      await created.close();
       throw err;
     }
   }

@@ -10,6 +10,7 @@
  *   router    the tier router
  *   gate      createGate and its policies
  *   context   prompt context from a gate result
+ *   decision-log  the decision log, its replay through the gate, drift figures
  *   surfaces  adapters (LangChain, AI SDK) and the HTTP server
  *   tooling   src/tooling/: eval, training, loadgen (load generation), report (charts),
  *             model-gen (the ONNX test-model generator), model-import (Hugging Face folder → ONNX)
@@ -24,6 +25,7 @@ const COMPOSITE = '^src/composite/';
 const ROUTER = '^src/router/';
 const GATE = '^src/gate/';
 const CONTEXT = '^src/context/';
+const DECISION_LOG = '^src/decision-log/';
 const SURFACES = '^src/(adapters|server)/';
 const TOOLING = '^src/tooling/';
 const CLI = '^src/cli/';
@@ -49,9 +51,10 @@ module.exports = {
     layer('router-imports-up', ROUTER, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER)),
     layer('gate-imports-up', GATE, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE)),
     layer('context-imports-up', CONTEXT, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT)),
+    layer('decision-log-imports-up', DECISION_LOG, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT, DECISION_LOG)),
     layer('root-exports-runtime-only', ROOT, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT)),
-    layer('surfaces-import-cli-or-tooling', SURFACES, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT, SURFACES, ROOT)),
-    layer('tooling-imports-cli-or-surfaces', TOOLING, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT, TOOLING, ROOT)),
+    layer('surfaces-import-cli-or-tooling', SURFACES, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT, DECISION_LOG, SURFACES, ROOT)),
+    layer('tooling-imports-cli-or-surfaces', TOOLING, below(BASE, NATIVE, FEATURES, TIERS, CACHE, COMPOSITE, ROUTER, GATE, CONTEXT, DECISION_LOG, TOOLING, ROOT)),
     {
       name: 'no-circular',
       severity: 'error',

@@ -14,6 +14,9 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { type ArrivalStamp, REQUEST_START_HEADER, ServerAdmission } from './admission.js';
 import { createApiKeyCheck } from './auth.js';
 import type { ServerConfig } from './config/index.js';
+import type { ServerDecisions } from './decisions.js';
+import { authorizationOf, INSPECT_LOGIN_PATH, registerInspectorRoutes } from './inspector.js';
+import type { ShadowRunner } from './shadow.js';
 import { ApiError, formatError, formatErrorOf, protocolOfUrl, type Protocol } from './errors.js';
 import type { LagTracker } from './lag.js';
 import type { ServerMetrics } from './metrics.js';
@@ -25,7 +28,13 @@ import { answerMargin, BUDGET_HEADER, toApiError, type Lifecycle, type ServerCon
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Routes open without the API key (probes and scrapers). */
-const OPEN_PATHS: ReadonlySet<string> = new Set(['/health', '/health/live', '/health/ready', '/metrics']);
+const OPEN_PATHS: ReadonlySet<string> = new Set([
+  '/health',
+  '/health/live',
+  '/health/ready',
+  '/metrics',
+  INSPECT_LOGIN_PATH,
+]);
 /** Routes that score (admission applies to them); the gate API's may carry their budget in the body. */
 const SCORING_ROUTES: ReadonlySet<string> = new Set([
   '/v1/rerank',
@@ -67,6 +76,10 @@ export interface AppOptions {
    * finishes; its connections close as a draining server's do.
    */
   readonly clusterServing?: () => boolean;
+  /** The decision log and the inspector's window (src/server/decisions.ts); undefined when off. */
+  readonly decisions?: ServerDecisions;
+  /** Shadow models (src/server/shadow.ts); undefined when none. */
+  readonly shadows?: ShadowRunner;
 }
 
 /** A client's own `x-request-id` when it is 1–128 of [A-Za-z0-9._:-], else a new UUID. */
@@ -181,7 +194,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const fastifyModule = await import('fastify');
   const Fastify = fastifyModule.default;
   const admission = new ServerAdmission({ ...config.admission, maxStartAgeMs: config.limits.maxBudgetMs }, options.lag);
-  const ctx: ServerContext = { config, registry, metrics, lifecycle, lag: options.lag, admission };
+  const ctx: ServerContext = {
+    config,
+    registry,
+    metrics,
+    lifecycle,
+    lag: options.lag,
+    admission,
+    ...(options.decisions === undefined ? {} : { decisions: options.decisions }),
+    ...(options.shadows === undefined ? {} : { shadows: options.shadows }),
+  };
   // The longest default budget of a model: a rerank request's budget when it sends no header
   // (its model, in the body, is not known at arrival).
   const longestDefaultBudget = Math.max(
@@ -366,7 +388,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.raw.once('close', () => metrics.inFlightRequests(-1));
     const path = pathOf(request.url);
     if (OPEN_PATHS.has(path)) return;
-    if (apiKeyCheck !== undefined && !apiKeyCheck(request.headers.authorization))
+    // The inspector's pages also take the key from the cookie its sign-in page sets (src/server/inspector.ts).
+    if (apiKeyCheck !== undefined && !apiKeyCheck(authorizationOf(path, request.headers)))
       throw new ApiError('unauthorized', 'invalid api token');
     // Bodies are read as they are: a compressed one would be parsed as garbage (RFC 7694: 415).
     if (!isIdentityEncoding(request.headers['content-encoding'])) {
@@ -448,5 +471,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerCohereRoutes(app, ctx);
   registerTeiRoutes(app, ctx, options.version);
   registerGateRoutes(app, ctx);
+  registerInspectorRoutes(app, ctx, apiKeyCheck);
   return app;
 }

@@ -6,7 +6,10 @@
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Counter, Gauge, Histogram, Metric, Registry } from 'prom-client';
+import type { DecisionLogStats, DriftSnapshot } from '../decision-log/index.js';
 import type { CrossEncoderStats, GateResult, ScoreCacheStats } from '../index.js';
+import { DriftMetrics } from './drift-metrics.js';
+import type { ShadowStats } from './shadow.js';
 
 export const METRIC_PREFIX = 'relevance_gate_';
 /** Millisecond-range buckets (seconds): the budget is ~100 ms, so resolution matters below it. */
@@ -34,6 +37,8 @@ export interface ServerMetrics {
   rejected(endpoint: string, model: string, reason: string, pairs: number): void;
   failure(endpoint: string, reason: string): void;
   inFlightRequests(delta: number): void;
+  /** Per-model drift and health counts since start (docs/decision-log.md), as /metrics exports them. */
+  readonly drift: { snapshots(): ReadonlyMap<string, DriftSnapshot> };
   text(): Promise<string>;
   close(): void;
 }
@@ -47,6 +52,10 @@ export function createServerMetrics(
     readonly defaultMetrics?: boolean;
     /** The server's score cache counters (undefined while there is none), for the Redis (L2) figures. */
     readonly cacheStats?: () => ScoreCacheStats | undefined;
+    /** The decision log's counters (undefined while there is none). */
+    readonly decisionLogStats?: () => DecisionLogStats | undefined;
+    /** Shadow models' counters (undefined when none is configured). */
+    readonly shadowStats?: () => ShadowStats | undefined;
   } = {},
 ): ServerMetrics {
   const registry = new prom.Registry();
@@ -214,6 +223,8 @@ export function createServerMetrics(
   );
 
   registerCacheL2Metrics(prom, registry, options.cacheStats ?? (() => undefined));
+  const drift = new DriftMetrics();
+  drift.register(registry, p, options.decisionLogStats ?? (() => undefined), options.shadowStats ?? (() => undefined));
 
   const loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
@@ -244,6 +255,7 @@ export function createServerMetrics(
     },
     observeResult(model, result, degradedByReason, cacheEnabled) {
       if (metrics.paused) return;
+      drift.observe(model, result);
       for (const [tier, n] of Object.entries(result.tier.counts)) if (n > 0) pairs.inc({ model, tier }, n);
       if (cacheEnabled) {
         const hits = result.tier.counts.cache ?? 0;
@@ -270,6 +282,7 @@ export function createServerMetrics(
     inFlightRequests(delta) {
       inFlight.inc(delta);
     },
+    drift,
     text: () => registry.metrics(),
     close() {
       loop.disable();

@@ -80,6 +80,9 @@ export interface ServedModel {
   readonly gate: Gate;
   /** The same scorer and policy without early stopping: reranking needs a score for every document. */
   readonly rerankGate: Gate;
+  /** The policies of `gate` and `rerankGate` (what the decision log records and replays). */
+  readonly policy: GatePolicy;
+  readonly rerankPolicy: GatePolicy;
   readonly budgetMs: number;
   readonly admission: AdmissionController;
   /** Router models: why each pair of a call was degraded, keyed by the passage object of that call. */
@@ -328,12 +331,15 @@ export function createModelRegistry(
       ...(extras.tierName === undefined ? {} : { tierName: extras.tierName }),
     };
     const gate = createGate({ ...common, policy });
-    const rerankGate = createGate({ ...common, policy: withoutEarlyStop(policy) });
+    const rerankPolicy = withoutEarlyStop(policy);
+    const rerankGate = createGate({ ...common, policy: rerankPolicy });
     const budgetMs = model.budgetMs ?? config.budgetMs;
     served.set(name, {
       name,
       gate,
       rerankGate,
+      policy,
+      rerankPolicy,
       budgetMs,
       admission: new AdmissionController(model.maxInFlightPairs ?? config.limits.maxInFlightPairs, {
         ...extras.admission,

@@ -25,6 +25,8 @@ import { rankingOf } from '../gate/order.js';
 import { RANKING } from '../signals.js';
 import type { AdmissionTicket, ServerAdmission } from './admission.js';
 import type { ServerConfig } from './config/index.js';
+import type { ServerDecisions } from './decisions.js';
+import type { ShadowRunner } from './shadow.js';
 import type { LagTracker } from './lag.js';
 import { ApiError } from './errors.js';
 import type { ServerMetrics } from './metrics.js';
@@ -60,6 +62,10 @@ export interface ServerContext {
   readonly lifecycle: Lifecycle;
   readonly lag: LagTracker;
   readonly admission: ServerAdmission;
+  /** The decision log (and the inspector's window); undefined when off. */
+  readonly decisions?: ServerDecisions;
+  /** Shadow models (config `shadows`); undefined when none. */
+  readonly shadows?: ShadowRunner;
 }
 
 /** How long a request has waited so far, ms: since its arrival, plus the estimated unseen wait. */
@@ -219,6 +225,24 @@ export async function score(
   const byReason = new Map<string, number>();
   for (const label of degraded.values()) byReason.set(label, (byReason.get(label) ?? 0) + 1);
   ctx.metrics.observeResult(model.name, result, byReason, model.cacheEnabled);
+  ctx.decisions?.record({
+    requestId: String(request.id),
+    endpoint: call.endpoint,
+    model,
+    rerank: call.rerank,
+    result,
+    override: call.policy,
+    serverMs: endedAtMs - request.arrivalMs,
+  });
+  ctx.shadows?.offer({
+    requestId: String(request.id),
+    model,
+    rerank: call.rerank,
+    query: call.query,
+    passages: call.passages,
+    override: call.policy,
+    queryClass: call.queryClass,
+  });
   return { model, result, budgetMs, degraded, deadlineMs: deadline, endedAtMs };
 }
 

@@ -9,7 +9,10 @@ import { packageRoot } from '../util/package-root.js';
 import { buildApp } from './app.js';
 import { resolveServerConfig, type ServerConfig, type ServerConfigInput } from './config/index.js';
 import { ServerConfigError } from './errors.js';
+import { createServerDecisions } from './decisions.js';
 import { createLagTracker } from './lag.js';
+import { retireRegistry, type SwappableRegistry, swappableRegistry } from './reload.js';
+import { createShadowRunner } from './shadow.js';
 import { createServerMetrics, type ServerMetrics } from './metrics.js';
 import { createModelRegistry, type ModelRegistry } from './registry.js';
 import { warmHttpPath } from './http-warmup.js';
@@ -37,6 +40,14 @@ export interface RelevanceGateServer {
   readonly url: string | undefined;
   listen(): Promise<string>;
   /**
+   * Rebuilds the models (their files re-read) and the policy from `input` (default: the config the
+   * server started with), loads and warms them beside the serving ones, then swaps them in: requests
+   * in flight finish on the old models, which close once idle. Only `models`, `policy` and
+   * `defaultModel` are taken from `input`; a failed load leaves the serving models in place (and
+   * rejects). `serve` calls it on SIGHUP. Concurrent calls share one reload.
+   */
+  reload(input?: ServerConfigInput): Promise<void>;
+  /**
    * Graceful shutdown: readiness turns 503 and new requests are refused (503), requests in flight
    * finish (up to `shutdownTimeoutMs`), then the listener, the models and the cache close.
    * Idempotent: every call returns the same promise.
@@ -62,7 +73,14 @@ export async function createServer(
   const config = resolveServerConfig(input);
   const prom = await import('prom-client');
   const lifecycle: Lifecycle = { draining: false, warm: false };
-  let registry: ModelRegistry | undefined;
+  const decisions = createServerDecisions(config, () => lifecycle.warm);
+  let registry: SwappableRegistry | undefined;
+  const shadows = createShadowRunner(
+    config,
+    () => registry as ModelRegistry,
+    decisions,
+    () => lifecycle.warm,
+  );
   const metrics = createServerMetrics(
     prom,
     () =>
@@ -72,11 +90,16 @@ export async function createServer(
         ready: () => registry?.state === 'ready',
         crossEncoders: () => m.crossEncoders,
       })),
-    { defaultMetrics: options.defaultMetrics, cacheStats: () => registry?.cacheStats() },
+    {
+      defaultMetrics: options.defaultMetrics,
+      cacheStats: () => registry?.cacheStats(),
+      decisionLogStats: () => decisions?.log.stats(),
+      shadowStats: () => shadows?.stats(),
+    },
   );
   let app: FastifyInstance | undefined;
   const log = options.log ?? ((message: string) => app?.log.info(message));
-  registry = createModelRegistry(config, (message) => log(message));
+  registry = swappableRegistry(createModelRegistry(config, (message) => log(message)));
   const lag = createLagTracker();
   app = await buildApp({
     config,
@@ -87,6 +110,8 @@ export async function createServer(
     version: packageVersion(),
     ...(options.metricsText === undefined ? {} : { metricsText: options.metricsText }),
     ...(options.clusterServing === undefined ? {} : { clusterServing: options.clusterServing }),
+    ...(decisions === undefined ? {} : { decisions }),
+    ...(shadows === undefined ? {} : { shadows }),
   });
   const loaded = registry.load();
   // Readiness after warm-up traffic through the whole HTTP path (JIT of routes, parsers,
@@ -107,6 +132,7 @@ export async function createServer(
   const models = registry;
   let url: string | undefined;
   let closing: Promise<void> | undefined;
+  let reloading: Promise<void> | undefined;
 
   return {
     config,
@@ -135,6 +161,23 @@ export async function createServer(
       }
       return url;
     },
+    reload(next) {
+      reloading ??= (async () => {
+        await ready;
+        const fresh = createModelRegistry(resolveServerConfig(next ?? input), (message) => log(message));
+        await fresh.load();
+        if (closing !== undefined) {
+          await fresh.close();
+          return;
+        }
+        const old = models.swap(fresh);
+        log(`reload: serving ${fresh.names.join(', ')}; the previous models close once their requests finish`);
+        await retireRegistry(old, config.shutdownTimeoutMs);
+      })().finally(() => {
+        reloading = undefined;
+      });
+      return reloading;
+    },
     close() {
       closing ??= (async () => {
         lifecycle.draining = true;
@@ -146,6 +189,10 @@ export async function createServer(
           await fastify.close();
         } finally {
           clearTimeout(force);
+          // Requests have finished: their shadows finish and what they recorded is written before the process exits.
+          await shadows?.idle();
+          await decisions?.close();
+          await reloading?.catch(() => undefined);
           await models.close();
           metrics.close();
           lag.stop();

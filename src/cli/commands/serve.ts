@@ -40,6 +40,11 @@ interface ServeCliOptions {
   drainDelayMs?: string;
   shutdownTimeoutMs?: string;
   printConfig?: boolean;
+  decisionLog?: string;
+  decisionLogSample?: string;
+  inspector?: boolean;
+  shadow?: string;
+  shadowSample?: string;
 }
 
 const ENDPOINTS = [
@@ -98,7 +103,31 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
   }
   if (opts.admission !== undefined && opts.admission !== 'predictive' && opts.admission !== 'bounds')
     throw new InvalidArgumentError(`--admission must be predictive or bounds, got "${opts.admission}"`);
+  if (opts.decisionLogSample !== undefined && opts.decisionLog === undefined)
+    throw new InvalidArgumentError('--decision-log-sample needs --decision-log <dir>');
+  const decisionLogSample = num(
+    'decision-log-sample',
+    opts.decisionLogSample,
+    (n) => n >= 0 && n <= 1,
+    'a rate in [0, 1]',
+  );
   const flags: Record<string, unknown> = {
+    decisionLog:
+      opts.decisionLog === undefined
+        ? undefined
+        : { dir: opts.decisionLog, ...(decisionLogSample === undefined ? {} : { sample: decisionLogSample }) },
+    inspector: opts.inspector === true ? true : undefined,
+    shadows:
+      opts.shadow === undefined
+        ? undefined
+        : {
+            [opts.defaultModel ?? fromFile.defaultModel ?? server.DEFAULT_MODEL_NAME]: {
+              model: opts.shadow,
+              ...(opts.shadowSample === undefined
+                ? {}
+                : { sample: num('shadow-sample', opts.shadowSample, (n) => n >= 0 && n <= 1, 'a rate in [0, 1]') }),
+            },
+          },
     admission: {
       ...(opts.maxConcurrentRequests === undefined
         ? {}
@@ -173,6 +202,12 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
       `relevance-gate serving on ${url} (${config.processes} process${config.processes === 1 ? '' : 'es'})`,
       `  models: ${scorers}`,
       ...ENDPOINTS.map((e) => `  ${e}`),
+      ...(config.decisionLog === undefined
+        ? []
+        : [
+            `  decision log: ${config.decisionLog.dir} (sample ${config.decisionLog.sample}; replay with relevance-gate replay)`,
+          ]),
+      ...(config.inspector ? [`  inspector: ${url}/inspect`] : []),
       `  auth: ${config.apiKey === undefined ? `none (set --api-key-file or ${server.ENVIRONMENT_VARIABLES.apiKey} to require a Bearer token)` : 'Bearer token required (health and metrics open)'}`,
       `  try: curl -s ${url}/v1/rerank -H 'content-type: application/json' -d '{"query":"what is BM25?","documents":["BM25 is a ranking function","bananas are yellow"]}'`,
       '',
@@ -205,6 +240,23 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // SIGHUP: the config file and environment read again, the models rebuilt, warmed and swapped in;
+  // requests in flight finish on the old ones (src/server/reload.ts).
+  process.on('SIGHUP', () => {
+    const again = async () =>
+      server.mergeConfigInputs(
+        configFile === undefined ? {} : await server.readConfigFile(configFile),
+        server.configFromEnvironment(),
+        flags as Parameters<typeof server.mergeConfigInputs>[0],
+      );
+    again()
+      .then((input) => handle.reload(input))
+      .then(
+        () => handle.app.log.info('SIGHUP: models and policy reloaded'),
+        (error: unknown) =>
+          handle.app.log.error(`SIGHUP: reload failed, the previous models keep serving: ${(error as Error).message}`),
+      );
+  });
   let url: string;
   try {
     url = await handle.listen();
@@ -276,6 +328,17 @@ export function register(program: Command): void {
     .option('--log-passages', 'log each query text at debug level (off by default; document text is never logged)')
     .option('--drain-delay-ms <ms>', 'after SIGTERM, answer readiness 503 this long before closing (default 0)')
     .option('--shutdown-timeout-ms <ms>', 'longest wait for in-flight requests at shutdown (default 30000)')
+    .option(
+      '--decision-log <dir>',
+      'record decisions (query hash, signals, route, rule per passage) as NDJSON files in <dir>, rotated and bounded (docs/decision-log.md)',
+    )
+    .option('--decision-log-sample <rate>', 'share of requests the decision log records, 0..1 (default 1)')
+    .option('--inspector', 'serve the inspector page at /inspect (behind the API key when one is set)')
+    .option(
+      '--shadow <model>',
+      "a configured model (e.g. cross-encoder) that also decides a sample of the default model's requests in the background, into the decision log",
+    )
+    .option('--shadow-sample <rate>', 'share of requests the shadow decides, 0..1 (default 0.1)')
     .option('--print-config', 'print the resolved configuration and exit')
     .action(runServe);
 }

@@ -28,6 +28,7 @@ export { mergeConfigInputs } from './merge.js';
 export type {
   CacheConfig,
   CrossEncoderModelConfig,
+  DecisionLogConfig,
   EmbeddingModelConfig,
   FastPathModelConfig,
   LimitsConfig,
@@ -38,5 +39,6 @@ export type {
   ScorerModelConfig,
   ServerConfig,
   ServerConfigInput,
+  ShadowConfig,
 } from './types.js';
 export { resolveServerConfig } from './validate.js';

@@ -6,7 +6,15 @@ import { isRecord } from './fields.js';
 import type { ServerConfigInput } from './types.js';
 
 /** Sections merged one level deep instead of replaced (models by name). */
-const MERGED_SECTIONS: ReadonlySet<string> = new Set(['cache', 'limits', 'models', 'policy', 'admission']);
+const MERGED_SECTIONS: ReadonlySet<string> = new Set([
+  'cache',
+  'limits',
+  'models',
+  'policy',
+  'admission',
+  'decisionLog',
+  'shadows',
+]);
 
 /** Layers configs: later ones win field by field (admission, cache and limits merged one level deep, models by name). */
 export function mergeConfigInputs(...layers: readonly ServerConfigInput[]): ServerConfigInput {

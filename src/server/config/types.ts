@@ -138,6 +138,38 @@ export interface LimitsConfig {
   readonly maxBudgetMs: number;
 }
 
+/** The decision log (docs/decision-log.md): opt-in, sampled, bounded NDJSON files. */
+export interface DecisionLogConfig {
+  /** Directory of the NDJSON files (created when missing). */
+  readonly dir: string;
+  /** Share of requests logged, in [0, 1]. Default 1. */
+  readonly sample: number;
+  /** A new file is started past this size, MiB. Default 64. */
+  readonly maxFileMb?: number;
+  /** Files kept; the oldest are deleted beyond it. Default 16. */
+  readonly maxFiles?: number;
+  /** Requests waiting to be written at most (beyond: dropped, counted). Default 4096. */
+  readonly maxQueued?: number;
+  /** Log the query text (default: only its sha256). */
+  readonly includeQuery: boolean;
+  /** Log passage text (default: only its sha256). */
+  readonly includeText: boolean;
+  /** Requests with a pair decided by one of these rules are logged whatever the sample rate. */
+  readonly alwaysRules?: readonly string[];
+}
+
+/** A shadow model: decides a sampled share of another model's requests in the background (docs/decision-log.md). */
+export interface ShadowConfig {
+  /** The shadow: a configured model's name. */
+  readonly model: string;
+  /** Share of the live model's requests it also decides, in [0, 1]. Default 0.1. */
+  readonly sample: number;
+  /** Shadow calls in flight at most (the CPU share it may take); a request offered beyond it is skipped. Default 1. */
+  readonly maxInFlight: number;
+  /** Budget of a shadow call, ms. Default 1000. */
+  readonly budgetMs: number;
+}
+
 export interface ServerConfig {
   /** Admission control (docs/server.md "Under load"). */
   readonly admission: {
@@ -180,6 +212,12 @@ export interface ServerConfig {
   readonly drainDelayMs: number;
   /** Base directory relative model paths resolve against. */
   readonly baseDir: string;
+  /** The decision log; undefined = off. */
+  readonly decisionLog: DecisionLogConfig | undefined;
+  /** Serve the inspector page at /inspect (behind the API key when one is set). Default false. */
+  readonly inspector: boolean;
+  /** Shadow models by the name of the live model they shadow; their decisions go to the decision log. */
+  readonly shadows: Readonly<Record<string, ShadowConfig>>;
 }
 
 /** What a caller may give: every field optional, models merged over the default `fast-path`. */
@@ -201,4 +239,7 @@ export interface ServerConfigInput {
   readonly shutdownTimeoutMs?: number;
   readonly drainDelayMs?: number;
   readonly baseDir?: string;
+  readonly decisionLog?: Partial<DecisionLogConfig> & { readonly dir: string };
+  readonly inspector?: boolean;
+  readonly shadows?: Readonly<Record<string, Partial<ShadowConfig> & { readonly model: string }>>;
 }

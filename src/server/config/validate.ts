@@ -33,6 +33,7 @@ import {
   DEFAULT_RESPONSE_MARGIN_MS,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
 } from './defaults.js';
+import { resolveDecisionLog, resolveInspector, resolveShadows } from './decision-log.js';
 import { configError, configObject, isRecord, optional, rejectUnknownConfigKeys } from './fields.js';
 import type { CacheConfig, LimitsConfig, LogLevel, ServerConfig, ServerConfigInput } from './types.js';
 import { validateModels } from './validate-models.js';
@@ -56,6 +57,9 @@ const TOP_KEYS: ReadonlySet<string> = new Set([
   'shutdownTimeoutMs',
   'drainDelayMs',
   'baseDir',
+  'decisionLog',
+  'inspector',
+  'shadows',
 ]);
 const ADMISSION_KEYS: ReadonlySet<string> = new Set([
   'maxConcurrentRequests',
@@ -171,6 +175,8 @@ export function resolveServerConfig(input: ServerConfigInput = {}): ServerConfig
     oneOf('logLevel', v, LOG_LEVELS, configError),
   );
   const host = orDefault(input.host, DEFAULT_HOST, (v) => nonEmptyString('host', v, configError));
+  const decisionLog = resolveDecisionLog(input.decisionLog, baseDir);
+  const inspector = resolveInspector(input.inspector);
   return {
     admission,
     host,
@@ -193,5 +199,8 @@ export function resolveServerConfig(input: ServerConfigInput = {}): ServerConfig
     ),
     drainDelayMs: orDefault(input.drainDelayMs, 0, (v) => nonNegativeInteger('drainDelayMs', v, configError)),
     baseDir,
+    decisionLog,
+    inspector,
+    shadows: resolveShadows(input.shadows, models, decisionLog !== undefined || inspector),
   };
 }

@@ -253,6 +253,35 @@ function observe(ctx: ServerContext, call: PreparedGateCall, result: GateResult,
   ctx.metrics.observeResult(call.model.name, result, byReason, call.model.cacheEnabled);
 }
 
+/** Hands the decided call to the decision log (when on) under the id the caller gets back, and to its shadow. */
+function logDecision(
+  ctx: ServerContext,
+  requestId: string,
+  endpoint: string,
+  call: PreparedGateCall,
+  result: GateResult,
+  serverMs: number,
+): void {
+  ctx.decisions?.record({
+    requestId,
+    endpoint,
+    model: call.model,
+    rerank: false,
+    result,
+    override: call.policy,
+    serverMs,
+  });
+  ctx.shadows?.offer({
+    requestId,
+    model: call.model,
+    rerank: false,
+    query: call.query,
+    passages: call.passages,
+    override: call.policy,
+    queryClass: call.queryClass,
+  });
+}
+
 export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.post(
     '/v1/gate',
@@ -279,7 +308,9 @@ export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): vo
       const degraded = degradedOf(call.model, call.passages);
       observe(ctx, call, result, degraded);
       throwIfNothingScoredInTime(result, ended);
-      return resultJson(request.id, call.model, result, degraded, ended, Date.now() - request.arrivalMs);
+      const serverMs = Date.now() - request.arrivalMs;
+      logDecision(ctx, request.id, '/v1/gate', call, result, serverMs);
+      return resultJson(request.id, call.model, result, degraded, ended, serverMs);
     },
   );
 
@@ -316,7 +347,9 @@ export function registerGateRoutes(app: FastifyInstance, ctx: ServerContext): vo
           releaseWith(ticket, result);
           const degraded = degradedOf(model, call.passages);
           observe(ctx, call, result, degraded);
-          yield frame('result', resultJson(requestId, model, result, degraded, ended, Date.now() - request.arrivalMs));
+          const serverMs = Date.now() - request.arrivalMs;
+          logDecision(ctx, requestId, '/v1/gate/stream', call, result, serverMs);
+          yield frame('result', resultJson(requestId, model, result, degraded, ended, serverMs));
         } catch (error) {
           const api = toApiError(error);
           yield frame('error', { error: { type: api.kind, message: api.message }, request_id: requestId });

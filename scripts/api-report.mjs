@@ -19,6 +19,7 @@ const ENTRIES = {
   'relevance-gate-server': 'dist/server/index.d.ts',
   'relevance-gate-langchain': 'dist/adapters/langchain/index.d.ts',
   'relevance-gate-ai-sdk': 'dist/adapters/ai-sdk/index.d.ts',
+  'relevance-gate-llamaindex': 'dist/adapters/llamaindex/index.d.ts',
 };
 
 let failed = false;

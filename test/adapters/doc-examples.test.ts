@@ -13,6 +13,7 @@ const ENTRY_POINTS: Readonly<Record<string, string>> = {
   'relevance-gate': join(WORK, 'root.ts'),
   'relevance-gate/langchain': resolve('src/adapters/langchain/index.ts'),
   'relevance-gate/ai-sdk': resolve('src/adapters/ai-sdk/index.ts'),
+  'relevance-gate/llamaindex': resolve('src/adapters/llamaindex/index.ts'),
 };
 
 interface DocExample {
@@ -59,11 +60,17 @@ describe('the examples in docs/adapters.md, docs/context.md and README.md run as
     expect(DOC_EXAMPLES.map((e) => e.name)).toEqual([
       'langchain-quick-start',
       'langchain-abort',
+      'llamaindex-quick-start',
       'ai-sdk-quick-start',
       'context-quick-start',
       'context-template',
     ]);
-    expect(README_EXAMPLES.map((e) => e.name)).toEqual(['readme-library', 'readme-langchain', 'readme-ai-sdk']);
+    expect(README_EXAMPLES.map((e) => e.name)).toEqual([
+      'readme-library',
+      'readme-langchain',
+      'readme-llamaindex',
+      'readme-ai-sdk',
+    ]);
   });
 
   for (const example of EXAMPLES) {
@@ -81,6 +88,8 @@ describe('the examples in docs/adapters.md, docs/context.md and README.md run as
         expect(stdout.trimEnd().split('\n')).toEqual(expected);
       }
       if (example.name === 'langchain-quick-start') expect(stdout).toMatch(/^\d+ 0\.\d+ included threshold$/m);
+      if (example.name === 'llamaindex-quick-start') expect(stdout).toMatch(/^\d+ 0\.\d+ included threshold$/m);
+      if (example.name === 'readme-llamaindex') expect(stdout).toMatch(/^d0 0\.\d+ included /m);
     });
   }
 });

@@ -123,6 +123,16 @@ describe('the packed package, installed without a compiler', () => {
     }
   });
 
+  it('the README LlamaIndex example runs as written once @llamaindex/core is installed', async () => {
+    await run('npm', ['install', '--no-audit', '--no-fund', '@llamaindex/core'], { cwd: app, env, maxBuffer: 1 << 26 });
+    const [example] = readmeExamples('relevance-gate/llamaindex');
+    expect(example).toBeDefined();
+    writeFileSync(join(app, 'readme-llamaindex.js'), example);
+    const { stdout } = await run('node', ['readme-llamaindex.js'], { cwd: app, env });
+    expect(stdout).toMatch(/^d0 0\.\d+ included /m);
+    expect(stdout).toMatch(/^insufficient context: (true|false)$/m);
+  });
+
   it('relevance-gate models writes a shape model from the installed package', async () => {
     const { stdout } = await run(
       'npx',

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { tokenizerFolder } from '../cross-encoder/family-models.js';
 
 const run = promisify(execFile);
 const cli = ['--import', 'tsx', 'src/cli/main.ts'];
@@ -112,6 +113,27 @@ describe('relevance-gate score', () => {
       ),
     });
   }, 60_000);
+
+  it('--cross-encoder gates with a cross-encoder folder, by its operating points when it has them', async () => {
+    const { writeCrossEncoderModelDir } = await import('../../src/tooling/model-gen/index.js');
+    const dir = mkdtempSync(join(tmpdir(), 'rg-score-ce-'));
+    const model = await writeCrossEncoderModelDir(join(dir, 'ce'), 'minilm-l6', {
+      seed: 3,
+      layers: 2,
+      hidden: 64,
+      tokenizerDir: tokenizerFolder('ms-marco-MiniLM-L-6-v2'),
+    });
+    const plain = await scoreJson('--cross-encoder', model.dir);
+    expect(plain.mode).toBe('threshold');
+    expect(plain.stats.retrieved).toBe(20);
+    expect(plain.stats.scored).toBe(20);
+    expect(plain.included.every((i) => i.relevance >= 0.5)).toBe(true);
+    expect(plain.excluded.every((i) => (i.relevance ?? 0) < 0.5)).toBe(true);
+    await expect(run('node', [...cli, 'score', '--cross-encoder', model.dir, '--model', 'x'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/--model and --stats are fast-path options/),
+    });
+  });
 
   it('refuses a malformed request file with a typed error and exit code 1', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rg-score-'));

@@ -1,6 +1,6 @@
 /**
  * `relevance-gate score`: gates one request (a query and its retrieved passages) with the shipped
- * fast-path model and prints what reaches the LLM and why. With no arguments it runs the embedded
+ * fast-path model (or a cross-encoder folder, `--cross-encoder`) and prints what reaches the LLM and why. With no arguments it runs the embedded
  * example (examples/request.json, a real query with its BM25 top 20), so a fresh install has a
  * one-command demonstration of the main job. It decides as `createGate({ scorer })` does: the
  * model's default operating point (`balanced` for the shipped model), or `--mode`, or an absolute
@@ -11,10 +11,11 @@ import { isNonNegative, isPositive, optionalNumberOption } from '../../util/numb
 import { InvalidArgumentError } from '../../errors.js';
 import { OPERATING_POINT_NAMES, type OperatingPointName } from '../../gate/policies/operating-points.js';
 import { RANKING } from '../../signals.js';
-import type { Passage } from '../../types.js';
+import type { Passage, Scorer } from '../../types.js';
 
 interface ScoreCommandOptions {
   model?: string;
+  crossEncoder?: string;
   request?: string;
   query?: string;
   stats?: string;
@@ -69,8 +70,6 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const { readFile } = await import('node:fs/promises');
   const { join } = await import('node:path');
   const { packageRoot } = await import('../../util/package-root.js');
-  const { loadFastPathScorer } = await import('../../tiers/fast-path/fast-path-scorer.js');
-  const { createGate, loadOperatingPoints } = await import('../../gate/index.js');
 
   const root = packageRoot();
   const requestPath = options.request ?? join(root, 'examples', 'request.json');
@@ -82,9 +81,57 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
     throw new InvalidArgumentError(`cannot read request ${requestPath}: ${(cause as Error).message}`, { cause });
   }
   const query = options.query ?? request.query;
-  const scorer = await loadFastPathScorer(options.model ?? join(root, 'models', 'fast-path-lexical'), {
-    statsPath: options.stats,
-  });
+  const loaded = await loadScorer(options, join(root, 'models', 'fast-path-lexical'));
+  try {
+    await scoreWith(loaded, options, query, request);
+  } finally {
+    await loaded.close();
+  }
+}
+
+/** The scorer `score` gates with: the fast path (default) or a cross-encoder (--cross-encoder). */
+interface LoadedScorer {
+  readonly scorer: Scorer;
+  /** What the `model:` line says. */
+  readonly description: string;
+  readonly recommendedThreshold: number | undefined;
+  close(): Promise<void>;
+}
+
+async function loadScorer(options: ScoreCommandOptions, shippedFastPath: string): Promise<LoadedScorer> {
+  if (options.crossEncoder !== undefined) {
+    if (options.model !== undefined || options.stats !== undefined)
+      throw new InvalidArgumentError(
+        '--cross-encoder scores with a cross-encoder: --model and --stats are fast-path options',
+      );
+    const { createCrossEncoder } = await import('../../tiers/cross-encoder/cross-encoder.js');
+    const { createCrossEncoderScorer } = await import('../../tiers/cross-encoder/scorer.js');
+    const encoder = await createCrossEncoder({ modelDir: options.crossEncoder });
+    return {
+      scorer: createCrossEncoderScorer(encoder),
+      description: `${encoder.info.id} (${options.crossEncoder})`,
+      recommendedThreshold: undefined,
+      close: () => encoder.close(),
+    };
+  }
+  const { loadFastPathScorer } = await import('../../tiers/fast-path/fast-path-scorer.js');
+  const scorer = await loadFastPathScorer(options.model ?? shippedFastPath, { statsPath: options.stats });
+  return {
+    scorer,
+    description: `${scorer.modelId}; stats: ${scorer.statsId} (${scorer.statsSource === 'model' ? "the model's own" : 'yours'})`,
+    recommendedThreshold: scorer.recommendedThreshold,
+    close: async () => scorer.model.dispose(),
+  };
+}
+
+async function scoreWith(
+  loaded: LoadedScorer,
+  options: ScoreCommandOptions,
+  query: string,
+  request: RequestFile,
+): Promise<void> {
+  const { createGate, loadOperatingPoints } = await import('../../gate/index.js');
+  const { scorer, recommendedThreshold } = loaded;
   const threshold = optionalNumberOption(
     'threshold',
     options.threshold,
@@ -95,7 +142,7 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const minKept = optionalNumberOption('min-kept', options.minKept, isNonNegative, 'a number ≥ 0');
   const maxKept = optionalNumberOption('max-kept', options.maxKept, isPositive, 'a positive number');
   // Threshold mode without --threshold: the model's recommended threshold, as before operating points.
-  const absolute = mode === 'threshold' ? (threshold ?? scorer.recommendedThreshold ?? 0.5) : undefined;
+  const absolute = mode === 'threshold' ? (threshold ?? recommendedThreshold ?? 0.5) : undefined;
   // Points fitted for this model (relevance-gate fit-points), checked against it.
   const operatingPoints =
     options.operatingPoints === undefined ? undefined : await loadOperatingPoints(options.operatingPoints, scorer);
@@ -133,12 +180,10 @@ async function runScore(options: ScoreCommandOptions): Promise<void> {
   const lines: string[] = [];
   lines.push(`query: ${query}`);
   if (request.source && options.request === undefined) lines.push(`example: ${request.source}`);
-  lines.push(
-    `model: ${scorer.modelId}; stats: ${scorer.statsId} (${scorer.statsSource === 'model' ? "the model's own" : 'yours'})`,
-  );
+  lines.push(`model: ${loaded.description}`);
   lines.push(
     decision === undefined
-      ? `decision: threshold ${result.stats.threshold}${scorer.recommendedThreshold === result.stats.threshold ? ' (recommended)' : ''}`
+      ? `decision: threshold ${result.stats.threshold}${recommendedThreshold === result.stats.threshold ? ' (recommended)' : ''}`
       : `decision: operating point ${effectiveMode} (beta ${decision.beta}, shift ${decision.shift}): relevance cut ${result.stats.threshold.toFixed(3)}` +
           (result.stats.rankingCut === null
             ? ''
@@ -177,6 +222,10 @@ export function register(program: Command): void {
     .command('score')
     .description('Gate one request with the fast-path model (default: the embedded example) and print the decisions')
     .option('--model <dir>', 'fast-path model directory (default: the shipped model)')
+    .option(
+      '--cross-encoder <dir>',
+      'gate with this cross-encoder model folder instead of the fast path (its operating-points.json decides when it has one)',
+    )
     .option('--request <file>', 'JSON { query, passages: [{ id, title?, text }] } (default: examples/request.json)')
     .option('--query <text>', "override the request's query")
     .option('--stats <file>', "corpus statistics of your collection (relevance-gate stats); default: the model's own")

@@ -27,6 +27,8 @@ import {
 import { tokenizerSourceFiles } from './vocab-tokenizer.js';
 import { CrossEncoderWorkerPool, DEFAULT_CLOSE_TIMEOUT_MS, type WorkerPoolStats } from './worker-pool.js';
 import { hashFiles } from '../../util/hash-files.js';
+import { OPERATING_POINTS_FILE, readOperatingPointsFile } from '../../operating-points/file.js';
+import { modelIdOf, type ModelDecisions } from '../../operating-points/types.js';
 
 export interface CrossEncoderOptions {
   /** HF-style folder: `onnx/model.onnx` (or `model.onnx`), `tokenizer.json`, optional `config.json`, `tokenizer_config.json`. */
@@ -148,6 +150,12 @@ export interface CrossEncoderInfo {
   readonly pairInput: PairInput;
   /** The `variant` option that chose `modelPath`, null without one. */
   readonly variant: string | null;
+  /**
+   * The operating points and score calibration of `modelDir`'s operating-points.json, when the
+   * folder has one fitted for exactly this model and configuration (file, max length, truncation);
+   * absent otherwise (points fitted for another configuration would decide on a different score).
+   */
+  readonly decisions?: ModelDecisions;
 }
 
 export interface CrossEncoderStats extends BatcherStats {
@@ -215,6 +223,21 @@ interface ResolvedPaths {
   tokenizerConfigPath: string | null;
 }
 
+/**
+ * The model folder's operating points for this configuration: undefined without a file or when
+ * the file was fitted for another model id (another ONNX variant, max length or truncation). A
+ * file that exists but is malformed fails the load (OperatingPointsFormatError).
+ */
+async function folderDecisions(modelDir: string, id: string): Promise<ModelDecisions | undefined> {
+  const path = join(modelDir, OPERATING_POINTS_FILE);
+  if (!existsSync(path)) return undefined;
+  const file = await readOperatingPointsFile(path);
+  if (file.model !== modelIdOf(id)) return undefined;
+  return file.scoreCalibration === undefined
+    ? { operatingPoints: file.points }
+    : { operatingPoints: file.points, scoreCalibration: file.scoreCalibration };
+}
+
 function resolvePaths(options: CrossEncoderOptions): ResolvedPaths {
   const dir = options.modelDir;
   if (dir !== undefined && typeof dir !== 'string') throw new InvalidArgumentError('modelDir must be a string');
@@ -237,7 +260,7 @@ function resolvePaths(options: CrossEncoderOptions): ResolvedPaths {
     throw new InvalidArgumentError(
       dir === undefined
         ? 'createCrossEncoder needs modelDir or modelPath'
-        : `no onnx/model.onnx or model.onnx in ${dir}`,
+        : `no onnx/model.onnx, model.onnx or single ONNX file in ${dir}`,
     );
   }
   if (tokenizerPath === null || tokenizerPath === undefined) {
@@ -409,6 +432,13 @@ async function createPooledCrossEncoder(
     chunking,
     variant: options.variant ?? null,
   };
+  let decisions: ModelDecisions | undefined;
+  try {
+    decisions = options.modelDir === undefined ? undefined : await folderDecisions(options.modelDir, info.id);
+  } catch (err) {
+    await pool.close();
+    throw err;
+  }
   const batcher = new DynamicBatcher(pool, {
     workers,
     signals: contract.signalNames.length,
@@ -417,7 +447,13 @@ async function createPooledCrossEncoder(
     maxPendingPairs,
     useTypeIds: contract.tokenTypeIds !== null,
   });
-  return new PooledCrossEncoder(info, pool, batcher, limits, closeTimeoutMs);
+  return new PooledCrossEncoder(
+    decisions === undefined ? info : { ...info, decisions },
+    pool,
+    batcher,
+    limits,
+    closeTimeoutMs,
+  );
 }
 
 interface InputLimits {

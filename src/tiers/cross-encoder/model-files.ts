@@ -1,6 +1,7 @@
 /**
  * Which ONNX file of a model folder is loaded. Without a variant: `onnx/model.onnx`, else
- * `model.onnx`. With `variant: 'qint8_avx512_vnni'` (or `quint8_avx2`, `O4`, `quantized`, `fp16`, …):
+ * `model.onnx`, else the folder's only ONNX file (a folder that ships one variant, such as the
+ * shipped cross-encoder's `onnx/model_int8.onnx`). With `variant: 'qint8_avx512_vnni'` (or `quint8_avx2`, `O4`, `quantized`, `fp16`, …):
  * `onnx/model_<variant>.onnx`, else `model_<variant>.onnx` — the names sentence-transformers
  * (`export_dynamic_quantized_onnx_model`, `export_optimized_onnx_model`), Optimum and
  * transformers.js publish. `fp32` also finds the plain `model.onnx`.
@@ -59,6 +60,9 @@ export function resolveModelFile(dir: string, variant: string | undefined): stri
     const path = join(dir, candidate);
     if (existsSync(path)) return path;
   }
-  if (variant === undefined) return null;
+  if (variant === undefined) {
+    const files = listOnnxFiles(dir);
+    return files.length === 1 ? join(dir, files[0]) : null;
+  }
   throw new ModelVariantNotFoundError(dir, variant, variantCandidates(variant), listOnnxFiles(dir));
 }

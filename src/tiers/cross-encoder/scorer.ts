@@ -22,6 +22,7 @@ export function createCrossEncoderScorer(encoder: CrossEncoder): Scorer {
   return {
     id: encoder.info.id,
     signals: encoder.info.contract.signalNames,
+    ...(encoder.info.decisions === undefined ? {} : { decisions: encoder.info.decisions }),
     async score(
       query: string,
       passages: readonly Passage[],

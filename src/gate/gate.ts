@@ -8,6 +8,7 @@ import { InvalidArgumentError } from '../errors.js';
 import type { Passage, Scorer, ScoreOptions } from '../types.js';
 import { isScorer } from '../util/is-scorer.js';
 import { rejectUnknownKeys } from '../util/option-keys.js';
+import { type SpanAttributes, traced } from '../util/tracing.js';
 import { positiveInteger } from '../util/validate-options.js';
 import {
   DecisionState,
@@ -105,6 +106,8 @@ class GateImpl implements Gate {
   private readonly now: () => number;
   private readonly maxPassages: number;
   private readonly defaultTier: string;
+  /** The process's warm-up gates (warmDecisionPathOnce): their calls make no spans in the application's traces. */
+  warmUp = false;
 
   get mode(): GateMode {
     return this.policy.mode;
@@ -148,7 +151,7 @@ class GateImpl implements Gate {
     options: FilterOptions = NO_OPTIONS,
   ): Promise<GateResult<P>> {
     const call = this.prepare(query, passages, options, undefined);
-    return this.execute(call, undefined);
+    return this.traced(call, () => this.execute(call, undefined));
   }
 
   stream<P extends Passage>(query: string, passages: readonly P[], options: FilterOptions = NO_OPTIONS): GateStream<P> {
@@ -159,7 +162,7 @@ class GateImpl implements Gate {
     const call = this.prepare(query, passages, options, signal);
     const channel = new StreamChannel<GateItem<P>>(() => controller.abort());
     const sink = new StreamSink<P>(call.policy, channel);
-    const result = this.execute(call, sink).then(
+    const result = this.traced(call, () => this.execute(call, sink)).then(
       (r) => {
         sink.finish(r);
         return r;
@@ -177,6 +180,18 @@ class GateImpl implements Gate {
     const compiled =
       policy === undefined ? this.policy : compilePolicy(mergePolicy(this.policySource, policy), this.scorer);
     return rerouteCompiled(previous, compiled, options, this.defaultTier);
+  }
+
+  /** The call inside its span (src/util/tracing.ts), except for the process's warm-up gates. */
+  private traced<P extends Passage>(call: PreparedCall<P>, run: () => Promise<GateResult<P>>): Promise<GateResult<P>> {
+    if (this.warmUp) return run();
+    const deadline = call.scoreOptions.deadline;
+    const attributes: SpanAttributes = {
+      'relevance_gate.scorer': this.scorer.id,
+      'relevance_gate.passages': call.passages.length,
+      ...(deadline === undefined ? {} : { 'relevance_gate.budget_ms': Math.max(0, deadline - this.now()) }),
+    };
+    return traced(GATE_SPAN, attributes, run, resultAttributes);
   }
 
   private prepare<P extends Passage>(
@@ -275,6 +290,19 @@ class GateImpl implements Gate {
     });
     return result;
   }
+}
+
+/** The span of a gate call (src/util/tracing.ts): its decision in counts. */
+const GATE_SPAN = 'relevance-gate.gate';
+
+function resultAttributes(result: GateResult<Passage>): SpanAttributes {
+  return {
+    'relevance_gate.included': result.included.length,
+    'relevance_gate.conflicting': result.conflicting.length,
+    'relevance_gate.excluded': result.excluded.length,
+    'relevance_gate.unscored': result.stats.unscored,
+    'relevance_gate.insufficient_context': result.stats.insufficientContext,
+  };
 }
 
 /** 'aborted' or 'timeout' when some pair of items[start, end) came back unscored for that limit. */
@@ -385,6 +413,7 @@ function warmDecisionPathOnce(): void {
   const passages = Array.from({ length: 20 }, (_, i) => ({ id: `warm-up-${i}`, text: `warm-up passage ${i}` }));
   for (const policy of policies) {
     const gate = new GateImpl({ scorer, policy });
+    gate.warmUp = true;
     // Synchronously, the decision itself (the list cut, each pair, the result) over stored
     // signals, as a reroute runs it; then, as soon as the event loop turns, a whole call.
     const compiled = compilePolicy(policy, scorer);

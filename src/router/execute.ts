@@ -16,6 +16,14 @@ import type { Submission } from './cost-model.js';
 import type { PairCacheState } from './plan.js';
 import type { Counters } from './stats.js';
 import type { DegradeReason, RoutedPairScore, RouterCache, RoutingMode } from './types.js';
+import { type SpanAttributes, traced } from '../util/tracing.js';
+
+/** The span of one call the router makes to a tier (src/util/tracing.ts). */
+const TIER_SPAN = 'relevance-gate.tier';
+
+function tierAttributes(tier: string, pairs: number): SpanAttributes {
+  return { 'relevance_gate.tier': tier, 'relevance_gate.pairs': pairs };
+}
 
 /** Inline scoring without a deadline (background work, fixed mode without one). */
 const NO_LIMITS: ScoreOptions = Object.freeze({});
@@ -123,7 +131,9 @@ export class TierExecutor {
     const score = async (ps: readonly Passage[]): Promise<ReadonlyArray<ScorerPairResult>> => {
       const sub = tier.model.begin(ps.length, performance.now());
       try {
-        const results = await tier.spec.scorer.score(query, ps, limits);
+        const results = await traced(TIER_SPAN, tierAttributes(tier.name, ps.length), async () =>
+          tier.spec.scorer.score(query, ps, limits),
+        );
         if (!Array.isArray(results) || results.length !== ps.length)
           throw new InvalidArgumentError(`tier ${tier.name} returned a wrong result count`);
         tier.model.complete(sub, performance.now());
@@ -304,7 +314,9 @@ export class TierExecutor {
       const sub: Submission = tier.model.begin(ps.length, performance.now());
       let pending: Promise<ReadonlyArray<ScorerPairResult>>;
       try {
-        pending = Promise.resolve(tier.spec.scorer.score(query, ps, options));
+        pending = traced(TIER_SPAN, tierAttributes(tier.name, ps.length), async () =>
+          tier.spec.scorer.score(query, ps, options),
+        );
       } catch (error) {
         pending = Promise.reject(error);
       }

@@ -8,7 +8,10 @@ import { tierModel } from '../tier-model.js';
 import { isPositiveInt, numberOption, optionalNumberOption } from '../../util/number-option.js';
 
 interface FitPointsCliOptions {
-  collection: string[];
+  collection?: string[];
+  log?: string[];
+  logQrels?: string;
+  logModel?: string;
   tier: string;
   model?: string;
   queries: string;
@@ -35,11 +38,21 @@ export function register(program: Command): void {
       'Fit the operating points (precise, balanced, related) of a model on judged collections (docs.jsonl, queries.jsonl, ' +
         'qrels.tsv), measure each on every collection with points fitted on the others, and write the operating-points file.',
     )
-    .requiredOption(
+    .option(
       '--collection <dir>',
       'a judged collection folder; repeat for each (two or more measure the points held out)',
       collect,
     )
+    .option(
+      '--log <dir>',
+      'a decision log (serve --decision-log) whose judged requests are fit data beside the collections, as one more collection named log:<folder>; repeat for each',
+      collect,
+    )
+    .option(
+      '--log-qrels <file>',
+      'judgments of the logged requests: request-id (or query sha256) <TAB> passage-id <TAB> grade (required with --log)',
+    )
+    .option('--log-model <name>', "only the log's decisions of this served model (needed when the log holds several)")
     .option('--tier <name>', 'scorer tier: fast-path | cross-encoder | embedding', 'fast-path')
     .option(
       '--model <path>',
@@ -75,7 +88,10 @@ export function register(program: Command): void {
       const { runFitPointsCommand } = await import('../../tooling/eval/fit-points-command.js');
       const model = await tierModel(opts.tier, opts.model);
       await runFitPointsCommand({
-        collectionDirs: opts.collection,
+        collectionDirs: opts.collection ?? [],
+        logs: opts.log ?? [],
+        ...(opts.logQrels === undefined ? {} : { logQrels: opts.logQrels }),
+        ...(opts.logModel === undefined ? {} : { logModel: opts.logModel }),
         tier: opts.tier,
         model,
         queries: opts.queries,

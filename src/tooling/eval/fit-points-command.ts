@@ -4,6 +4,7 @@
  * chosen queries' first-stage top gateK, release the tier; then fit the operating points on all
  * collections, measure them held out, print the tables and write the operating-points file.
  */
+import { basename, resolve } from 'node:path';
 import { InvalidArgumentError } from '../../errors.js';
 import { type OperatingPointsFile, serializeOperatingPointsFile } from '../../operating-points/file.js';
 import { createProgress } from '../../util/progress.js';
@@ -23,6 +24,12 @@ import { loadEvalTier } from './tiers.js';
 
 export interface FitPointsCommandOptions {
   readonly collectionDirs: readonly string[];
+  /** Decision logs whose judged requests are fit data too (log-lists.ts), each one collection. */
+  readonly logs?: readonly string[];
+  /** Judgments of the logged requests (required with `logs`). */
+  readonly logQrels?: string;
+  /** Only the logs' decisions of this served model. */
+  readonly logModel?: string;
   readonly tier: string;
   readonly model: string;
   /** Query set per collection (QUERY_SET_NAMES); 'heldout' = the queries the model did not train on. */
@@ -144,7 +151,11 @@ export async function runFitPointsCommand(options: FitPointsCommandOptions): Pro
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   if (!QUERY_SET_NAMES.includes(options.queries as QuerySetName))
     throw new InvalidArgumentError(`--queries must be one of ${QUERY_SET_NAMES.join(', ')}, got "${options.queries}"`);
-  if (options.collectionDirs.length === 0) throw new InvalidArgumentError('give at least one --collection');
+  const logs = options.logs ?? [];
+  if (options.collectionDirs.length === 0 && logs.length === 0)
+    throw new InvalidArgumentError('give at least one --collection or --log');
+  if (logs.length > 0 && options.logQrels === undefined)
+    throw new InvalidArgumentError('--log needs --log-qrels: the judgments of the logged requests');
   const collections = options.collectionDirs.map((dir) => loadCollection(dir));
   // Every collection's query set is resolved once (against the first tier's splits) so that the
   // junk lists of one corpus are the other collections' same queries.
@@ -200,6 +211,7 @@ export async function runFitPointsCommand(options: FitPointsCommandOptions): Pro
       await tier.close();
     }
   }
+  if (logs.length > 0) scored.push(...(await logCollections(logs, options, log)));
   if (shapeModel)
     log('fit-points: WARNING: a speed/shape model with random weights: its operating points and figures mean nothing');
   const fit = fitScorerOperatingPoints(
@@ -217,6 +229,32 @@ export async function runFitPointsCommand(options: FitPointsCommandOptions): Pro
     log(`fit-points: wrote ${options.jsonOut}`);
   }
   return { fit, file, ...(calibration === undefined ? {} : { calibration }) };
+}
+
+/** Each decision log's judged requests as one collection of the fit (log-lists.ts). */
+async function logCollections(
+  dirs: readonly string[],
+  options: FitPointsCommandOptions,
+  log: (line: string) => void,
+): Promise<ScoredCollection[]> {
+  const { readDecisionLog, readJudgments } = await import('../../decision-log/index.js');
+  const { logLists } = await import('./log-lists.js');
+  const judgments = await readJudgments(options.logQrels as string);
+  const out: ScoredCollection[] = [];
+  for (const dir of dirs) {
+    const name = `log:${basename(resolve(dir))}`;
+    const lists = logLists(await readDecisionLog(dir), judgments, {
+      name,
+      gateK: options.gateK,
+      ...(options.logModel === undefined ? {} : { model: options.logModel }),
+    });
+    log(
+      `fit-points: ${name}: ${lists.judged} judged requests of ${lists.decisions} live decisions (model ${lists.collection.model})` +
+        (lists.withUnscored > 0 ? `; ${lists.withUnscored} skipped for an unscored passage` : ''),
+    );
+    out.push(lists.collection);
+  }
+  return out;
 }
 
 /**

@@ -29,7 +29,12 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import { ENVIRONMENT_VARIABLES, type ServerConfig } from './config/index.js';
+import {
+  ENVIRONMENT_VARIABLES,
+  resolveServerConfig,
+  type ServerConfig,
+  type ServerConfigInput,
+} from './config/index.js';
 
 const MSG_ACCEPTING = 'relevance-gate:accepting';
 const MSG_READY = 'relevance-gate:ready';
@@ -44,6 +49,10 @@ const MSG_METRICS_REQ = 'relevance-gate:metrics-req';
 const MSG_METRICS_RES = 'relevance-gate:metrics-res';
 const MSG_CONFIG_REQ = 'relevance-gate:config-req';
 const MSG_CONFIG_RES = 'relevance-gate:config-res';
+const MSG_RELOAD = 'relevance-gate:reload';
+const MSG_RELOAD_DONE = 'relevance-gate:reload-done';
+/** Longest wait for one worker's reload (load and warm-up of the new models) before the next. */
+const RELOAD_TIMEOUT_MS = 300_000;
 /** Marks a process forked by runCluster; holds no configuration (that travels over IPC). */
 const WORKER_ENV = 'RELEVANCE_GATE_CLUSTER_WORKER';
 /**
@@ -72,6 +81,8 @@ interface ClusterMessage {
   readonly error?: string;
   readonly config?: ServerConfig;
   readonly environment?: Readonly<Record<string, string>>;
+  /** MSG_RELOAD: the configuration input to reload from (undefined: the worker's own, files re-read). */
+  readonly input?: ServerConfigInput;
 }
 
 export interface ClusterOptions {
@@ -81,6 +92,12 @@ export interface ClusterOptions {
   readonly onReady?: (url: string) => void;
   /** Called in each worker with its server (tests, custom signal handling). */
   readonly onWorkerServer?: (server: import('./server.js').RelevanceGateServer) => void;
+  /**
+   * On SIGHUP the primary reloads models and policy worker by worker from this input (`serve`:
+   * the config file and environment read again, with the flags); without it each worker rebuilds
+   * its models from its own configuration (their files read again).
+   */
+  readonly reloadInput?: () => Promise<ServerConfigInput>;
 }
 
 /**
@@ -343,7 +360,10 @@ function clusterMetricsText(router: ConnectionRouter, processes: number): string
   return `${lines.join('\n')}\n`;
 }
 
-async function runPrimary(config: ServerConfig, options: ClusterOptions): Promise<number> {
+async function runPrimary(initial: ServerConfig, options: ClusterOptions): Promise<number> {
+  // What a worker forked from now on is given: the models, policy and default model of the last
+  // reload over the configuration the cluster started with.
+  let config = initial;
   const prom = await import('prom-client');
   const aggregator = new prom.AggregatorRegistry();
   const { log } = options;
@@ -386,6 +406,57 @@ async function runPrimary(config: ServerConfig, options: ClusterOptions): Promis
   const scrubbed = workerArguments(args);
   if (scrubbed.length !== args.length) cluster.setupPrimary({ args: scrubbed });
 
+  // SIGHUP: a rolling reload, one worker at a time, so the others serve while one loads its new
+  // models (each worker's own reload already keeps its in-flight requests on the old ones).
+  const reloadAcks = new Map<Worker, (message: ClusterMessage) => void>();
+  let reloading: Promise<void> | undefined;
+  const reloadWorker = (worker: Worker, input: ServerConfigInput | undefined): Promise<string | undefined> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => done({ error: 'no answer in time' }), RELOAD_TIMEOUT_MS);
+      const onExit = (): void => done({ error: 'exited' });
+      function done(message: ClusterMessage): void {
+        clearTimeout(timer);
+        reloadAcks.delete(worker);
+        worker.off('exit', onExit);
+        resolve(message.error);
+      }
+      reloadAcks.set(worker, done);
+      worker.once('exit', onExit);
+      if (worker.isConnected()) worker.send({ type: MSG_RELOAD, ...(input === undefined ? {} : { input }) });
+      else done({ error: 'not connected' });
+    });
+  const reload = async (): Promise<void> => {
+    let input: ServerConfigInput | undefined;
+    let next = config;
+    if (options.reloadInput !== undefined) {
+      try {
+        input = await options.reloadInput();
+        const resolved = resolveServerConfig(input);
+        next = { ...config, models: resolved.models, policy: resolved.policy, defaultModel: resolved.defaultModel };
+      } catch (error) {
+        log(`SIGHUP: the new configuration is invalid, nothing reloaded: ${(error as Error).message}`);
+        return;
+      }
+    }
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    let failed = 0;
+    for (const worker of workers) {
+      if (stopping) return;
+      const error = await reloadWorker(worker, input);
+      if (error !== undefined) {
+        failed++;
+        log(`SIGHUP: worker ${worker.process.pid} kept its previous models: ${error}`);
+      }
+    }
+    if (failed === 0) config = next;
+    log(`SIGHUP: ${workers.length - failed} of ${workers.length} workers reloaded models and policy`);
+  };
+  process.on('SIGHUP', () => {
+    reloading ??= reload().finally(() => {
+      reloading = undefined;
+    });
+  });
+
   const fork = (): Worker => {
     const worker = cluster.fork(env);
     router.add(worker);
@@ -394,6 +465,8 @@ async function runPrimary(config: ServerConfig, options: ClusterOptions): Promis
         router.acknowledged(worker, message.id, message.accepted !== false);
       else if (message.type === MSG_CONFIG_REQ) {
         if (worker.isConnected()) worker.send({ type: MSG_CONFIG_RES, config, environment });
+      } else if (message.type === MSG_RELOAD_DONE) {
+        reloadAcks.get(worker)?.(message);
       } else if (message.type === MSG_ACCEPTING) router.accepting(worker);
       else if (message.type === MSG_DRAINING) {
         router.draining(worker);
@@ -564,6 +637,16 @@ async function runWorker(options: ClusterOptions): Promise<void> {
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', () => undefined); // the primary forwards SIGTERM; a terminal's Ctrl-C reaches all
+  // The primary coordinates reloads (a hang-up of the terminal reaches every process of the group).
+  process.on('SIGHUP', () => undefined);
+  process.on('message', (message: ClusterMessage) => {
+    if (message?.type !== MSG_RELOAD) return;
+    server.reload(message.input).then(
+      () => process.send?.({ type: MSG_RELOAD_DONE }),
+      (error: unknown) =>
+        process.send?.({ type: MSG_RELOAD_DONE, error: error instanceof Error ? error.message : String(error) }),
+    );
+  });
   try {
     // The HTTP server listens on a private loopback port of its own (never shared, never
     // announced) so that it runs as a listening server does (connection tracking, request and

@@ -3,6 +3,7 @@
  * a request in flight at the swap finishes on the old model, which closes only after it; the new
  * policy decides the requests that arrive after the swap.
  */
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -157,6 +158,60 @@ describe('reload', () => {
         seen = await thresholdNow();
       }
       expect(seen).toBe(0.6);
+    } finally {
+      cli.child.kill('SIGTERM');
+      await cli.exited;
+      t.remove();
+    }
+  });
+
+  it('serve --processes 2 reloads every worker on SIGHUP, one at a time, without failing a request', async () => {
+    const t = tempDir();
+    const file = join(t.dir, 'config.json');
+    const write = (threshold: number) =>
+      writeFileSync(file, JSON.stringify({ models: { 'fast-path': { type: 'fast-path', policy: { threshold } } } }));
+    write(0.3);
+    const cli = spawnServeCli(['--config', file, '--processes', '2', ...TEST_ADMISSION_ARGS]);
+    try {
+      const url = await waitForServing(cli, 600);
+      expect(url).toBeDefined();
+      // A new connection per request: the primary hands connections to the workers in turn.
+      const answer = async (): Promise<Answer> => {
+        const r = await postJson(
+          `${url}/v1/gate`,
+          { query: work[0].query, passages: work[0].documents },
+          { connection: 'close' },
+        );
+        return { status: r.status, threshold: (r.body as { stats?: { threshold: number } }).stats?.threshold };
+      };
+      const before = await Promise.all(Array.from({ length: 8 }, answer));
+      expect(before.every((a) => a.status === 200 && a.threshold === 0.3)).toBe(true);
+      write(0.6);
+      cli.child.kill('SIGHUP');
+      const during: Answer[] = [];
+      const until = Date.now() + 60_000;
+      while (!/2 of 2 workers reloaded/.test(cli.stderr()) && Date.now() < until)
+        during.push(...(await Promise.all(Array.from({ length: 4 }, answer))));
+      expect(cli.stderr()).toMatch(/SIGHUP: 2 of 2 workers reloaded models and policy/);
+      expect(during.every((a) => a.status === 200)).toBe(true);
+      const after = await Promise.all(Array.from({ length: 16 }, answer));
+      expect(after.map((a) => a.status)).toEqual(after.map(() => 200));
+      expect(after.map((a) => a.threshold)).toEqual(after.map(() => 0.6));
+      // The primary survived the hang-up signal and still serves.
+      expect(cli.child.exitCode).toBeNull();
+      // A worker started after the reload (one killed and replaced) serves the reloaded policy too.
+      const ps = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(cli.child.pid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .filter((l) => l.includes('main.ts serve'))
+        .map((l) => Number(l.trim().split(/\s+/)[0]));
+      expect(ps).toHaveLength(2);
+      process.kill(ps[0]!, 'SIGKILL');
+      const replaced = Date.now() + 60_000;
+      while ((cli.stderr().match(/ready: 2 of 2 processes serving/g) ?? []).length < 2 && Date.now() < replaced)
+        await new Promise((r) => setTimeout(r, 50));
+      const fresh = await Promise.all(Array.from({ length: 16 }, answer));
+      expect(fresh.map((a) => a.threshold)).toEqual(fresh.map(() => 0.6));
     } finally {
       cli.child.kill('SIGTERM');
       await cli.exited;

@@ -216,10 +216,18 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
     .map(([name, m]) => `${name}${name === config.defaultModel ? ' (default)' : ''} [${m.type}]`)
     .join(', ');
 
+  // What a reload (SIGHUP) reads: the config file and the environment again, with the same flags.
+  const reloadInput = async () =>
+    server.mergeConfigInputs(
+      configFile === undefined ? {} : await server.readConfigFile(configFile),
+      server.configFromEnvironment(),
+      flags as Parameters<typeof server.mergeConfigInputs>[0],
+    );
   if (config.processes > 1) {
     const code = await server.runCluster(config, {
       log: (line) => process.stderr.write(`${line}\n`),
       onReady: (url) => process.stdout.write(describe(url, modelList)),
+      reloadInput,
     });
     process.exit(code);
   }
@@ -243,13 +251,7 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
   // SIGHUP: the config file and environment read again, the models rebuilt, warmed and swapped in;
   // requests in flight finish on the old ones (src/server/reload.ts).
   process.on('SIGHUP', () => {
-    const again = async () =>
-      server.mergeConfigInputs(
-        configFile === undefined ? {} : await server.readConfigFile(configFile),
-        server.configFromEnvironment(),
-        flags as Parameters<typeof server.mergeConfigInputs>[0],
-      );
-    again()
+    reloadInput()
       .then((input) => handle.reload(input))
       .then(
         () => handle.app.log.info('SIGHUP: models and policy reloaded'),

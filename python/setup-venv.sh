@@ -5,6 +5,7 @@
 #
 #   bash python/setup-venv.sh                               # the tooling set (small, used by CI)
 #   bash python/setup-venv.sh --with-sentence-transformers  # + torch/sentence-transformers (~3 GB)
+#   bash python/setup-venv.sh --with-trees                  # + lightgbm, xgboost-cpu, scipy (~20 MB)
 #
 # PYTHON=/path/to/python3 picks the interpreter (3.10 or newer; default python3).
 # Python is tooling only: nothing here is on the npm package's runtime path.
@@ -16,10 +17,12 @@ stamp="$venv/.requirements-stamp"
 python="${PYTHON:-python3}"
 
 with_st=0
+with_trees=0
 for arg in "$@"; do
   case "$arg" in
     --with-sentence-transformers) with_st=1 ;;
-    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+    --with-trees) with_trees=1 ;;
+    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "setup-venv.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -35,6 +38,7 @@ interp="$("$python" -c 'import sys, platform; print(platform.python_implementati
 want_base="python $interp
 requirements.txt $(sha "$here/requirements.txt")"
 want_st="requirements-st.txt $(sha "$here/requirements-st.txt")"
+want_trees="requirements-trees.txt $(sha "$here/requirements-trees.txt")"
 
 have=""
 [ -f "$stamp" ] && [ -x "$venv/bin/python" ] && "$venv/bin/python" -c '' 2>/dev/null && have="$(cat "$stamp")"
@@ -43,8 +47,10 @@ base_ok=0
 [ -n "$have" ] && [ "$(head -n 2 <<<"$have")" = "$want_base" ] && base_ok=1
 st_ok=0
 [ "$base_ok" = 1 ] && grep -qxF "$want_st" <<<"$have" && st_ok=1
+trees_ok=0
+[ "$base_ok" = 1 ] && grep -qxF "$want_trees" <<<"$have" && trees_ok=1
 
-if [ "$base_ok" = 1 ] && { [ "$with_st" = 0 ] || [ "$st_ok" = 1 ]; }; then
+if [ "$base_ok" = 1 ] && { [ "$with_st" = 0 ] || [ "$st_ok" = 1 ]; } && { [ "$with_trees" = 0 ] || [ "$trees_ok" = 1 ]; }; then
   echo "python/.venv is up to date ($(sed -n 2p <<<"$have" | cut -c1-36)...)"
   exit 0
 fi
@@ -71,6 +77,12 @@ if [ "$with_st" = 1 ]; then
   echo "installing the sentence-transformers set (python/requirements-st.txt)"
   install "$here/requirements-st.txt"
   printf '%s\n' "$want_st" >> "$stamp.partial"
+fi
+
+if [ "$with_trees" = 1 ]; then
+  echo "installing the tree-peers set (python/requirements-trees.txt)"
+  install "$here/requirements-trees.txt"
+  printf '%s\n' "$want_trees" >> "$stamp.partial"
 fi
 
 # Smoke check before the stamp is written: the libraries import, the weight package is present.

@@ -63,6 +63,8 @@ bool CheckTree(const FlatEnsemble& in, size_t t, std::vector<uint8_t>& seen, std
     if (l == -1) {
       if (!std::isfinite(in.splitCondition[g]))
         return fail("leaf " + std::to_string(local) + " has a non-finite value");
+      if (in.leafValues64 != nullptr && !std::isfinite(in.leafValues64[g]))
+        return fail("leaf " + std::to_string(local) + " has a non-finite float64 value");
       shape.depth = std::max(shape.depth, d);
       continue;
     }
@@ -204,8 +206,9 @@ bool Compile(const FlatEnsemble& in, std::vector<uint8_t>& image, std::string& e
   const uint32_t numUsed = static_cast<uint32_t>(used.size());
   const uint32_t slotWidth = NextPow2(std::max<uint32_t>(2 * numUsed, 2));
   const uint32_t S = std::max<uint32_t>(1u << std::min(maxDepth, 31u), 32);
-  const bool perfect = perfectSafe && maxDepth <= kMaxPerfectDepth && slotWidth <= kMaxSlotWidth &&
-                       in.numTrees * size_t{3} * S * 4 <= kMaxPerfectBytes;
+  // Float64 leaves need the generic walk (the perfect kernels sum float32).
+  const bool perfect = in.leafValues64 == nullptr && perfectSafe && maxDepth <= kMaxPerfectDepth &&
+                       slotWidth <= kMaxSlotWidth && in.numTrees * size_t{3} * S * 4 <= kMaxPerfectBytes;
 
   ImageHeader h{};
   h.magic = kImageMagic;
@@ -239,7 +242,8 @@ bool Compile(const FlatEnsemble& in, std::vector<uint8_t>& image, std::string& e
       FillPerfect(in, in.nodeOffsets[t], 0, 0, 0, maxDepth, in.weights[t], usedSlot, thr, slot, leaf);
     }
   } else {
-    h.layout = static_cast<uint32_t>(Layout::kGeneric);
+    const bool wide = in.leafValues64 != nullptr;
+    h.layout = static_cast<uint32_t>(wide ? Layout::kGeneric64 : Layout::kGeneric);
     h.totalNodes = static_cast<uint32_t>(in.totalNodes);
     const size_t offsetsOff = off;
     off += Pad16((in.numTrees + 1) * 4);
@@ -247,6 +251,8 @@ bool Compile(const FlatEnsemble& in, std::vector<uint8_t>& image, std::string& e
     off += in.totalNodes * sizeof(GenericNode);
     const size_t dlOff = off;
     off += Pad16(in.totalNodes);
+    const size_t leaf64Off = off;  // 16-byte aligned: every section before it is padded
+    if (wide) off += in.totalNodes * sizeof(double);
     image.assign(off, 0);
     std::memcpy(image.data(), &h, sizeof h);
     auto* offsets = At<uint32_t>(image, offsetsOff);
@@ -264,6 +270,10 @@ bool Compile(const FlatEnsemble& in, std::vector<uint8_t>& image, std::string& e
         nd.right = leaf ? -1 : in.right[g];
         nd.value = leaf ? in.splitCondition[g] * in.weights[t] : in.splitCondition[g];
         dl[g] = in.defaultLeft[g] ? 1 : 0;
+        if (wide) {
+          const double v = leaf ? in.leafValues64[g] * static_cast<double>(in.weights[t]) : 0.0;
+          std::memcpy(image.data() + leaf64Off + static_cast<size_t>(g) * sizeof(double), &v, sizeof v);
+        }
       }
     }
     // Neutralise unreachable nodes so the image re-validates with a plain range check.
@@ -276,6 +286,10 @@ bool Compile(const FlatEnsemble& in, std::vector<uint8_t>& image, std::string& e
         if (seen[static_cast<size_t>(i)]) continue;
         GenericNode& nd = nodes[begin + i];
         nd = GenericNode{-1, 0.f, -1, -1};
+        if (wide) {
+          const double zero = 0.0;
+          std::memcpy(image.data() + leaf64Off + static_cast<size_t>(begin + i) * sizeof(double), &zero, sizeof zero);
+        }
       }
     }
   }
@@ -323,10 +337,11 @@ bool Attach(const uint8_t* data, size_t size, Model& m, std::string& error) {
     m.perfectTrees = reinterpret_cast<const float*>(data + off);
     off += size_t{h.numTrees} * m.treeStride * 4;
     if (off != size) return fail("size does not match the header");
-  } else if (h.layout == static_cast<uint32_t>(Layout::kGeneric)) {
+  } else if (h.layout == static_cast<uint32_t>(Layout::kGeneric) ||
+             h.layout == static_cast<uint32_t>(Layout::kGeneric64)) {
     if (h.depth > kMaxDepth) return fail("depth out of range");
     if (h.totalNodes > kMaxNodes) return fail("node count out of range");
-    m.layout = Layout::kGeneric;
+    m.layout = static_cast<Layout>(h.layout);
     m.totalNodes = h.totalNodes;
     m.treeOffsets = reinterpret_cast<const uint32_t*>(data + off);
     off += Pad16((size_t{h.numTrees} + 1) * 4);
@@ -334,6 +349,10 @@ bool Attach(const uint8_t* data, size_t size, Model& m, std::string& error) {
     off += size_t{h.totalNodes} * sizeof(GenericNode);
     m.defaultLeft = data + off;
     off += Pad16(h.totalNodes);
+    if (m.layout == Layout::kGeneric64) {
+      m.leaf64 = reinterpret_cast<const double*>(data + off);  // 16-byte aligned (data is, sections are padded)
+      off += size_t{h.totalNodes} * sizeof(double);
+    }
     if (off != size) return fail("size does not match the header");
   } else {
     return fail("unknown layout");
@@ -365,7 +384,10 @@ bool Attach(const uint8_t* data, size_t size, Model& m, std::string& error) {
 
 uint32_t NumValueOutputs(const Model& m) { return m.objective == Objective::kMultiSoftmax ? 1 : m.numGroups; }
 
-void TransformMargins(const Model& m, const float* margins, size_t nRows, double* out) {
+namespace {
+
+template <typename M>
+void TransformMarginsT(const Model& m, const M* margins, size_t nRows, double* out) {
   const uint32_t ng = m.numGroups;
   switch (m.objective) {
     case Objective::kBinaryLogistic:
@@ -384,7 +406,7 @@ void TransformMargins(const Model& m, const float* margins, size_t nRows, double
       break;
     case Objective::kMultiSoftprob:
       for (size_t r = 0; r < nRows; ++r) {
-        const float* mr = margins + r * ng;
+        const M* mr = margins + r * ng;
         double* o = out + r * ng;
         double mx = -std::numeric_limits<double>::infinity();
         for (uint32_t g = 0; g < ng; ++g) mx = std::max(mx, static_cast<double>(mr[g]));
@@ -399,7 +421,7 @@ void TransformMargins(const Model& m, const float* margins, size_t nRows, double
     case Objective::kMultiSoftmax:
       // XGBoost's argmax: the first class with the largest margin.
       for (size_t r = 0; r < nRows; ++r) {
-        const float* mr = margins + r * ng;
+        const M* mr = margins + r * ng;
         uint32_t best = 0;
         for (uint32_t g = 1; g < ng; ++g) {
           if (mr[g] > mr[best]) best = g;
@@ -411,6 +433,16 @@ void TransformMargins(const Model& m, const float* margins, size_t nRows, double
       for (size_t i = 0; i < nRows * ng; ++i) out[i] = margins[i];
       break;
   }
+}
+
+}  // namespace
+
+void TransformMargins(const Model& m, const float* margins, size_t nRows, double* out) {
+  TransformMarginsT(m, margins, nRows, out);
+}
+
+void TransformMargins(const Model& m, const double* margins, size_t nRows, double* out) {
+  TransformMarginsT(m, margins, nRows, out);
 }
 
 }  // namespace rg::trees

@@ -47,6 +47,10 @@ struct FlatEnsemble {
   const uint8_t* defaultLeft = nullptr;
   const int32_t* groups = nullptr;  // numTrees entries
   const float* weights = nullptr;   // numTrees entries
+  // Optional, totalNodes entries: float64 leaf values (LightGBM). When set, the model compiles to
+  // the generic64 layout: leaves are these doubles (times the tree weight, in double) and each
+  // row's margin is summed in float64 in tree order, as LightGBM does; splits stay float32 `x < t`.
+  const double* leafValues64 = nullptr;
 };
 
 // Limits that keep a hostile model from exhausting memory or time.
@@ -60,7 +64,8 @@ constexpr uint32_t kMaxPerfectDepth = 10;
 constexpr size_t kMaxPerfectBytes = size_t{256} << 20;
 constexpr uint32_t kMaxSlotWidth = 4096;
 
-enum class Layout : uint32_t { kPerfect = 1, kGeneric = 2 };
+// kGeneric64: the generic layout plus a float64 leaf array; margins are summed in float64.
+enum class Layout : uint32_t { kPerfect = 1, kGeneric = 2, kGeneric64 = 3 };
 
 // Header of the compiled image. Every section offset is derived from these fields, so
 // validation reduces to range checks plus "the image has exactly the expected size".
@@ -112,7 +117,11 @@ struct Model {
   const uint32_t* treeOffsets = nullptr;   // generic: numTrees + 1
   const GenericNode* nodes = nullptr;      // generic
   const uint8_t* defaultLeft = nullptr;    // generic, per node
+  const double* leaf64 = nullptr;          // generic64: per node, weighted leaf value (0 for inner nodes)
 };
+
+// True when the model's margins are float64 (generic64 layout): use PredictMargin64.
+inline bool MarginIsDouble(const Model& m) { return m.layout == Layout::kGeneric64; }
 
 enum class KernelChoice { kAuto, kScalar, kAvx2, kAvx512 };
 
@@ -126,11 +135,16 @@ bool Attach(const uint8_t* data, size_t size, Model& model, std::string& error);
 void PredictMargin(const Model& model, const float* rows, size_t nRows, float* out,
                    KernelChoice kernel = KernelChoice::kAuto);
 
+// Margins in float64: out has nRows * numGroups doubles. Generic64 models sum float64 leaves in
+// float64; other layouts compute their float32 margins and widen them.
+void PredictMargin64(const Model& model, const float* rows, size_t nRows, double* out);
+
 // Number of values per row for the transformed ('value') output.
 uint32_t NumValueOutputs(const Model& model);
 
 // Applies the objective's transform to margins (nRows * numGroups) into out (nRows * NumValueOutputs).
 void TransformMargins(const Model& model, const float* margins, size_t nRows, double* out);
+void TransformMargins(const Model& model, const double* margins, size_t nRows, double* out);
 
 // Which SIMD kernel PredictMargin uses with kAuto on this CPU ("avx512", "avx2", "scalar").
 const char* ActiveKernelName();

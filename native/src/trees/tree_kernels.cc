@@ -452,14 +452,18 @@ void PredictPerfect(const Model& m, const float* rows, size_t nRows, float* out,
 
 // Deep or unusual trees: node-by-node walk with explicit NaN handling. Indices, features and
 // the number of steps are bounded so a modified image cannot read out of range or loop.
-void PredictGeneric(const Model& m, const float* rows, size_t nRows, float* out) {
+// Acc = float: XGBoost's float32 sum of float32 leaves. Acc = double on a generic64 model: the
+// float64 leaves summed in float64 (LightGBM); on other layouts, the float32 leaves widened.
+template <typename Acc>
+void PredictGeneric(const Model& m, const float* rows, size_t nRows, Acc* out) {
   const uint32_t ng = m.numGroups;
   const uint32_t nf = m.numFeatures;
   const uint32_t total = m.totalNodes;
+  const double* leaf64 = m.layout == Layout::kGeneric64 ? m.leaf64 : nullptr;
   for (size_t r = 0; r < nRows; ++r) {
     const float* x = rows + r * nf;
-    float* o = out + r * ng;
-    for (uint32_t g = 0; g < ng; ++g) o[g] = m.baseMargin;
+    Acc* o = out + r * ng;
+    for (uint32_t g = 0; g < ng; ++g) o[g] = static_cast<Acc>(m.baseMargin);
     for (uint32_t t = 0; t < m.numTrees; ++t) {
       const uint32_t begin = std::min(m.treeOffsets[t], total);
       const uint32_t end = std::min(m.treeOffsets[t + 1], total);
@@ -478,7 +482,9 @@ void PredictGeneric(const Model& m, const float* rows, size_t nRows, float* out)
       }
       uint32_t g = m.groups[t];
       if (g >= ng) g = 0;
-      o[g] += nodes[i].left < 0 ? nodes[i].value : 0.f;
+      if (nodes[i].left < 0) {
+        o[g] += leaf64 != nullptr ? static_cast<Acc>(leaf64[begin + i]) : static_cast<Acc>(nodes[i].value);
+      }
     }
   }
 }
@@ -487,11 +493,24 @@ void PredictGeneric(const Model& m, const float* rows, size_t nRows, float* out)
 
 void PredictMargin(const Model& m, const float* rows, size_t nRows, float* out, KernelChoice kernel) {
   if (nRows == 0) return;
-  if (m.layout == Layout::kGeneric) {
-    PredictGeneric(m, rows, nRows, out);
+  if (m.layout == Layout::kGeneric || m.layout == Layout::kGeneric64) {
+    PredictGeneric<float>(m, rows, nRows, out);
   } else {
     PredictPerfect(m, rows, nRows, out, Resolve(kernel));
   }
+}
+
+void PredictMargin64(const Model& m, const float* rows, size_t nRows, double* out) {
+  if (nRows == 0) return;
+  if (m.layout == Layout::kGeneric || m.layout == Layout::kGeneric64) {
+    PredictGeneric<double>(m, rows, nRows, out);
+    return;
+  }
+  // Perfect layout: XGBoost's float32 margins, widened (exact).
+  const size_t n = nRows * m.numGroups;
+  std::vector<float> margins(n);
+  PredictPerfect(m, rows, nRows, margins.data(), Resolve(KernelChoice::kAuto));
+  for (size_t i = 0; i < n; ++i) out[i] = margins[i];
 }
 
 const char* ActiveKernelName() {

@@ -6,7 +6,9 @@
 //   treesCompile(spec) -> Uint8Array            compiled image (throws code ERR_MODEL_FORMAT)
 //   treesKernel() -> 'avx512' | 'avx2' | 'scalar'
 //   TreeEvaluator(image: Uint8Array)            view over an image (SharedArrayBuffer-backed or not)
-//     .info() -> { numFeatures, numGroups, numTrees, objective, layout, depth, numValueOutputs }
+//     .info() -> { numFeatures, numGroups, numTrees, objective, layout, marginPrecision, depth, numValueOutputs }
+//   spec.leafValues64 (optional Float64Array, one per node): float64 leaves summed in float64 (LightGBM);
+//   such a model's margins are Float64Array (marginPrecision 'float64').
 //     .predict(rows, nRows, out, valueOutput, kernel?)   fills `out` on the calling thread
 //     .predictAsync(rows, nRows, valueOutput) -> Promise<Float32Array | Float64Array>
 //     .dispose()
@@ -112,6 +114,16 @@ Napi::Value Compile(const Napi::CallbackInfo& info) {
   in.defaultLeft = defaultLeft.Data();
   in.groups = groups.Data();
   in.weights = weights.Data();
+  // Optional float64 leaves (LightGBM models): absent/undefined keeps the float32 model.
+  Napi::Value leaf64 = spec.Get("leafValues64");
+  Napi::Float64Array leafValues64;
+  if (!leaf64.IsUndefined()) {
+    leafValues64 = RequireTyped<double>(env, leaf64, napi_float64_array, "leafValues64");
+    if (leafValues64.ElementLength() != in.totalNodes) {
+      Throw(env, "ERR_MODEL_FORMAT", "leafValues64 must have one entry per node");
+    }
+    in.leafValues64 = leafValues64.Data();
+  }
   std::vector<uint8_t> image;
   std::string error;
   if (!rg::trees::Compile(in, image, error)) Throw(env, "ERR_MODEL_FORMAT", error);
@@ -138,11 +150,20 @@ class PredictWorker : public Napi::AsyncWorker {
 
   void Execute() override {
     try {
-      margins_.resize(nRows_ * model_.numGroups);
-      PredictMargin(model_, rows_.data(), nRows_, margins_.data());
-      if (value_) {
-        values_.resize(nRows_ * NumValueOutputs(model_));
-        TransformMargins(model_, margins_.data(), nRows_, values_.data());
+      if (MarginIsDouble(model_)) {
+        margins64_.resize(nRows_ * model_.numGroups);
+        PredictMargin64(model_, rows_.data(), nRows_, margins64_.data());
+        if (value_) {
+          values_.resize(nRows_ * NumValueOutputs(model_));
+          TransformMargins(model_, margins64_.data(), nRows_, values_.data());
+        }
+      } else {
+        margins_.resize(nRows_ * model_.numGroups);
+        PredictMargin(model_, rows_.data(), nRows_, margins_.data());
+        if (value_) {
+          values_.resize(nRows_ * NumValueOutputs(model_));
+          TransformMargins(model_, margins_.data(), nRows_, values_.data());
+        }
       }
     } catch (const std::exception& e) {
       SetError(e.what());
@@ -154,6 +175,10 @@ class PredictWorker : public Napi::AsyncWorker {
     if (value_) {
       auto out = Napi::Float64Array::New(env, values_.size());
       if (!values_.empty()) std::memcpy(out.Data(), values_.data(), values_.size() * sizeof(double));
+      deferred_.Resolve(out);
+    } else if (MarginIsDouble(model_)) {
+      auto out = Napi::Float64Array::New(env, margins64_.size());
+      if (!margins64_.empty()) std::memcpy(out.Data(), margins64_.data(), margins64_.size() * sizeof(double));
       deferred_.Resolve(out);
     } else {
       auto out = Napi::Float32Array::New(env, margins_.size());
@@ -172,6 +197,7 @@ class PredictWorker : public Napi::AsyncWorker {
   size_t nRows_;
   bool value_;
   std::vector<float> margins_;
+  std::vector<double> margins64_;
   std::vector<double> values_;
 };
 
@@ -209,6 +235,7 @@ class TreeEvaluator : public Napi::ObjectWrap<TreeEvaluator> {
     o.Set("numTrees", model_.numTrees);
     o.Set("objective", static_cast<uint32_t>(model_.objective));
     o.Set("layout", model_.layout == Layout::kPerfect ? "perfect" : "generic");
+    o.Set("marginPrecision", MarginIsDouble(model_) ? "float64" : "float32");
     o.Set("depth", model_.depth);
     o.Set("numValueOutputs", NumValueOutputs(model_));
     return o;
@@ -256,8 +283,24 @@ class TreeEvaluator : public Napi::ObjectWrap<TreeEvaluator> {
       kernel = static_cast<KernelChoice>(k);
     }
     const auto* x = static_cast<const float*>(rows.data);
-    if (!GetRawTyped(env, info[2], out) || out.type != (value ? napi_float64_array : napi_float32_array)) {
+    const bool wide = MarginIsDouble(model_);
+    if (!GetRawTyped(env, info[2], out) || out.type != (value || wide ? napi_float64_array : napi_float32_array)) {
       Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong type");
+    }
+    if (wide) {
+      // Float64 margins (generic64 layout): one code path, no kernel choice.
+      if (!value) {
+        if (out.length != nRows * model_.numGroups) Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");
+        PredictMargin64(model_, x, nRows, static_cast<double*>(out.data));
+      } else {
+        if (out.length != nRows * NumValueOutputs(model_))
+          Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");
+        thread_local std::vector<double> margins64;
+        if (margins64.size() < nRows * model_.numGroups) margins64.resize(nRows * model_.numGroups);
+        PredictMargin64(model_, x, nRows, margins64.data());
+        TransformMargins(model_, margins64.data(), nRows, static_cast<double*>(out.data));
+      }
+      return env.Undefined();
     }
     if (!value) {
       if (out.length != nRows * model_.numGroups) Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");

@@ -1,7 +1,10 @@
 /**
  * `relevance-gate convert --model FILE --out OUT.json`: writes any loadable tree model (JSON,
- * UBJSON, legacy binary, ml-xgboost toJSON() file) as XGBoost JSON, loadable by XGBoost itself
- * (checked with XGBoost 1.7.4) and by loadTreeModel with identical predictions.
+ * UBJSON, legacy binary, ml-xgboost toJSON() file, LightGBM text) as XGBoost JSON, loadable by
+ * XGBoost itself (checked with XGBoost 1.7.4) and by loadTreeModel with identical predictions.
+ * A LightGBM model converts with its splits exact, but XGBoost JSON holds float32 leaves that
+ * XGBoost sums in float32, so the result agrees with LightGBM to float32 precision, not bit for
+ * bit; the message says so.
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
@@ -22,14 +25,21 @@ export async function runConvert(opts: ConvertCliOptions): Promise<string> {
   } catch (cause) {
     throw new InvalidArgumentError(`cannot write --out ${opts.out}: ${(cause as Error).message}`, { cause });
   }
-  return `wrote ${opts.out}: ${format} → XGBoost JSON (${ir.objective}, ${ir.booster}, ${ir.trees.length} trees, ${ir.numFeatures} features, ${json.length} bytes)\n`;
+  const note =
+    ir.marginPrecision === 'float64'
+      ? '; float64 leaves written as float32 and summed in float32 by XGBoost: predictions agree to float32 precision'
+      : '';
+  return `wrote ${opts.out}: ${format} → XGBoost JSON (${ir.objective}, ${ir.booster}, ${ir.trees.length} trees, ${ir.numFeatures} features, ${json.length} bytes${note})\n`;
 }
 
 export function register(program: Command): void {
   program
     .command('convert')
     .description('Write any loadable tree model as XGBoost JSON (for XGBoost and other tools).')
-    .requiredOption('--model <file>', 'model: XGBoost JSON, UBJSON, legacy binary, or ml-xgboost toJSON() file')
+    .requiredOption(
+      '--model <file>',
+      'model: XGBoost JSON, UBJSON, legacy binary, ml-xgboost toJSON() file, or LightGBM text',
+    )
     .requiredOption('--out <file>', 'output XGBoost JSON file')
     .action(async (opts: ConvertCliOptions) => {
       process.stderr.write(await runConvert(opts));

@@ -38,6 +38,12 @@ export interface TreeIR {
   readonly splitCondition: Float32Array;
   /** 1 when a missing (NaN) value goes left. */
   readonly defaultLeft: Uint8Array;
+  /**
+   * Float64 leaf values, per node (0 for inner nodes), when the ensemble's marginPrecision is
+   * 'float64' (LightGBM stores and sums leaves in float64); `splitCondition` then holds them
+   * rounded to float32, for tools that only read float32.
+   */
+  readonly leafValues64?: Float64Array;
 }
 
 export interface TreeEnsembleIR {
@@ -52,4 +58,10 @@ export interface TreeEnsembleIR {
   readonly baseScore?: number;
   readonly trees: readonly TreeIR[];
   readonly featureNames?: readonly string[];
+  /**
+   * How margins are summed: 'float32' (default; XGBoost: float32 leaves, float32 sum in tree
+   * order) or 'float64' (LightGBM: every tree's leafValues64 summed in float64 in tree order;
+   * margins are then Float64Array).
+   */
+  readonly marginPrecision?: 'float32' | 'float64';
 }

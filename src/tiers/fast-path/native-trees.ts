@@ -27,6 +27,8 @@ export interface NativeTreeSpec {
   readonly defaultLeft: Uint8Array;
   readonly groups: Int32Array;
   readonly weights: Float32Array;
+  /** Float64 leaves, one per node, for 'float64' models (LightGBM): compiled to the generic64 layout. */
+  readonly leafValues64?: Float64Array;
 }
 
 export interface NativeTreeInfo {
@@ -36,6 +38,8 @@ export interface NativeTreeInfo {
   /** Objective code: index into NATIVE_OBJECTIVES. */
   readonly objective: number;
   readonly layout: 'perfect' | 'generic';
+  /** 'float64' for models compiled with leafValues64: their margins are Float64Array. */
+  readonly marginPrecision: 'float32' | 'float64';
   readonly depth: number;
   readonly numValueOutputs: number;
 }
@@ -96,6 +100,11 @@ export function flattenEnsemble(ir: TreeEnsembleIR): NativeTreeSpec {
     throw new ModelFormatError('tree ensemble IR has no trees array');
   }
   const numTrees = ir.trees.length;
+  const precision = ir.marginPrecision ?? 'float32';
+  if (precision !== 'float32' && precision !== 'float64') {
+    throw new ModelFormatError(`marginPrecision must be 'float32' or 'float64', got ${String(precision)}`);
+  }
+  const wide = precision === 'float64';
   const nodeOffsets = new Int32Array(numTrees + 1);
   let total = 0;
   for (let t = 0; t < numTrees; t++) {
@@ -106,9 +115,10 @@ export function flattenEnsemble(ir: TreeEnsembleIR): NativeTreeSpec {
       tree.right?.length !== n ||
       tree.splitIndex?.length !== n ||
       tree.splitCondition?.length !== n ||
-      tree.defaultLeft?.length !== n
+      tree.defaultLeft?.length !== n ||
+      (wide && (!(tree.leafValues64 instanceof Float64Array) || tree.leafValues64.length !== n))
     ) {
-      throw new ModelFormatError(`tree ${t}: node arrays have different lengths`);
+      throw new ModelFormatError(`tree ${t}: node arrays have different lengths (or leafValues64 is missing)`);
     }
     total += n;
     if (total > 0x7fffffff) throw new ModelFormatError('tree ensemble has too many nodes');
@@ -121,6 +131,7 @@ export function flattenEnsemble(ir: TreeEnsembleIR): NativeTreeSpec {
   const defaultLeft = new Uint8Array(total);
   const groups = new Int32Array(numTrees);
   const weights = new Float32Array(numTrees);
+  const leafValues64 = wide ? new Float64Array(total) : undefined;
   for (let t = 0; t < numTrees; t++) {
     const tree = ir.trees[t]!;
     const at = nodeOffsets[t]!;
@@ -129,6 +140,7 @@ export function flattenEnsemble(ir: TreeEnsembleIR): NativeTreeSpec {
     splitIndex.set(tree.splitIndex, at);
     splitCondition.set(tree.splitCondition, at);
     defaultLeft.set(tree.defaultLeft, at);
+    if (leafValues64 !== undefined && tree.leafValues64 !== undefined) leafValues64.set(tree.leafValues64, at);
     if (!Number.isInteger(tree.group) || tree.group < 0 || tree.group > 0x7fffffff) {
       throw new ModelFormatError(`tree ${t}: group ${String(tree.group)} is not a valid class index`);
     }
@@ -160,5 +172,6 @@ export function flattenEnsemble(ir: TreeEnsembleIR): NativeTreeSpec {
     defaultLeft,
     groups,
     weights,
+    ...(leafValues64 !== undefined ? { leafValues64 } : {}),
   };
 }

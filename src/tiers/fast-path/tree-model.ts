@@ -7,7 +7,8 @@
  * to the same memory without copying (the image is re-validated on attach).
  *
  * Outputs are row-major, nRows × numOutputs:
- * - 'margin': Float32Array, XGBoost's float32 sum (base margin, then leaves in tree order).
+ * - 'margin': Float32Array, XGBoost's float32 sum (base margin, then leaves in tree order); for a
+ *   model with marginPrecision 'float64' (LightGBM), Float64Array, LightGBM's float64 sum.
  * - 'value' (default): Float64Array, the objective's transform computed in float64 from the
  *   float32 margin: sigmoid for binary:logistic / reg:logistic, softmax per row for
  *   multi:softprob, identity otherwise. multi:softmax gives ONE value per row (the class index,
@@ -15,7 +16,7 @@
  * Missing values are NaN and follow each node's default direction; ±Infinity are ordinary values
  * compared with `<` (XGBoost's inplace_predict / XGBoosterPredictFromDense behaviour).
  */
-import { DisposedError, InvalidArgumentError, ModelFormatError } from '../../errors.js';
+import { DisposedError, InvalidArgumentError, ModelFormatError, NativeAddonError } from '../../errors.js';
 import type { TreeEnsembleIR, TreeObjective } from './model-ir.js';
 import {
   NATIVE_OBJECTIVES,
@@ -53,6 +54,8 @@ export interface TreeModel {
   readonly numOutputs: number;
   readonly objective: TreeObjective;
   readonly numTrees: number;
+  /** 'float32' (XGBoost: margins are Float32Array) or 'float64' (LightGBM: margins are Float64Array). */
+  readonly marginPrecision: 'float32' | 'float64';
   /** Synchronous, on the calling thread, any batch size. */
   predict(rows: Float32Array, nRows: number, options?: TreePredictOptions): Float32Array | Float64Array;
   /** Inline up to asyncRowThreshold rows; larger batches run as native async work (rows are copied first). */
@@ -90,6 +93,7 @@ class NativeTreeModel implements TreeModel {
   readonly numFeatures: number;
   readonly numOutputs: number;
   readonly numTrees: number;
+  readonly marginPrecision: 'float32' | 'float64';
   /** 'perfect' (padded complete trees, fast) or 'generic' (deep trees); for diagnostics. */
   readonly layout: 'perfect' | 'generic';
   private readonly numValueOutputs: number;
@@ -118,6 +122,7 @@ class NativeTreeModel implements TreeModel {
     this.numFeatures = info.numFeatures;
     this.numOutputs = info.numGroups;
     this.numTrees = info.numTrees;
+    this.marginPrecision = info.marginPrecision === 'float64' ? 'float64' : 'float32';
     this.numValueOutputs = info.numValueOutputs;
     this.layout = info.layout;
   }
@@ -160,7 +165,8 @@ class NativeTreeModel implements TreeModel {
     // bytes on the JS heap and moving one off-heap for the native call costs more than the
     // evaluation of a small model. slice() then copies on the JS side, which is cheap.
     const small = n <= SCRATCH_VALUES;
-    const out = small ? this.scratchArray(value) : value ? new Float64Array(n) : new Float32Array(n);
+    const wide = value || this.marginPrecision === 'float64';
+    const out = small ? this.scratchArray(wide) : wide ? new Float64Array(n) : new Float32Array(n);
     try {
       evaluator.predict(rows, nRows, small ? out.subarray(0, n) : out, value, kernel);
     } catch (err) {
@@ -169,9 +175,9 @@ class NativeTreeModel implements TreeModel {
     return small ? out.slice(0, n) : out;
   }
 
-  /** The reused scratch array for value (float64) or margin/probability (float32) output, made on first use. */
-  private scratchArray(value: boolean): Float32Array | Float64Array {
-    if (value) {
+  /** The reused scratch array for float64 (values, LightGBM margins) or float32 (XGBoost margins) output, made on first use. */
+  private scratchArray(wide: boolean): Float32Array | Float64Array {
+    if (wide) {
       if (this.scratch64 === undefined) this.scratch64 = new Float64Array(SCRATCH_VALUES);
       return this.scratch64;
     }
@@ -219,7 +225,16 @@ export function createTreeModel(ir: TreeEnsembleIR, options?: TreeModelOptions):
   }
   const image = new Uint8Array(new SharedArrayBuffer(compiled.byteLength));
   image.set(compiled);
-  return new NativeTreeModel(ir.objective, image, threshold);
+  const model = new NativeTreeModel(ir.objective, image, threshold);
+  // An addon built before float64 leaves existed ignores leafValues64 and would sum float32:
+  // refuse rather than return approximate LightGBM margins.
+  if (spec.leafValues64 !== undefined && model.marginPrecision !== 'float64') {
+    model.dispose();
+    throw new NativeAddonError(
+      'the native addon predates float64 tree models (LightGBM): rebuild it (npx node-gyp rebuild)',
+    );
+  }
+  return model;
 }
 
 /** Attaches to a model shared by another thread (`model.share()`), without copying its memory. */

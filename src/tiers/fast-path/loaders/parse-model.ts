@@ -6,16 +6,18 @@
  *   a JSON object holding `model` (an array of byte values, or a Node Buffer's JSON form) instead
  *   of `learner` is ml-xgboost's `toJSON()` output, whose bytes are a legacy binary model;
  * - UBJSON: `{` followed by a UBJSON length/type marker;
+ * - LightGBM's text model: a first line `tree`, then `key=value` lines (loaders/lightgbm-text.ts);
  * - otherwise the legacy binary format (optionally with XGBoost 1.x's "binf" header).
  * Pure TypeScript (no native code), so tools and tests can inspect a model without the addon.
  */
 import { ModelFormatError } from '../../../errors.js';
 import type { TreeEnsembleIR } from '../model-ir.js';
+import { loadLightGBMText, looksLikeLightGBMText } from './lightgbm-text.js';
 import { loadXGBoostLegacyBinary, looksLikeLegacyBinary } from './xgboost-legacy-binary.js';
 import { treeEnsembleFromDocument } from './xgboost-json.js';
 import { loadXGBoostUbjson, looksLikeUbjson } from './xgboost-ubjson.js';
 
-export type TreeModelFormat = 'xgboost-json' | 'xgboost-ubjson' | 'legacy-binary' | 'ml-xgboost-json';
+export type TreeModelFormat = 'xgboost-json' | 'xgboost-ubjson' | 'legacy-binary' | 'ml-xgboost-json' | 'lightgbm-text';
 
 export interface ParsedTreeModel {
   readonly format: TreeModelFormat;
@@ -76,8 +78,13 @@ export function parseTreeModelBytes(bytes: Uint8Array, where = 'model'): ParsedT
     }
     return { format: 'xgboost-json', ir: treeEnsembleFromDocument(doc, `${where} (JSON)`) };
   }
+  if (looksLikeLightGBMText(bytes)) {
+    return { format: 'lightgbm-text', ir: loadLightGBMText(bytes, `${where} (LightGBM text)`) };
+  }
   if (!looksLikeLegacyBinary(bytes)) {
-    throw new ModelFormatError(`${where}: not a recognized model (expected XGBoost JSON, UBJSON or legacy binary)`);
+    throw new ModelFormatError(
+      `${where}: not a recognized model (expected XGBoost JSON, UBJSON, legacy binary or LightGBM text)`,
+    );
   }
   return { format: 'legacy-binary', ir: loadXGBoostLegacyBinary(bytes, `${where} (legacy binary)`) };
 }

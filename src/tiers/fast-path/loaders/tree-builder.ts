@@ -32,6 +32,8 @@ export interface RawTree {
   readonly splitIndex: ArrayLike<number>;
   readonly splitCondition: ArrayLike<number>;
   readonly defaultLeft: ArrayLike<number | boolean>;
+  /** Optional float64 leaf values (LightGBM); must be finite on leaves. */
+  readonly leafValues64?: ArrayLike<number>;
 }
 
 export function buildTree(raw: RawTree, group: number, weight: number, numFeatures: number, where: string): TreeIR {
@@ -42,6 +44,7 @@ export function buildTree(raw: RawTree, group: number, weight: number, numFeatur
     ['split_indices', raw.splitIndex],
     ['split_conditions', raw.splitCondition],
     ['default_left', raw.defaultLeft],
+    ...(raw.leafValues64 !== undefined ? ([['leaf_values', raw.leafValues64]] as const) : []),
   ] as const) {
     if (arr.length !== n) {
       throw new ModelFormatError(`${where}: ${name} has ${arr.length} entries, left_children has ${n}`);
@@ -66,6 +69,8 @@ export function buildTree(raw: RawTree, group: number, weight: number, numFeatur
       // XGBoost's IsLeaf() looks at the left child only.
       if (!Number.isFinite(cond))
         throw new ModelFormatError(`${where}: leaf ${i} has non-finite value ${cond} (as float32)`);
+      if (raw.leafValues64 !== undefined && !Number.isFinite(raw.leafValues64[i] as number))
+        throw new ModelFormatError(`${where}: leaf ${i} has non-finite value ${String(raw.leafValues64[i])}`);
       continue;
     }
     if (!Number.isInteger(l) || !Number.isInteger(r) || l < 1 || r < 1 || l >= n || r >= n || l === r) {
@@ -92,6 +97,7 @@ export function buildTree(raw: RawTree, group: number, weight: number, numFeatur
   const splitIndex = new Int32Array(reachable);
   const splitCondition = new Float32Array(reachable);
   const defaultLeft = new Uint8Array(reachable);
+  const leafValues64 = raw.leafValues64 === undefined ? undefined : new Float64Array(reachable);
   for (let i = 0; i < n; i++) {
     const j = newId[i] as number;
     if (j < 0) continue;
@@ -102,6 +108,16 @@ export function buildTree(raw: RawTree, group: number, weight: number, numFeatur
     splitIndex[j] = isLeaf ? 0 : (raw.splitIndex[i] as number);
     splitCondition[j] = Number(raw.splitCondition[i]);
     defaultLeft[j] = isLeaf ? 0 : raw.defaultLeft[i] ? 1 : 0;
+    if (leafValues64 !== undefined) leafValues64[j] = isLeaf ? (raw.leafValues64?.[i] as number) : 0;
   }
-  return { group, weight: Math.fround(weight), left, right, splitIndex, splitCondition, defaultLeft };
+  return {
+    group,
+    weight: Math.fround(weight),
+    left,
+    right,
+    splitIndex,
+    splitCondition,
+    defaultLeft,
+    ...(leafValues64 !== undefined ? { leafValues64 } : {}),
+  };
 }

@@ -205,3 +205,18 @@ export {
   type LlmJudgeTierOptions,
   type LlmJudgeTierSpec,
 } from './tiers/llm-judge/index.js';
+
+// Remote tier: a reranker behind an HTTP API (Cohere-compatible /v2/rerank, TEI /rerank)
+export {
+  createRemoteScorer,
+  REMOTE_DEFAULT_MAX_BATCH,
+  REMOTE_TIER,
+  RemoteBatchRefusedError,
+  RemoteConfigError,
+  RemoteEndpointError,
+  RemoteResponseError,
+  type RemoteProtocol,
+  type RemoteScorer,
+  type RemoteScorerOptions,
+  type RemoteScorerStats,
+} from './tiers/remote/index.js';

@@ -92,6 +92,12 @@ export interface L2Counters {
   l2SignatureFailures: number;
   /** 'error' events of the connection (refused, reset, …); reconnects are automatic. */
   l2ConnectionErrors: number;
+  /**
+   * Reads and writes that went without Redis because its first connection (started in the
+   * background when the cache was created) was not up yet: skips, not errors, and never held
+   * against the breaker. `await cache.ready()` before the first call avoids them.
+   */
+  l2SkippedConnecting: number;
 }
 
 /** Upper bounds (seconds) of the L2 read-latency buckets: a loopback MGET takes tens to hundreds of µs. */
@@ -124,6 +130,7 @@ export function zeroL2Counters(): L2Counters {
     l2Invalid: 0,
     l2SignatureFailures: 0,
     l2ConnectionErrors: 0,
+    l2SkippedConnecting: 0,
   };
 }
 
@@ -153,6 +160,12 @@ export class RedisL2 {
   private readonly breaker: CircuitBreaker;
   private readonly pendingWrites = new Set<Promise<void>>();
   private closed = false;
+  /**
+   * Whether the connection has been up once. Before that, "not ready" means "still connecting"
+   * (a skip); after it, a lost connection (an error the breaker counts). Counting the start-up as
+   * errors opened the breaker after 3 early calls and kept Redis unused for its whole cooldown.
+   */
+  private everConnected = false;
 
   constructor(settings: RedisL2Settings) {
     this.prefix = settings.prefix;
@@ -184,6 +197,9 @@ export class RedisL2 {
     // Without a listener, an 'error' event would crash the process.
     this.client.on('error', () => {
       this.counters.l2ConnectionErrors++;
+    });
+    this.client.once('ready', () => {
+      this.everConnected = true;
     });
   }
 
@@ -231,6 +247,11 @@ export class RedisL2 {
    * when L2 was skipped or failed. Never rejects; never takes much longer than timeoutMs.
    */
   async getMany(keys: readonly string[], budgetMs: number): Promise<(CacheEntry | undefined)[] | undefined> {
+    // Checked before the breaker: a half-open breaker's probe taken here would never be settled.
+    if (!this.closed && !this.everConnected && this.client.status !== 'ready') {
+      this.counters.l2SkippedConnecting++;
+      return undefined;
+    }
     if (this.closed || budgetMs < this.timeoutMs || !this.breaker.tryAcquire()) {
       this.counters.l2Skipped++;
       return undefined;
@@ -305,6 +326,10 @@ export class RedisL2 {
   /** Writes entries in one pipeline, in the background. Never rejects; failures are counted. */
   setMany(items: ReadonlyArray<{ readonly key: string; readonly entry: CacheEntry }>): void {
     if (items.length === 0) return;
+    if (!this.closed && !this.everConnected && this.client.status !== 'ready') {
+      this.counters.l2SkippedConnecting++;
+      return;
+    }
     if (this.closed || this.breaker.current === 'open' || this.client.status !== 'ready') {
       this.counters.l2Skipped++;
       return;

@@ -6,6 +6,7 @@
 import type { CacheResolution, PairScoreCache, ScoreMisses } from '../cache/cache-port.js';
 import { AbortedError, DeadlineExceededError, DisposedError, InvalidArgumentError } from '../errors.js';
 import { isCutByDeadline, pairResultProblem } from '../scoring/pair-result.js';
+import { CACHE_TIER } from '../router/config.js';
 import { ABORTED, type RaceOutcome, raceLimits, TIMED_OUT } from '../scoring/race-limits.js';
 import type { Passage, Scorer, ScoreOptions, ScorerPairResult, SignalProbabilities } from '../types.js';
 import { markUnscored, type WorkingItem } from './decide.js';
@@ -66,6 +67,9 @@ function applyResult(
     item.signals = probabilities as SignalProbabilities;
     item.raw = (value as { raw?: Readonly<Record<string, number>> }).raw;
     item.tier = (value as { tier?: string }).tier ?? defaultTier;
+    // A router holds the cache itself (the gate in front of it has none) and labels the pairs it
+    // answered from it, L1 or Redis, with the cache tier: those are cached answers too.
+    if (item.tier === CACHE_TIER) item.cached = true;
   } else {
     item.signals = value as SignalProbabilities;
     item.tier = defaultTier;

@@ -409,7 +409,7 @@ async function runPrimary(initial: ServerConfig, options: ClusterOptions): Promi
   // SIGHUP: a rolling reload, one worker at a time, so the others serve while one loads its new
   // models (each worker's own reload already keeps its in-flight requests on the old ones).
   const reloadAcks = new Map<Worker, (message: ClusterMessage) => void>();
-  let reloading: Promise<void> | undefined;
+  let reloading = false;
   const reloadWorker = (worker: Worker, input: ServerConfigInput | undefined): Promise<string | undefined> =>
     new Promise((resolve) => {
       const timer = setTimeout(() => done({ error: 'no answer in time' }), RELOAD_TIMEOUT_MS);
@@ -452,8 +452,13 @@ async function runPrimary(initial: ServerConfig, options: ClusterOptions): Promi
     log(`SIGHUP: ${workers.length - failed} of ${workers.length} workers reloaded models and policy`);
   };
   process.on('SIGHUP', () => {
-    reloading ??= reload().finally(() => {
-      reloading = undefined;
+    if (reloading) {
+      log('SIGHUP: a reload is already running');
+      return;
+    }
+    reloading = true;
+    void reload().finally(() => {
+      reloading = false;
     });
   });
 

@@ -38,9 +38,10 @@ export async function warmHttpPath(app: FastifyInstance, registry: ModelRegistry
   for (const model of registry.names) {
     const m = config.models[model];
     const tiers = m.type === 'router' ? m.tiers.map((t) => config.models[t].type) : [m.type];
-    // Programmatic scorers are the embedder's own (they may block or cost anything): not warmed.
+    // Programmatic scorers are the embedder's own (they may block or cost anything), remote ones
+    // call a backend that may bill per request: not warmed.
     // Cross-encoders were warmed directly; a few requests compile their HTTP path.
-    if (tiers.includes('scorer')) continue;
+    if (tiers.includes('scorer') || tiers.includes('remote')) continue;
     const rounds = tiers.includes('cross-encoder') ? 4 : HTTP_WARMUP_REQUESTS;
     for (let i = 0; i < rounds; i++) {
       const query = `${request.query} (warm-up ${i})`;

@@ -31,6 +31,7 @@ export {
   type EmbeddingModelConfig,
   type RouterModelConfig,
   type ScorerModelConfig,
+  type RemoteModelConfig,
   type CacheConfig,
   type LimitsConfig,
   type LogLevel,

@@ -298,6 +298,7 @@ type L2Total =
   | 'l2Errors'
   | 'l2Timeouts'
   | 'l2Skipped'
+  | 'l2SkippedConnecting'
   | 'l2Invalid'
   | 'l2SignatureFailures'
   | 'l2WritesDropped';
@@ -337,6 +338,11 @@ function registerCacheL2Metrics(
   );
   total('timeouts', 'Redis reads slower than the cache timeout (a subset of cache_l2_errors_total)', 'l2Timeouts');
   total('skipped', 'Redis reads and writes skipped: circuit breaker open or deadline too near', 'l2Skipped');
+  total(
+    'skipped_connecting',
+    'Redis reads and writes skipped because the first connection to Redis was not up yet (start-up)',
+    'l2SkippedConnecting',
+  );
   total(
     'invalid_entries',
     'Values under the cache keys that were not valid entries (wrong format, out-of-range score, scored in the future): dropped and rescored',

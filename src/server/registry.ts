@@ -9,6 +9,7 @@ import {
   createCrossEncoderScorer,
   createEmbeddingScorer,
   createGate,
+  createRemoteScorer,
   createRouter,
   createScoreCache,
   crossEncoderTier,
@@ -270,6 +271,30 @@ export function createModelRegistry(
           },
         };
       }
+      case 'remote': {
+        const key = model.apiKeyEnv === undefined ? undefined : env[model.apiKeyEnv];
+        if (model.apiKeyEnv !== undefined && (key === undefined || key === ''))
+          throw new ServerConfigError(
+            `models.${name}.apiKeyEnv: the environment variable ${model.apiKeyEnv} is not set`,
+          );
+        const scorer = createRemoteScorer({
+          protocol: model.protocol,
+          url: model.url,
+          ...(model.model === undefined ? {} : { model: model.model }),
+          ...(key === undefined ? {} : { apiKey: key }),
+          ...(model.maxBatch === undefined ? {} : { maxBatch: model.maxBatch }),
+          ...(model.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: model.requestTimeoutMs }),
+        });
+        return {
+          name,
+          config: model,
+          scorer,
+          operatingPoints: undefined,
+          fastPath: undefined,
+          encoder: undefined,
+          close: async () => undefined,
+        };
+      }
       case 'router':
         throw new ServerConfigError(`models.${name}: a router is not a tier`);
     }
@@ -497,6 +522,9 @@ export function createModelRegistry(
         if (config.cache.enabled) {
           cache = createServerCache(config, env, log);
         }
+        // Redis connects while the models load: a replica's first requests then read what its
+        // peers scored instead of skipping L2 (a Redis that is down delays readiness by 1 s at most).
+        const l2Connected = cache?.ready(1000);
         const tierEntries = Object.entries(config.models).filter(([, m]) => m.type !== 'router');
         const loaded = await Promise.allSettled(tierEntries.map(([name, m]) => loadTier(name, m)));
         for (const r of loaded) if (r.status === 'fulfilled') tiers.set(r.value.name, r.value);
@@ -549,6 +577,8 @@ export function createModelRegistry(
         }
         // The first request must not pay the tiers' cold start (measured: 103–117 ms against 100).
         await Promise.all(warmUps);
+        if ((await l2Connected) === false && config.cache.redisUrl !== undefined)
+          log('cache: Redis not connected yet: requests score without L2 until it is (reconnecting in the background)');
         if (state === 'loading') state = 'ready';
         else await closeAll();
       } catch (error) {

@@ -83,6 +83,7 @@ describe('/metrics exports the Redis (L2) figures', () => {
         'cache_l2_errors_total',
         'cache_l2_timeouts_total',
         'cache_l2_skipped_total',
+        'cache_l2_skipped_connecting_total',
         'cache_l2_invalid_entries_total',
         'cache_l2_signature_failures_total',
         'cache_l2_writes_dropped_total',

@@ -36,6 +36,7 @@ export type {
   ModelCommonConfig,
   ModelConfig,
   RouterModelConfig,
+  RemoteModelConfig,
   ScorerModelConfig,
   ServerConfig,
   ServerConfigInput,

@@ -105,12 +105,29 @@ export interface ScorerModelConfig extends ModelCommonConfig {
   readonly close?: () => Promise<void> | void;
 }
 
+/**
+ * A reranker behind an HTTP API (createRemoteScorer, docs/remote.md): another `serve`, Cohere,
+ * TEI. The API key is read from the environment variable `apiKeyEnv` names, never from the file.
+ */
+export interface RemoteModelConfig extends ModelCommonConfig {
+  readonly type: 'remote';
+  readonly protocol: 'cohere' | 'tei';
+  readonly url: string;
+  readonly model?: string;
+  readonly maxBatch?: number;
+  readonly apiKeyEnv?: string;
+  readonly requestTimeoutMs?: number;
+  /** As a router tier: its quality (higher is better; default above the local tiers listed before it). */
+  readonly quality?: number;
+}
+
 export type ModelConfig =
   | FastPathModelConfig
   | CrossEncoderModelConfig
   | EmbeddingModelConfig
   | RouterModelConfig
-  | ScorerModelConfig;
+  | ScorerModelConfig
+  | RemoteModelConfig;
 
 export interface CacheConfig {
   /** Score cache on/off. Default on. */

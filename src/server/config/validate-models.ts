@@ -1,6 +1,6 @@
 /**
  * Validation of the config's `models`: each model by its kind (fast path, cross-encoder, router,
- * programmatic scorer), its paths resolved against the base directory, then the routers' references
+ * programmatic scorer, remote reranker), its paths resolved against the base directory, then the routers' references
  * to their tier models. The shipped fast path is served as `fast-path` unless the config redefines it.
  */
 import type { GatePolicy } from '../../index.js';
@@ -60,8 +60,25 @@ const MODEL_KEYS: Readonly<Record<ModelConfig['type'], ReadonlySet<string>>> = {
     'backgroundFill',
   ]),
   scorer: new Set([...COMMON_MODEL_KEYS, 'scorer', 'quality', 'inline', 'tierName', 'close']),
+  remote: new Set([
+    ...COMMON_MODEL_KEYS,
+    'protocol',
+    'url',
+    'model',
+    'maxBatch',
+    'apiKeyEnv',
+    'requestTimeoutMs',
+    'quality',
+  ]),
 };
-const MODEL_TYPES: readonly ModelConfig['type'][] = ['fast-path', 'cross-encoder', 'embedding', 'router', 'scorer'];
+const MODEL_TYPES: readonly ModelConfig['type'][] = [
+  'fast-path',
+  'cross-encoder',
+  'embedding',
+  'router',
+  'scorer',
+  'remote',
+];
 const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig {
@@ -73,7 +90,7 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
   if (!isRecord(raw)) throw configError(where, 'an object with a "type"', raw);
   // `scorer` is accepted but not offered: a programmatic model cannot be written in a JSON file.
   if (!(MODEL_TYPES as readonly unknown[]).includes(raw.type))
-    throw configError(`${where}.type`, 'fast-path, cross-encoder, embedding or router', raw.type);
+    throw configError(`${where}.type`, 'fast-path, cross-encoder, embedding, remote or router', raw.type);
   const type = raw.type as ModelConfig['type'];
   rejectUnknownConfigKeys(where, raw, MODEL_KEYS[type]);
   if (raw.policy !== undefined && !isRecord(raw.policy)) throw configError(`${where}.policy`, 'an object', raw.policy);
@@ -159,6 +176,21 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
         backgroundFill: optional(raw.backgroundFill, (v) => booleanValue(`${where}.backgroundFill`, v, configError)),
       };
     }
+    case 'remote':
+      // The URL and the rest are checked by createRemoteScorer when the model loads.
+      return {
+        ...common,
+        type,
+        protocol: oneOf(`${where}.protocol`, raw.protocol, ['cohere', 'tei'], configError),
+        url: nonEmptyString(`${where}.url`, raw.url, configError),
+        model: optional(raw.model, (v) => nonEmptyString(`${where}.model`, v, configError)),
+        maxBatch: optional(raw.maxBatch, (v) => positiveInteger(`${where}.maxBatch`, v, configError)),
+        apiKeyEnv: optional(raw.apiKeyEnv, (v) => nonEmptyString(`${where}.apiKeyEnv`, v, configError)),
+        requestTimeoutMs: optional(raw.requestTimeoutMs, (v) =>
+          positiveInteger(`${where}.requestTimeoutMs`, v, configError),
+        ),
+        quality: optional(raw.quality, (v) => finiteNumber(`${where}.quality`, v, configError)),
+      };
     case 'scorer': {
       const scorer = raw.scorer;
       if (typeof scorer !== 'function' && !isScorer(scorer))

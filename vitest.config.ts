@@ -9,6 +9,7 @@ const UNDER_LOAD = [
   'test/server/overload*.test.ts',
   'test/server/admission.test.ts',
   'test/server/cluster.test.ts',
+  'test/server/replicas-nginx.test.ts',
   'test/server/loadgen-*.test.ts',
   'test/server/shutdown.test.ts',
   'test/faults/**/*.test.ts',

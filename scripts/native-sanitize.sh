@@ -45,7 +45,7 @@ echo "== hostile inputs under ASan+UBSan"
 "$out/trees_test_asan" hostile "$out"/dumps/*.rgtd
 g++ -std=c++17 -O1 -g -Wall -Wextra "${san[@]}" -Inative/src native/test/trees_generic64_test.cc \
   native/src/trees/tree_eval.cc native/src/trees/tree_kernels.cc -o "$out/trees_generic64_asan"
-echo "== generic64 layout (LightGBM float64 leaves) under ASan+UBSan"
+echo "== perfect64 and generic64 layouts (LightGBM float64 leaves, +inf clamp) under ASan+UBSan"
 "$out/trees_generic64_asan"
 for kernel in scalar avx2; do
   echo "== parity under ASan+UBSan, RG_TREES_KERNEL=$kernel for kAuto"

@@ -14,7 +14,7 @@ import { ModelFormatError, UnsupportedModelError } from '../../src/errors.js';
 import { loadTreeModel } from '../../src/index.js';
 import { readTreeModelIR } from '../../src/tiers/fast-path/load-tree-model.js';
 import { parseTreeModelBytes } from '../../src/tiers/fast-path/loaders/parse-model.js';
-import type { TreeModel } from '../../src/tiers/fast-path/tree-model.js';
+import { type TreeModel, createTreeModel } from '../../src/tiers/fast-path/tree-model.js';
 import { REPO_ROOT } from './loader-fixtures.js';
 
 const DIR = resolve(REPO_ROOT, 'test/trees/fixtures/lightgbm');
@@ -48,7 +48,8 @@ function matrix(name: string): { rows: Float32Array; nRows: number; nCols: numbe
   const rows = new Float32Array(lines.length * nCols);
   lines.forEach((line, r) => {
     line.split(',').forEach((v, c) => {
-      rows[r * nCols + c] = v === 'nan' ? NaN : Number(v);
+      // numpy writes nan / inf / -inf; Number() reads only its own spellings.
+      rows[r * nCols + c] = v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : Number(v);
     });
   });
   return { rows, nRows: lines.length, nCols };
@@ -101,6 +102,7 @@ describe('LightGBM parity (fixtures from scripts/make-lightgbm-fixtures.py)', ()
         'xentropy_t20',
         'binary_nomissing_t20',
         'regression_zero_t20',
+        'binary_infsplit_t20',
       ]),
     );
     expect(refusalNames).toEqual(expect.arrayContaining(['categorical_t4', 'linear_t4', 'poisson_t4']));
@@ -115,6 +117,43 @@ describe('LightGBM parity (fixtures from scripts/make-lightgbm-fixtures.py)', ()
       expect(d.value).toBeLessThanOrEqual(TOLERANCE);
     });
   }
+
+  it('depth-bounded LightGBM trees compile to the perfect layout; every kernel gives the same float64 sums', async () => {
+    for (const name of parityNames) {
+      const model = (await open(join(DIR, `${name}.txt`))) as TreeModel & {
+        predictWithKernel(r: Float32Array, n: number, o: undefined, k: 0 | 1 | 2 | 3): Float64Array;
+      };
+      expect(model.layout).toBe('perfect');
+      const { rows, nRows } = matrix(name);
+      const auto = Array.from(model.predictWithKernel(rows, nRows, undefined, 0));
+      for (const kernel of [1, 2, 3] as const) {
+        expect(Array.from(model.predictWithKernel(rows, nRows, undefined, kernel))).toEqual(auto);
+      }
+      // One row at a time (the scalar lockstep path) and in odd-sized blocks agree too.
+      const nf = model.numFeatures;
+      const k = model.numOutputs;
+      for (let r = 0; r < nRows; r += 7) {
+        const n = Math.min(7, nRows - r);
+        const part = model.predictWithKernel(rows.subarray(r * nf, (r + n) * nf), n, undefined, 0);
+        expect(Array.from(part)).toEqual(auto.slice(r * k, (r + n) * k));
+      }
+    }
+  });
+
+  it('+inf thresholds ("present vs missing"): x = +inf goes left as in LightGBM, other values unchanged', async () => {
+    const { ir } = await readTreeModelIR(join(DIR, 'binary_infsplit_t20.txt'));
+    expect(ir.clampPositiveInfinity).toBe(true);
+    const { rows } = matrix('binary_infsplit_t20');
+    expect(Array.from(rows).filter((v) => v === Number.POSITIVE_INFINITY).length).toBeGreaterThan(5);
+    // The clamp is what makes those rows exact: without it, x = +inf goes right at a +inf threshold.
+    const exact = await open(join(DIR, 'binary_infsplit_t20.txt'));
+    expect(maxDeltas(exact, 'binary_infsplit_t20').margin).toBe(0);
+    const unclamped = createTreeModel({ ...ir, clampPositiveInfinity: false });
+    opened.push(unclamped);
+    expect(maxDeltas(unclamped, 'binary_infsplit_t20').margin).toBeGreaterThan(1e-3);
+    // Models without +inf thresholds keep +inf an ordinary value (no clamp).
+    expect((await readTreeModelIR(join(DIR, 'binary_t30.txt'))).ir.clampPositiveInfinity).toBeUndefined();
+  });
 
   it('the same results through predictAsync on the libuv pool', async () => {
     const model = await loadTreeModel(join(DIR, 'multiclass3_t10.txt'), { asyncRowThreshold: 0 });
@@ -162,10 +201,18 @@ describe('LightGBM refusals', () => {
     ['multiclassova', /^objective=binary sigmoid:1$/m, 'objective=multiclassova num_class:1 sigmoid:1'],
     ['regression sqrt', /^objective=binary sigmoid:1$/m, 'objective=regression sqrt'],
     ['random forest averaging', /^objective=binary sigmoid:1$/m, 'objective=binary sigmoid:1\naverage_output'],
-    ['a +inf threshold', /^threshold=[^ ]+/m, 'threshold=inf'],
     ['a categorical decision_type', /^decision_type=\d+/m, 'decision_type=9'],
   ])('refuses %s with UnsupportedModelError', (_what, from, to) => {
     expect(() => parseTreeModelBytes(edit(from, to))).toThrow(UnsupportedModelError);
+  });
+
+  it('refuses a model holding both a +inf threshold and a finite one at or above FLT_MAX', () => {
+    const text = base.replace(/^threshold=([^ ]+) ([^ ]+)/m, 'threshold=inf 3.5e38');
+    expect(text).not.toBe(base);
+    expect(() => parseTreeModelBytes(new TextEncoder().encode(text))).toThrow(/FLT_MAX/);
+    // Either alone loads.
+    expect(() => parseTreeModelBytes(edit(/^threshold=[^ ]+/m, 'threshold=inf'))).not.toThrow();
+    expect(() => parseTreeModelBytes(edit(/^threshold=[^ ]+/m, 'threshold=3.5e38'))).not.toThrow();
   });
 
   it.each([

@@ -12,7 +12,12 @@
 // `x < threshold` sends NaN the default way (-inf < t) and everything else the ordinary way.
 // This is exact for every threshold except -inf / NaN on default-left nodes, which XGBoost never
 // writes; a model containing one falls back to the generic layout, which tests isnan explicitly.
-// +-inf inputs are ordinary values (x < t in float32), as in XGBoost's inplace_predict.
+// +-inf inputs are ordinary values (x < t in float32), as in XGBoost's inplace_predict, unless the
+// model sets clampPositiveInfinity (LightGBM's `x <= +inf`), which reads +inf as FLT_MAX.
+//
+// Perfect64 (float64 leaves, LightGBM): the perfect layout plus, per tree, S float64 leaves in a
+// section after the tree blocks; the kernels walk the same float32 splits and add those leaves
+// to float64 accumulators in tree order, the same sums as the generic64 walk.
 #include "trees/tree_eval.h"
 
 #include <algorithm>
@@ -95,27 +100,38 @@ T* At(std::vector<uint8_t>& image, size_t offset) {
   return reinterpret_cast<T*>(image.data() + offset);
 }
 
+// Where FillPerfect writes one padded tree; leaf64 is null unless the model has float64 leaves.
+struct PerfectBlock {
+  float* thr;
+  int32_t* slot;
+  float* leaf;
+  double* leaf64;
+};
+
 // Fills heap position p of a perfect tree from local node `local` of the source tree.
 void FillPerfect(const FlatEnsemble& in, int64_t begin, int32_t local, uint32_t p, uint32_t d, uint32_t D, float weight,
-                 const std::vector<int32_t>& usedSlot, float* thr, int32_t* slot, float* leaf) {
+                 const std::vector<int32_t>& usedSlot, const PerfectBlock& out) {
   const size_t g = static_cast<size_t>(begin + local);
   const bool isLeaf = in.left[g] == -1;
   if (d == D) {
     // Only leaves reach depth D (the tree's depth is <= D).
-    leaf[p - ((1u << D) - 1)] = in.splitCondition[g] * weight;
+    const uint32_t at = p - ((1u << D) - 1);
+    out.leaf[at] = in.splitCondition[g] * weight;
+    // The same product the generic64 layout stores, so both layouts sum identical terms.
+    if (out.leaf64 != nullptr) out.leaf64[at] = in.leafValues64[g] * static_cast<double>(weight);
     return;
   }
   if (isLeaf) {
-    thr[p] = 0.f;
-    slot[p] = 0;
-    FillPerfect(in, begin, local, 2 * p + 1, d + 1, D, weight, usedSlot, thr, slot, leaf);
-    FillPerfect(in, begin, local, 2 * p + 2, d + 1, D, weight, usedSlot, thr, slot, leaf);
+    out.thr[p] = 0.f;
+    out.slot[p] = 0;
+    FillPerfect(in, begin, local, 2 * p + 1, d + 1, D, weight, usedSlot, out);
+    FillPerfect(in, begin, local, 2 * p + 2, d + 1, D, weight, usedSlot, out);
     return;
   }
-  thr[p] = in.splitCondition[g];
-  slot[p] = 2 * usedSlot[static_cast<size_t>(in.splitIndex[g])] + (in.defaultLeft[g] ? 1 : 0);
-  FillPerfect(in, begin, in.left[g], 2 * p + 1, d + 1, D, weight, usedSlot, thr, slot, leaf);
-  FillPerfect(in, begin, in.right[g], 2 * p + 2, d + 1, D, weight, usedSlot, thr, slot, leaf);
+  out.thr[p] = in.splitCondition[g];
+  out.slot[p] = 2 * usedSlot[static_cast<size_t>(in.splitIndex[g])] + (in.defaultLeft[g] ? 1 : 0);
+  FillPerfect(in, begin, in.left[g], 2 * p + 1, d + 1, D, weight, usedSlot, out);
+  FillPerfect(in, begin, in.right[g], 2 * p + 2, d + 1, D, weight, usedSlot, out);
 }
 
 }  // namespace
@@ -206,9 +222,11 @@ bool Compile(const FlatEnsemble& in, std::vector<uint8_t>& image, std::string& e
   const uint32_t numUsed = static_cast<uint32_t>(used.size());
   const uint32_t slotWidth = NextPow2(std::max<uint32_t>(2 * numUsed, 2));
   const uint32_t S = std::max<uint32_t>(1u << std::min(maxDepth, 31u), 32);
-  // Float64 leaves need the generic walk (the perfect kernels sum float32).
-  const bool perfect = in.leafValues64 == nullptr && perfectSafe && maxDepth <= kMaxPerfectDepth &&
-                       slotWidth <= kMaxSlotWidth && in.numTrees * size_t{3} * S * 4 <= kMaxPerfectBytes;
+  const bool wide = in.leafValues64 != nullptr;
+  // Perfect64 adds S float64 leaves per tree to the 3 * S float32 block.
+  const size_t perfectTreeBytes = size_t{3} * S * 4 + (wide ? size_t{S} * 8 : 0);
+  const bool perfect = perfectSafe && maxDepth <= kMaxPerfectDepth && slotWidth <= kMaxSlotWidth &&
+                       in.numTrees * perfectTreeBytes <= kMaxPerfectBytes;
 
   ImageHeader h{};
   h.magic = kImageMagic;
@@ -219,30 +237,32 @@ bool Compile(const FlatEnsemble& in, std::vector<uint8_t>& image, std::string& e
   h.objective = in.objective;
   h.baseMargin = in.baseMargin;
   h.depth = maxDepth;
+  h.flags = in.clampPositiveInfinity ? kFlagClampPositiveInfinity : 0;
 
   size_t off = sizeof(ImageHeader);
   const size_t groupsOff = off;
   off += Pad16(in.numTrees * 4);
   if (perfect) {
-    h.layout = static_cast<uint32_t>(Layout::kPerfect);
+    h.layout = static_cast<uint32_t>(wide ? Layout::kPerfect64 : Layout::kPerfect);
     h.numUsed = numUsed;
     h.slotWidth = slotWidth;
     const size_t usedOff = off;
     off += Pad16(size_t{numUsed} * 4);
     const size_t treesOff = off;
     off += in.numTrees * size_t{3} * S * 4;
+    const size_t leaf64Off = off;  // 16-byte aligned: S >= 32, so every tree block is
+    if (wide) off += in.numTrees * size_t{S} * 8;
     image.assign(off, 0);
     std::memcpy(image.data(), &h, sizeof h);
     if (numUsed) std::memcpy(image.data() + usedOff, used.data(), size_t{numUsed} * 4);
     for (size_t t = 0; t < in.numTrees; ++t) {
       At<uint32_t>(image, groupsOff)[t] = static_cast<uint32_t>(in.groups[t]);
       float* thr = At<float>(image, treesOff + t * size_t{3} * S * 4);
-      auto* slot = reinterpret_cast<int32_t*>(thr + S);
-      float* leaf = thr + 2 * size_t{S};
-      FillPerfect(in, in.nodeOffsets[t], 0, 0, 0, maxDepth, in.weights[t], usedSlot, thr, slot, leaf);
+      const PerfectBlock block{thr, reinterpret_cast<int32_t*>(thr + S), thr + 2 * size_t{S},
+                               wide ? At<double>(image, leaf64Off + t * size_t{S} * 8) : nullptr};
+      FillPerfect(in, in.nodeOffsets[t], 0, 0, 0, maxDepth, in.weights[t], usedSlot, block);
     }
   } else {
-    const bool wide = in.leafValues64 != nullptr;
     h.layout = static_cast<uint32_t>(wide ? Layout::kGeneric64 : Layout::kGeneric);
     h.totalNodes = static_cast<uint32_t>(in.totalNodes);
     const size_t offsetsOff = off;
@@ -318,16 +338,18 @@ bool Attach(const uint8_t* data, size_t size, Model& m, std::string& error) {
   m.objective = static_cast<Objective>(h.objective);
   m.baseMargin = h.baseMargin;
   m.depth = h.depth;
+  if ((h.flags & ~kFlagClampPositiveInfinity) != 0) return fail("unknown flags");
+  m.clampPositiveInfinity = (h.flags & kFlagClampPositiveInfinity) != 0;
   size_t off = sizeof(ImageHeader);
   m.groups = reinterpret_cast<const uint32_t*>(data + off);
   off += Pad16(size_t{h.numTrees} * 4);
-  if (h.layout == static_cast<uint32_t>(Layout::kPerfect)) {
+  if (h.layout == static_cast<uint32_t>(Layout::kPerfect) || h.layout == static_cast<uint32_t>(Layout::kPerfect64)) {
     if (h.depth > kMaxPerfectDepth) return fail("perfect depth out of range");
     if (h.slotWidth < 2 || h.slotWidth > kMaxSlotWidth || (h.slotWidth & (h.slotWidth - 1)) != 0 ||
         size_t{h.numUsed} * 2 > h.slotWidth) {
       return fail("slot width out of range");
     }
-    m.layout = Layout::kPerfect;
+    m.layout = static_cast<Layout>(h.layout);
     m.numUsed = h.numUsed;
     m.slotWidth = h.slotWidth;
     m.perfectS = std::max<uint32_t>(1u << h.depth, 32);
@@ -336,6 +358,10 @@ bool Attach(const uint8_t* data, size_t size, Model& m, std::string& error) {
     off += Pad16(size_t{h.numUsed} * 4);
     m.perfectTrees = reinterpret_cast<const float*>(data + off);
     off += size_t{h.numTrees} * m.treeStride * 4;
+    if (m.layout == Layout::kPerfect64) {
+      m.perfectLeaf64 = reinterpret_cast<const double*>(data + off);  // 16-byte aligned, see Compile
+      off += size_t{h.numTrees} * m.perfectS * 8;
+    }
     if (off != size) return fail("size does not match the header");
   } else if (h.layout == static_cast<uint32_t>(Layout::kGeneric) ||
              h.layout == static_cast<uint32_t>(Layout::kGeneric64)) {
@@ -361,7 +387,7 @@ bool Attach(const uint8_t* data, size_t size, Model& m, std::string& error) {
   for (uint32_t t = 0; t < h.numTrees; ++t) {
     if (m.groups[t] >= h.numGroups) return fail("tree group out of range");
   }
-  if (m.layout == Layout::kPerfect) {
+  if (IsPerfect(m)) {
     for (uint32_t u = 0; u < m.numUsed; ++u) {
       if (m.usedFeatures[u] >= h.numFeatures) return fail("used feature out of range");
     }

@@ -48,9 +48,15 @@ struct FlatEnsemble {
   const int32_t* groups = nullptr;  // numTrees entries
   const float* weights = nullptr;   // numTrees entries
   // Optional, totalNodes entries: float64 leaf values (LightGBM). When set, the model compiles to
-  // the generic64 layout: leaves are these doubles (times the tree weight, in double) and each
-  // row's margin is summed in float64 in tree order, as LightGBM does; splits stay float32 `x < t`.
+  // the perfect64 layout (or generic64 for deep trees): leaves are these doubles (times the tree
+  // weight, in double) and each row's margin is summed in float64 in tree order, as LightGBM does;
+  // splits stay float32 `x < t`.
   const double* leafValues64 = nullptr;
+  // When set, an input of +inf is read as FLT_MAX. LightGBM goes left when x <= +inf, which
+  // `x < t` cannot express for x = +inf; with the clamp, a +inf threshold sends every non-NaN
+  // value left and every finite threshold compares exactly as before. Loaders set it only for
+  // models whose thresholds are all +inf or below FLT_MAX (XGBoost models leave it off).
+  bool clampPositiveInfinity = false;
 };
 
 // Limits that keep a hostile model from exhausting memory or time.
@@ -64,8 +70,12 @@ constexpr uint32_t kMaxPerfectDepth = 10;
 constexpr size_t kMaxPerfectBytes = size_t{256} << 20;
 constexpr uint32_t kMaxSlotWidth = 4096;
 
-// kGeneric64: the generic layout plus a float64 leaf array; margins are summed in float64.
-enum class Layout : uint32_t { kPerfect = 1, kGeneric = 2, kGeneric64 = 3 };
+// kGeneric64 / kPerfect64: the generic / perfect layout plus a float64 leaf array; margins are
+// summed in float64.
+enum class Layout : uint32_t { kPerfect = 1, kGeneric = 2, kGeneric64 = 3, kPerfect64 = 4 };
+
+// ImageHeader::flags bits.
+constexpr uint32_t kFlagClampPositiveInfinity = 1u;
 
 // Header of the compiled image. Every section offset is derived from these fields, so
 // validation reduces to range checks plus "the image has exactly the expected size".
@@ -82,7 +92,8 @@ struct ImageHeader {
   uint32_t numUsed;     // perfect: number of distinct features used by splits
   uint32_t slotWidth;   // perfect: staged row width (power of two, >= 2*numUsed)
   uint32_t totalNodes;  // generic: total nodes
-  uint32_t reserved[4];
+  uint32_t flags;       // kFlag* bits
+  uint32_t reserved[3];
 };
 static_assert(sizeof(ImageHeader) == 64, "image header must stay 64 bytes");
 constexpr uint32_t kImageMagic = 0x45544752u;  // "RGTE"
@@ -114,14 +125,19 @@ struct Model {
   const uint32_t* usedFeatures = nullptr;  // perfect: numUsed original feature ids
   const uint32_t* groups = nullptr;        // numTrees group ids (validated < numGroups)
   const float* perfectTrees = nullptr;     // perfect: numTrees blocks of [thr S | slot S | leaf S]
+  const double* perfectLeaf64 = nullptr;   // perfect64: numTrees blocks of S weighted float64 leaves
   const uint32_t* treeOffsets = nullptr;   // generic: numTrees + 1
   const GenericNode* nodes = nullptr;      // generic
   const uint8_t* defaultLeft = nullptr;    // generic, per node
   const double* leaf64 = nullptr;          // generic64: per node, weighted leaf value (0 for inner nodes)
+  bool clampPositiveInfinity = false;      // +inf inputs read as FLT_MAX
 };
 
-// True when the model's margins are float64 (generic64 layout): use PredictMargin64.
-inline bool MarginIsDouble(const Model& m) { return m.layout == Layout::kGeneric64; }
+// True when the model's margins are float64 (generic64 / perfect64): use PredictMargin64.
+inline bool MarginIsDouble(const Model& m) { return m.layout == Layout::kGeneric64 || m.layout == Layout::kPerfect64; }
+
+// True for the layouts evaluated by the perfect-tree kernels.
+inline bool IsPerfect(const Model& m) { return m.layout == Layout::kPerfect || m.layout == Layout::kPerfect64; }
 
 enum class KernelChoice { kAuto, kScalar, kAvx2, kAvx512 };
 
@@ -135,9 +151,10 @@ bool Attach(const uint8_t* data, size_t size, Model& model, std::string& error);
 void PredictMargin(const Model& model, const float* rows, size_t nRows, float* out,
                    KernelChoice kernel = KernelChoice::kAuto);
 
-// Margins in float64: out has nRows * numGroups doubles. Generic64 models sum float64 leaves in
-// float64; other layouts compute their float32 margins and widen them.
-void PredictMargin64(const Model& model, const float* rows, size_t nRows, double* out);
+// Margins in float64: out has nRows * numGroups doubles. Generic64 and perfect64 models sum
+// float64 leaves in float64 in tree order; other layouts compute their float32 margins and widen them.
+void PredictMargin64(const Model& model, const float* rows, size_t nRows, double* out,
+                     KernelChoice kernel = KernelChoice::kAuto);
 
 // Number of values per row for the transformed ('value') output.
 uint32_t NumValueOutputs(const Model& model);

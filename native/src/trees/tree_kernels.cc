@@ -45,8 +45,15 @@ using detail::kLanes;
 constexpr uint32_t kTopLevels = 4;
 
 struct Scratch {
-  std::vector<float> xt;   // slotWidth * kLanes staged values
-  std::vector<float> acc;  // numGroups * kLanes accumulators
+  std::vector<float> xt;      // slotWidth * kLanes staged values
+  std::vector<float> acc;     // numGroups * kLanes accumulators
+  std::vector<double> acc64;  // perfect64: numGroups * kLanes float64 accumulators
+};
+
+// Per-block accumulators: float32 (acc) for perfect models, float64 (acc64) for perfect64 ones.
+struct Acc {
+  float* f32;
+  double* f64;
 };
 
 Scratch& ThreadScratch() {
@@ -58,6 +65,7 @@ Scratch& ThreadScratch() {
 void Stage(const Model& m, const float* rows, uint32_t nb, float* xt) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const uint32_t nf = m.numFeatures;
+  const bool clamp = m.clampPositiveInfinity;
   for (uint32_t u = 0; u < m.numUsed; ++u) {
     uint32_t f = m.usedFeatures[u];
     if (f >= nf) f = 0;  // only a modified image can get here
@@ -66,7 +74,8 @@ void Stage(const Model& m, const float* rows, uint32_t nb, float* xt) {
     // Lanes >= nb keep whatever an earlier block staged (finite or ±inf, never NaN): kernels may
     // compute on them but their results are never written out.
     for (uint32_t r = 0; r < nb; ++r) {
-      const float x = rows[size_t{r} * nf + f];
+      float x = rows[size_t{r} * nf + f];
+      if (clamp && x == kInf) x = std::numeric_limits<float>::max();
       const bool missing = std::isnan(x);
       right[r] = missing ? kInf : x;
       left[r] = missing ? -kInf : x;
@@ -76,8 +85,8 @@ void Stage(const Model& m, const float* rows, uint32_t nb, float* xt) {
 
 // NB rows x TI trees walked in lockstep: NB * TI independent dependency chains, so the core
 // overlaps their load latencies. Leaves are added to the accumulators in tree order.
-template <int NB, int TI>
-void ScalarPerfectBlock(const Model& m, const float* xt, float* acc) {
+template <int NB, int TI, bool kWide>
+void ScalarPerfectBlock(const Model& m, const float* xt, Acc acc) {
   const uint32_t D = m.depth;
   const uint32_t S = m.perfectS;
   const uint32_t mask = m.slotWidth - 1;
@@ -104,11 +113,17 @@ void ScalarPerfectBlock(const Model& m, const float* xt, float* acc) {
       }
     }
     for (int k = 0; k < kTi; ++k) {
-      const float* leaf = tb + k * stride + 2 * size_t{S};
       uint32_t g = m.groups[t + k];
       if (g >= ng) g = 0;
-      float* a = acc + size_t{g} * kLanes;
-      for (int r = 0; r < NB; ++r) a[r] += leaf[idx[k][r] - leafBase];
+      if constexpr (kWide) {
+        const double* leaf = m.perfectLeaf64 + size_t{t + k} * S;
+        double* a = acc.f64 + size_t{g} * kLanes;
+        for (int r = 0; r < NB; ++r) a[r] += leaf[idx[k][r] - leafBase];
+      } else {
+        const float* leaf = tb + k * stride + 2 * size_t{S};
+        float* a = acc.f32 + size_t{g} * kLanes;
+        for (int r = 0; r < NB; ++r) a[r] += leaf[idx[k][r] - leafBase];
+      }
     }
     t += kTi;
   };
@@ -116,13 +131,14 @@ void ScalarPerfectBlock(const Model& m, const float* xt, float* acc) {
   while (t < m.numTrees) run(std::integral_constant<int, 1>{});
 }
 
-void ScalarPerfect(const Model& m, const float* xt, float* acc, uint32_t nb) {
+template <bool kWide>
+void ScalarPerfect(const Model& m, const float* xt, Acc acc, uint32_t nb) {
   // Trees interleaved per row count: measured best of {1,2,4,8,16} x {1,2,4,8,16} on t500_d6.
-  if (nb <= 1) return ScalarPerfectBlock<1, 8>(m, xt, acc);
-  if (nb <= 2) return ScalarPerfectBlock<2, 4>(m, xt, acc);
-  if (nb <= 4) return ScalarPerfectBlock<4, 2>(m, xt, acc);
-  if (nb <= 8) return ScalarPerfectBlock<8, 1>(m, xt, acc);
-  return ScalarPerfectBlock<16, 1>(m, xt, acc);
+  if (nb <= 1) return ScalarPerfectBlock<1, 8, kWide>(m, xt, acc);
+  if (nb <= 2) return ScalarPerfectBlock<2, 4, kWide>(m, xt, acc);
+  if (nb <= 4) return ScalarPerfectBlock<4, 2, kWide>(m, xt, acc);
+  if (nb <= 8) return ScalarPerfectBlock<8, 1, kWide>(m, xt, acc);
+  return ScalarPerfectBlock<16, 1, kWide>(m, xt, acc);
 }
 
 #ifdef RG_HAVE_X86_KERNELS
@@ -197,8 +213,16 @@ __attribute__((target("avx2"), always_inline)) inline __m256 Avx2Leaf(const floa
 }
 
 // TI trees x 2 halves of 8 lanes interleaved; leaves added in tree order.
-template <int TI>
-__attribute__((target("avx2"))) void Avx2PerfectT(const Model& m, const float* xt, float* acc) {
+// Adds the float64 leaves of 8 lanes (leaf indices p) to a[0..8): two 4-wide gathers.
+__attribute__((target("avx2"), always_inline)) inline void Avx2AddLeaf64(const double* leaf, __m256i p, double* a) {
+  const __m256d lo = _mm256_i32gather_pd(leaf, _mm256_castsi256_si128(p), 8);
+  const __m256d hi = _mm256_i32gather_pd(leaf, _mm256_extracti128_si256(p, 1), 8);
+  _mm256_storeu_pd(a, _mm256_add_pd(_mm256_loadu_pd(a), lo));
+  _mm256_storeu_pd(a + 4, _mm256_add_pd(_mm256_loadu_pd(a + 4), hi));
+}
+
+template <int TI, bool kWide>
+__attribute__((target("avx2"))) void Avx2PerfectT(const Model& m, const float* xt, Acc acc) {
   const uint32_t D = m.depth;
   const uint32_t S = m.perfectS;
   const uint32_t ng = m.numGroups;
@@ -231,12 +255,19 @@ __attribute__((target("avx2"))) void Avx2PerfectT(const Model& m, const float* x
       }
     }
     for (int k = 0; k < kTi; ++k) {
-      const float* leaf = tb + k * stride + 2 * size_t{S};
       uint32_t g = m.groups[t + k];
       if (g >= ng) g = 0;
-      float* a = acc + size_t{g} * kLanes;
-      _mm256_storeu_ps(a, _mm256_add_ps(_mm256_loadu_ps(a), Avx2Leaf(leaf, p0[k], D)));
-      _mm256_storeu_ps(a + 8, _mm256_add_ps(_mm256_loadu_ps(a + 8), Avx2Leaf(leaf, p1[k], D)));
+      if constexpr (kWide) {
+        const double* leaf = m.perfectLeaf64 + size_t{t + k} * S;
+        double* a = acc.f64 + size_t{g} * kLanes;
+        Avx2AddLeaf64(leaf, p0[k], a);
+        Avx2AddLeaf64(leaf, p1[k], a + 8);
+      } else {
+        const float* leaf = tb + k * stride + 2 * size_t{S};
+        float* a = acc.f32 + size_t{g} * kLanes;
+        _mm256_storeu_ps(a, _mm256_add_ps(_mm256_loadu_ps(a), Avx2Leaf(leaf, p0[k], D)));
+        _mm256_storeu_ps(a + 8, _mm256_add_ps(_mm256_loadu_ps(a + 8), Avx2Leaf(leaf, p1[k], D)));
+      }
     }
     t += kTi;
   };
@@ -244,8 +275,9 @@ __attribute__((target("avx2"))) void Avx2PerfectT(const Model& m, const float* x
   while (t < m.numTrees) run(std::integral_constant<int, 1>{});
 }
 
-__attribute__((target("avx2"))) void Avx2Perfect(const Model& m, const float* xt, float* acc) {
-  Avx2PerfectT<4>(m, xt, acc);  // 4 trees interleaved: 1 -> 38.7 us, 2 -> 30.4, 4 -> 29.5 per 16 rows
+template <bool kWide>
+__attribute__((target("avx2"))) void Avx2Perfect(const Model& m, const float* xt, Acc acc) {
+  Avx2PerfectT<4, kWide>(m, xt, acc);  // 4 trees interleaved: 1 -> 38.7 us, 2 -> 30.4, 4 -> 29.5 per 16 rows
 }
 
 // Levels whose feature values are picked by loads + blends rather than a gather.
@@ -329,8 +361,17 @@ __attribute__((target("avx512f"), always_inline)) inline __m512i Avx512Top(const
 }
 
 // TI trees interleaved (independent chains); leaves added in tree order.
-template <int TI>
-__attribute__((target("avx512f"))) void Avx512PerfectT(const Model& m, const float* xt, float* acc) {
+// Adds the float64 leaves of 16 lanes (leaf indices p) to a[0..16): two 8-wide gathers.
+__attribute__((target("avx512f"), always_inline)) inline void Avx512AddLeaf64(const double* leaf, __m512i p,
+                                                                              double* a) {
+  const __m512d lo = _mm512_i32gather_pd(_mm512_castsi512_si256(p), leaf, 8);
+  const __m512d hi = _mm512_i32gather_pd(_mm512_extracti64x4_epi64(p, 1), leaf, 8);
+  _mm512_storeu_pd(a, _mm512_add_pd(_mm512_loadu_pd(a), lo));
+  _mm512_storeu_pd(a + 8, _mm512_add_pd(_mm512_loadu_pd(a + 8), hi));
+}
+
+template <int TI, bool kWide>
+__attribute__((target("avx512f"))) void Avx512PerfectT(const Model& m, const float* xt, Acc acc) {
   const uint32_t D = m.depth;
   const uint32_t S = m.perfectS;
   const uint32_t ng = m.numGroups;
@@ -360,11 +401,15 @@ __attribute__((target("avx512f"))) void Avx512PerfectT(const Model& m, const flo
       }
     }
     for (int k = 0; k < kTi; ++k) {
-      const __m512 lv = Avx512Leaf(tb + k * stride + 2 * size_t{S}, p[k], D);
       uint32_t g = m.groups[t + k];
       if (g >= ng) g = 0;
-      float* a = acc + size_t{g} * kLanes;
-      _mm512_storeu_ps(a, _mm512_add_ps(_mm512_loadu_ps(a), lv));
+      if constexpr (kWide) {
+        Avx512AddLeaf64(m.perfectLeaf64 + size_t{t + k} * S, p[k], acc.f64 + size_t{g} * kLanes);
+      } else {
+        const __m512 lv = Avx512Leaf(tb + k * stride + 2 * size_t{S}, p[k], D);
+        float* a = acc.f32 + size_t{g} * kLanes;
+        _mm512_storeu_ps(a, _mm512_add_ps(_mm512_loadu_ps(a), lv));
+      }
     }
     t += kTi;
   };
@@ -372,8 +417,9 @@ __attribute__((target("avx512f"))) void Avx512PerfectT(const Model& m, const flo
   while (t < m.numTrees) run(std::integral_constant<int, 1>{});
 }
 
-__attribute__((target("avx512f"))) void Avx512Perfect(const Model& m, const float* xt, float* acc) {
-  Avx512PerfectT<4>(m, xt, acc);  // 4 trees interleaved: 1 -> 36 us, 2/4 -> 25 us per 16 rows
+template <bool kWide>
+__attribute__((target("avx512f"))) void Avx512Perfect(const Model& m, const float* xt, Acc acc) {
+  Avx512PerfectT<4, kWide>(m, xt, acc);  // 4 trees interleaved: 1 -> 36 us, 2/4 -> 25 us per 16 rows
 }
 
 bool CpuHasAvx2() {
@@ -411,14 +457,31 @@ KernelChoice Resolve(KernelChoice k) {
 constexpr uint32_t kAvx512MinRows = 5;
 constexpr uint32_t kAvx2MinRows = 9;
 
-void PredictPerfect(const Model& m, const float* rows, size_t nRows, float* out, KernelChoice kernel) {
+// Out = float: float32 margins of a perfect model. Out = double: float64 margins of a perfect64
+// model (float64 leaves and sums).
+template <typename Out>
+void PredictPerfect(const Model& m, const float* rows, size_t nRows, Out* out, KernelChoice kernel) {
+  constexpr bool kWide = std::is_same_v<Out, double>;
   Scratch& s = ThreadScratch();
   const size_t xtSize = size_t{m.slotWidth} * kLanes;
   if (s.xt.size() < xtSize) s.xt.resize(xtSize, 0.f);
   const size_t accSize = size_t{m.numGroups} * kLanes;
-  if (s.acc.size() < accSize) s.acc.resize(accSize);
+  std::vector<Out>& accStore = [&]() -> std::vector<Out>& {
+    if constexpr (kWide) {
+      return s.acc64;
+    } else {
+      return s.acc;
+    }
+  }();
+  if (accStore.size() < accSize) accStore.resize(accSize);
   float* xt = s.xt.data();
-  float* acc = s.acc.data();
+  Out* acc = accStore.data();
+  Acc accs{};
+  if constexpr (kWide) {
+    accs.f64 = acc;
+  } else {
+    accs.f32 = acc;
+  }
   const uint32_t ng = m.numGroups;
   const uint32_t nf = m.numFeatures;
   // The scalar kernel is fastest per row with 4 rows x 2 trees in lockstep (3.4 us/row on t500_d6
@@ -427,23 +490,23 @@ void PredictPerfect(const Model& m, const float* rows, size_t nRows, float* out,
   for (size_t r0 = 0; r0 < nRows; r0 += blockRows) {
     const auto nb = static_cast<uint32_t>(std::min<size_t>(blockRows, nRows - r0));
     Stage(m, rows + r0 * nf, nb, xt);
-    std::fill(acc, acc + accSize, m.baseMargin);
+    std::fill(acc, acc + accSize, static_cast<Out>(m.baseMargin));
     KernelChoice k = kernel;
     if ((k == KernelChoice::kAvx512 && nb < kAvx512MinRows) || (k == KernelChoice::kAvx2 && nb < kAvx2MinRows)) {
       k = KernelChoice::kScalar;
     }
 #ifdef RG_HAVE_X86_KERNELS
     if (k == KernelChoice::kAvx512) {
-      Avx512Perfect(m, xt, acc);
+      Avx512Perfect<kWide>(m, xt, accs);
     } else if (k == KernelChoice::kAvx2) {
-      Avx2Perfect(m, xt, acc);
+      Avx2Perfect<kWide>(m, xt, accs);
     } else {
-      ScalarPerfect(m, xt, acc, nb);
+      ScalarPerfect<kWide>(m, xt, accs, nb);
     }
 #else
-    ScalarPerfect(m, xt, acc, nb);
+    ScalarPerfect<kWide>(m, xt, accs, nb);
 #endif
-    float* o = out + r0 * ng;  // acc lanes >= nb are never copied out
+    Out* o = out + r0 * ng;  // acc lanes >= nb are never copied out
     for (uint32_t r = 0; r < nb; ++r) {
       for (uint32_t g = 0; g < ng; ++g) o[size_t{r} * ng + g] = acc[size_t{g} * kLanes + r];
     }
@@ -460,6 +523,7 @@ void PredictGeneric(const Model& m, const float* rows, size_t nRows, Acc* out) {
   const uint32_t nf = m.numFeatures;
   const uint32_t total = m.totalNodes;
   const double* leaf64 = m.layout == Layout::kGeneric64 ? m.leaf64 : nullptr;
+  const bool clamp = m.clampPositiveInfinity;
   for (size_t r = 0; r < nRows; ++r) {
     const float* x = rows + r * nf;
     Acc* o = out + r * ng;
@@ -475,7 +539,8 @@ void PredictGeneric(const Model& m, const float* rows, size_t nRows, Acc* out) {
       for (uint32_t step = 0; step <= m.depth && nodes[i].left >= 0; ++step) {
         const GenericNode& nd = nodes[i];
         const auto f = static_cast<uint32_t>(nd.feature);
-        const float v = f < nf ? x[f] : std::numeric_limits<float>::quiet_NaN();
+        float v = f < nf ? x[f] : std::numeric_limits<float>::quiet_NaN();
+        if (clamp && v == std::numeric_limits<float>::infinity()) v = std::numeric_limits<float>::max();
         const bool left = std::isnan(v) ? dl[i] != 0 : v < nd.value;
         const auto next = static_cast<uint32_t>(left ? nd.left : nd.right);
         i = next < n ? next : 0;
@@ -496,20 +561,26 @@ void PredictMargin(const Model& m, const float* rows, size_t nRows, float* out, 
   if (m.layout == Layout::kGeneric || m.layout == Layout::kGeneric64) {
     PredictGeneric<float>(m, rows, nRows, out);
   } else {
+    // Perfect64 here sums its float32-rounded leaves in float32, like PredictGeneric<float> on
+    // a generic64 model; its exact margins come from PredictMargin64.
     PredictPerfect(m, rows, nRows, out, Resolve(kernel));
   }
 }
 
-void PredictMargin64(const Model& m, const float* rows, size_t nRows, double* out) {
+void PredictMargin64(const Model& m, const float* rows, size_t nRows, double* out, KernelChoice kernel) {
   if (nRows == 0) return;
   if (m.layout == Layout::kGeneric || m.layout == Layout::kGeneric64) {
     PredictGeneric<double>(m, rows, nRows, out);
     return;
   }
+  if (m.layout == Layout::kPerfect64) {
+    PredictPerfect(m, rows, nRows, out, Resolve(kernel));
+    return;
+  }
   // Perfect layout: XGBoost's float32 margins, widened (exact).
   const size_t n = nRows * m.numGroups;
   std::vector<float> margins(n);
-  PredictPerfect(m, rows, nRows, margins.data(), Resolve(KernelChoice::kAuto));
+  PredictPerfect(m, rows, nRows, margins.data(), Resolve(kernel));
   for (size_t i = 0; i < n; ++i) out[i] = margins[i];
 }
 

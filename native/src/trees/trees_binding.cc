@@ -9,6 +9,7 @@
 //     .info() -> { numFeatures, numGroups, numTrees, objective, layout, marginPrecision, depth, numValueOutputs }
 //   spec.leafValues64 (optional Float64Array, one per node): float64 leaves summed in float64 (LightGBM);
 //   such a model's margins are Float64Array (marginPrecision 'float64').
+//   spec.clampPositiveInfinity (optional boolean): +inf inputs read as FLT_MAX (LightGBM's x <= +inf).
 //     .predict(rows, nRows, out, valueOutput, kernel?)   fills `out` on the calling thread
 //     .predictAsync(rows, nRows, valueOutput) -> Promise<Float32Array | Float64Array>
 //     .dispose()
@@ -124,6 +125,11 @@ Napi::Value Compile(const Napi::CallbackInfo& info) {
     }
     in.leafValues64 = leafValues64.Data();
   }
+  Napi::Value clamp = spec.Get("clampPositiveInfinity");
+  if (!clamp.IsUndefined()) {
+    if (!clamp.IsBoolean()) Throw(env, "ERR_MODEL_FORMAT", "clampPositiveInfinity must be a boolean");
+    in.clampPositiveInfinity = clamp.As<Napi::Boolean>().Value();
+  }
   std::vector<uint8_t> image;
   std::string error;
   if (!rg::trees::Compile(in, image, error)) Throw(env, "ERR_MODEL_FORMAT", error);
@@ -234,7 +240,7 @@ class TreeEvaluator : public Napi::ObjectWrap<TreeEvaluator> {
     o.Set("numGroups", model_.numGroups);
     o.Set("numTrees", model_.numTrees);
     o.Set("objective", static_cast<uint32_t>(model_.objective));
-    o.Set("layout", model_.layout == Layout::kPerfect ? "perfect" : "generic");
+    o.Set("layout", IsPerfect(model_) ? "perfect" : "generic");
     o.Set("marginPrecision", MarginIsDouble(model_) ? "float64" : "float32");
     o.Set("depth", model_.depth);
     o.Set("numValueOutputs", NumValueOutputs(model_));
@@ -288,16 +294,16 @@ class TreeEvaluator : public Napi::ObjectWrap<TreeEvaluator> {
       Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong type");
     }
     if (wide) {
-      // Float64 margins (generic64 layout): one code path, no kernel choice.
+      // Float64 margins (perfect64 / generic64 layouts).
       if (!value) {
         if (out.length != nRows * model_.numGroups) Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");
-        PredictMargin64(model_, x, nRows, static_cast<double*>(out.data));
+        PredictMargin64(model_, x, nRows, static_cast<double*>(out.data), kernel);
       } else {
         if (out.length != nRows * NumValueOutputs(model_))
           Throw(env, "ERR_INVALID_ARGUMENT", "out has the wrong length");
         thread_local std::vector<double> margins64;
         if (margins64.size() < nRows * model_.numGroups) margins64.resize(nRows * model_.numGroups);
-        PredictMargin64(model_, x, nRows, margins64.data());
+        PredictMargin64(model_, x, nRows, margins64.data(), kernel);
         TransformMargins(model_, margins64.data(), nRows, static_cast<double*>(out.data));
       }
       return env.Undefined();

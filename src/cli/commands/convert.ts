@@ -29,7 +29,9 @@ export async function runConvert(opts: ConvertCliOptions): Promise<string> {
     ir.marginPrecision === 'float64'
       ? '; float64 leaves written as float32 and summed in float32 by XGBoost: predictions agree to float32 precision'
       : '';
-  return `wrote ${opts.out}: ${format} → XGBoost JSON (${ir.objective}, ${ir.booster}, ${ir.trees.length} trees, ${ir.numFeatures} features, ${json.length} bytes${note})\n`;
+  const infNote =
+    ir.clampPositiveInfinity === true ? '; XGBoost sends an input of +inf right at its +inf thresholds' : '';
+  return `wrote ${opts.out}: ${format} → XGBoost JSON (${ir.objective}, ${ir.booster}, ${ir.trees.length} trees, ${ir.numFeatures} features, ${json.length} bytes${note}${infNote})\n`;
 }
 
 export function register(program: Command): void {

@@ -64,4 +64,9 @@ export interface TreeEnsembleIR {
    * margins are then Float64Array).
    */
   readonly marginPrecision?: 'float32' | 'float64';
+  /**
+   * When true, an input of +inf is evaluated as FLT_MAX (LightGBM's `x <= +inf` on "present vs
+   * missing" splits). XGBoost models leave it unset: there +inf is an ordinary value.
+   */
+  readonly clampPositiveInfinity?: boolean;
 }

@@ -27,8 +27,10 @@ export interface NativeTreeSpec {
   readonly defaultLeft: Uint8Array;
   readonly groups: Int32Array;
   readonly weights: Float32Array;
-  /** Float64 leaves, one per node, for 'float64' models (LightGBM): compiled to the generic64 layout. */
+  /** Float64 leaves, one per node, for 'float64' models (LightGBM): compiled to the perfect64 or generic64 layout. */
   readonly leafValues64?: Float64Array;
+  /** +inf inputs evaluated as FLT_MAX (LightGBM models with +inf thresholds). */
+  readonly clampPositiveInfinity?: boolean;
 }
 
 export interface NativeTreeInfo {
@@ -173,5 +175,6 @@ export function flattenEnsemble(ir: TreeEnsembleIR): NativeTreeSpec {
     groups,
     weights,
     ...(leafValues64 !== undefined ? { leafValues64 } : {}),
+    ...(ir.clampPositiveInfinity === true ? { clampPositiveInfinity: true } : {}),
   };
 }

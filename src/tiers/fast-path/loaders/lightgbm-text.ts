@@ -14,13 +14,17 @@
  *   copied (bounded: a model that would grow past MAX_GROWTH is refused).
  * - Leaves stay float64 and are summed in float64 in tree order (marginPrecision 'float64'), as
  *   LightGBM does; there is no separate base score (boost_from_average is folded into tree 0).
+ * - A +inf threshold ("present vs missing" splits) sends x = +inf left, which `x < T` cannot say:
+ *   such models set `clampPositiveInfinity`, so the evaluator reads an input +inf as FLT_MAX. That
+ *   is exact for every other threshold below FLT_MAX; a model that also holds a finite threshold
+ *   at or above FLT_MAX is refused.
  *
  * Objectives: binary (sigmoid:1) → binary:logistic; multiclass → multi:softprob; regression, L1,
  * huber, fair, quantile, mape → reg:squarederror (identity); lambdarank, rank_xendcg → rank:ndcg
  * (identity); cross_entropy → reg:logistic (sigmoid). Refused with UnsupportedModelError (nothing
  * is approximated): categorical splits, linear trees, random-forest averaging, objectives whose
  * output transform the evaluator lacks (poisson, gamma, tweedie: exp; multiclassova;
- * cross_entropy_lambda; binary with sigmoid ≠ 1; regression with sqrt), +inf thresholds.
+ * cross_entropy_lambda; binary with sigmoid ≠ 1; regression with sqrt).
  * Malformed text → ModelFormatError.
  */
 import { ModelFormatError, UnsupportedModelError } from '../../../errors.js';
@@ -275,9 +279,6 @@ function translateTree(tree: LgbTree, numFeatures: number, where: string): TreeN
         `${where}: node ${ref} is a categorical split; categorical splits are not supported`,
       );
     }
-    if (t === Number.POSITIVE_INFINITY) {
-      throw new UnsupportedModelError(`${where}: node ${ref} has threshold +inf (x = +inf would differ)`);
-    }
     const dl = (dt & 2) !== 0;
     const missing = (dt >> 2) & 3;
     const L = tree.leftChild[ref] as number;
@@ -369,6 +370,7 @@ export function loadLightGBMText(input: string | Uint8Array, where = 'LightGBM m
   }
 
   const trees: TreeIR[] = [];
+  const thresholds: ThresholdsSeen = { positiveInfinity: false, atOrAboveFloatMax: false };
   if (firstTree >= 0) {
     const stop = endTrees >= 0 ? endTrees : lines.length;
     let start = firstTree;
@@ -379,13 +381,18 @@ export function loadLightGBMText(input: string | Uint8Array, where = 'LightGBM m
       const tw = `${where} tree ${index}`;
       if (lines[start] !== `Tree=${index}`) throw new ModelFormatError(`${tw}: expected "Tree=${index}"`);
       const kv = keyValues(lines, start + 1, next, tw);
-      trees.push(readTree(kv, index % perIteration, numFeatures, tw));
+      trees.push(readTree(kv, index % perIteration, numFeatures, tw, thresholds));
       start = next;
     }
   }
   if (trees.length === 0) throw new ModelFormatError(`${where}: no trees`);
   if (trees.length % perIteration !== 0) {
     throw new ModelFormatError(`${where}: ${trees.length} trees is not a multiple of ${perIteration} per iteration`);
+  }
+  if (thresholds.positiveInfinity && thresholds.atOrAboveFloatMax) {
+    throw new UnsupportedModelError(
+      `${where}: holds both +inf thresholds and finite thresholds at or above FLT_MAX; x = +inf cannot follow both exactly`,
+    );
   }
   const names = header.get('feature_names')?.trim().split(/\s+/);
   return {
@@ -398,11 +405,27 @@ export function loadLightGBMText(input: string | Uint8Array, where = 'LightGBM m
     baseMargin: 0,
     trees,
     marginPrecision: 'float64',
+    ...(thresholds.positiveInfinity ? { clampPositiveInfinity: true } : {}),
     ...(names !== undefined && names.length === numFeatures ? { featureNames: names } : {}),
   };
 }
 
-function readTree(kv: Map<string, string>, group: number, numFeatures: number, where: string): TreeIR {
+/** What the thresholds of the whole model hold, for the +inf decision (see the header). */
+interface ThresholdsSeen {
+  positiveInfinity: boolean;
+  /** A finite threshold >= FLT_MAX: its `x < T` has T = +inf, which the clamp would change. */
+  atOrAboveFloatMax: boolean;
+}
+
+const FLOAT_MAX = 3.4028234663852886e38;
+
+function readTree(
+  kv: Map<string, string>,
+  group: number,
+  numFeatures: number,
+  where: string,
+  seen: ThresholdsSeen,
+): TreeIR {
   const numLeaves = intOf(kv, 'num_leaves', where);
   if (numLeaves < 1 || numLeaves > MAX_LEAVES) throw new ModelFormatError(`${where}: num_leaves ${numLeaves}`);
   if (intOf(kv, 'is_linear', where, 0) !== 0) {
@@ -423,6 +446,8 @@ function readTree(kv: Map<string, string>, group: number, numFeatures: number, w
   };
   tree.threshold.forEach((t, i) => {
     if (Number.isNaN(t)) throw new ModelFormatError(`${where}: threshold[${i}] is NaN`);
+    if (t === Number.POSITIVE_INFINITY) seen.positiveInfinity = true;
+    else if (t >= FLOAT_MAX) seen.atOrAboveFloatMax = true;
   });
   checkStructure(tree, where);
   const nodes = translateTree(tree, numFeatures, where);

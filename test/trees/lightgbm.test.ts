@@ -15,6 +15,7 @@ import { loadTreeModel } from '../../src/index.js';
 import { readTreeModelIR } from '../../src/tiers/fast-path/load-tree-model.js';
 import { parseTreeModelBytes } from '../../src/tiers/fast-path/loaders/parse-model.js';
 import { type TreeModel, createTreeModel } from '../../src/tiers/fast-path/tree-model.js';
+import { type KernelModel, deepZeroTree } from './native-helpers.js';
 import { REPO_ROOT } from './loader-fixtures.js';
 
 const DIR = resolve(REPO_ROOT, 'test/trees/fixtures/lightgbm');
@@ -120,9 +121,7 @@ describe('LightGBM parity (fixtures from scripts/make-lightgbm-fixtures.py)', ()
 
   it('depth-bounded LightGBM trees compile to the perfect layout; every kernel gives the same float64 sums', async () => {
     for (const name of parityNames) {
-      const model = (await open(join(DIR, `${name}.txt`))) as TreeModel & {
-        predictWithKernel(r: Float32Array, n: number, o: undefined, k: 0 | 1 | 2 | 3): Float64Array;
-      };
+      const model = (await open(join(DIR, `${name}.txt`))) as KernelModel;
       expect(model.layout).toBe('perfect');
       const { rows, nRows } = matrix(name);
       const auto = Array.from(model.predictWithKernel(rows, nRows, undefined, 0));
@@ -137,6 +136,17 @@ describe('LightGBM parity (fixtures from scripts/make-lightgbm-fixtures.py)', ()
         const part = model.predictWithKernel(rows.subarray(r * nf, (r + n) * nf), n, undefined, 0);
         expect(Array.from(part)).toEqual(auto.slice(r * k, (r + n) * k));
       }
+      // The node-by-node walk (an all-zero tree deeper than the perfect layout allows appended)
+      // gives the same float64 sums.
+      const { ir } = await readTreeModelIR(join(DIR, `${name}.txt`));
+      const zero = deepZeroTree(14, ir.numFeatures);
+      const deep = createTreeModel({
+        ...ir,
+        trees: [...ir.trees, { ...zero, leafValues64: new Float64Array(zero.left.length) }],
+      }) as KernelModel;
+      opened.push(deep);
+      expect(deep.layout).toBe('generic');
+      expect(Array.from(deep.predictWithKernel(rows, nRows, undefined, 0))).toEqual(auto);
     }
   });
 

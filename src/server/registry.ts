@@ -284,6 +284,11 @@ export function createModelRegistry(
           ...(key === undefined ? {} : { apiKey: key }),
           ...(model.maxBatch === undefined ? {} : { maxBatch: model.maxBatch }),
           ...(model.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: model.requestTimeoutMs }),
+          ...(model.tokenizerDir === undefined ? {} : { tokenizerDir: model.tokenizerDir }),
+          ...(model.maxLength === undefined ? {} : { maxLength: model.maxLength }),
+          ...(model.truncation === undefined ? {} : { truncation: model.truncation }),
+          ...(model.modelVersion === undefined ? {} : { modelVersion: model.modelVersion }),
+          ...(model.output === undefined ? {} : { output: model.output }),
         });
         return {
           name,

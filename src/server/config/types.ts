@@ -107,16 +107,28 @@ export interface ScorerModelConfig extends ModelCommonConfig {
 
 /**
  * A reranker behind an HTTP API (createRemoteScorer, docs/remote.md): another `serve`, Cohere,
- * TEI. The API key is read from the environment variable `apiKeyEnv` names, never from the file.
+ * TEI, or a cross-encoder on a KServe v2 / Triton server (`kserve`: the engine tokenizes with
+ * `tokenizerDir`). The API key is read from the environment variable `apiKeyEnv` names, never
+ * from the file.
  */
 export interface RemoteModelConfig extends ModelCommonConfig {
   readonly type: 'remote';
-  readonly protocol: 'cohere' | 'tei';
+  readonly protocol: 'cohere' | 'tei' | 'kserve';
   readonly url: string;
   readonly model?: string;
   readonly maxBatch?: number;
   readonly apiKeyEnv?: string;
   readonly requestTimeoutMs?: number;
+  /** kserve: the tokenizer folder (tokenizer.json; resolved against the config file's folder). */
+  readonly tokenizerDir?: string;
+  /** kserve: tokens per pair (default 512, never above the folder's limits). */
+  readonly maxLength?: number;
+  /** kserve: 'longest_first' (default) or 'only_second'. */
+  readonly truncation?: 'longest_first' | 'only_second';
+  /** kserve: the model version (`/v2/models/<model>/versions/<modelVersion>`). */
+  readonly modelVersion?: string;
+  /** kserve: the logits output (default the only one, else `logits`). */
+  readonly output?: string;
   /** As a router tier: its quality (higher is better; default above the local tiers listed before it). */
   readonly quality?: number;
 }

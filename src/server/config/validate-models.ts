@@ -69,6 +69,11 @@ const MODEL_KEYS: Readonly<Record<ModelConfig['type'], ReadonlySet<string>>> = {
     'apiKeyEnv',
     'requestTimeoutMs',
     'quality',
+    'tokenizerDir',
+    'maxLength',
+    'truncation',
+    'modelVersion',
+    'output',
   ]),
 };
 const MODEL_TYPES: readonly ModelConfig['type'][] = [
@@ -176,12 +181,26 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
         backgroundFill: optional(raw.backgroundFill, (v) => booleanValue(`${where}.backgroundFill`, v, configError)),
       };
     }
-    case 'remote':
+    case 'remote': {
       // The URL and the rest are checked by createRemoteScorer when the model loads.
+      const protocol = oneOf(`${where}.protocol`, raw.protocol, ['cohere', 'tei', 'kserve'], configError);
+      if (protocol === 'kserve') {
+        // The engine tokenizes for kserve and names the model in the path: both are needed.
+        if (raw.model === undefined)
+          throw configError(`${where}.model`, 'the model name on the kserve server', raw.model);
+        if (raw.tokenizerDir === undefined)
+          throw configError(`${where}.tokenizerDir`, "the folder of the model's tokenizer.json", raw.tokenizerDir);
+      } else {
+        for (const key of ['tokenizerDir', 'maxLength', 'truncation', 'modelVersion', 'output'])
+          if (raw[key] !== undefined)
+            throw new ServerConfigError(
+              `${where}.${key}: a kserve option (${protocol} backends tokenize on the server)`,
+            );
+      }
       return {
         ...common,
         type,
-        protocol: oneOf(`${where}.protocol`, raw.protocol, ['cohere', 'tei'], configError),
+        protocol,
         url: nonEmptyString(`${where}.url`, raw.url, configError),
         model: optional(raw.model, (v) => nonEmptyString(`${where}.model`, v, configError)),
         maxBatch: optional(raw.maxBatch, (v) => positiveInteger(`${where}.maxBatch`, v, configError)),
@@ -190,7 +209,17 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
           positiveInteger(`${where}.requestTimeoutMs`, v, configError),
         ),
         quality: optional(raw.quality, (v) => finiteNumber(`${where}.quality`, v, configError)),
+        tokenizerDir: optional(raw.tokenizerDir, (v) => configPath(baseDir, `${where}.tokenizerDir`, v)),
+        maxLength: optional(raw.maxLength, (v) =>
+          integerInRange(`${where}.maxLength`, v, 4, Number.MAX_SAFE_INTEGER, configError),
+        ),
+        truncation: optional(raw.truncation, (v) =>
+          oneOf(`${where}.truncation`, v, ['longest_first', 'only_second'], configError),
+        ),
+        modelVersion: optional(raw.modelVersion, (v) => nonEmptyString(`${where}.modelVersion`, v, configError)),
+        output: optional(raw.output, (v) => nonEmptyString(`${where}.output`, v, configError)),
       };
+    }
     case 'scorer': {
       const scorer = raw.scorer;
       if (typeof scorer !== 'function' && !isScorer(scorer))

@@ -106,11 +106,12 @@ export async function scoreInBatches(
 
 /**
  * The per-request limit a refusal names: TEI's "batch size 40 > maximum allowed batch size 32",
- * `relevance-gate serve`'s "too many texts: 40 > the limit of 32 per request". Undefined otherwise.
+ * `relevance-gate serve`'s "too many texts: 40 > the limit of 32 per request", Triton's "inference
+ * request batch-size must be <= 8 for 'model'". Undefined otherwise.
  */
 export function batchLimitIn(message: string): number | undefined {
-  const m = /maximum allowed batch size (\d+)|the limit of (\d+) per request/.exec(message);
+  const m = /maximum allowed batch size (\d+)|the limit of (\d+) per request|batch-size must be <= (\d+)/.exec(message);
   if (m === null) return undefined;
-  const n = Number(m[1] ?? m[2]);
+  const n = Number(m[1] ?? m[2] ?? m[3]);
   return Number.isSafeInteger(n) && n >= 1 ? n : undefined;
 }

@@ -1,6 +1,7 @@
 /**
- * One POST of a JSON body to the backend, bounded by the call's deadline, its AbortSignal and the
- * per-request timeout, with the answer read up to a byte limit. Node's fetch (undici) is used
+ * One POST of a JSON body to the backend (or a GET of a KServe health, metadata or config
+ * endpoint), bounded by the call's deadline, its AbortSignal and the per-request timeout, with the
+ * answer read up to a byte limit. Node's fetch (undici) is used
  * directly: an SDK's own retries and timeouts could not be bound to the gate's deadline.
  * Failures become typed errors: DeadlineExceededError (the call's deadline), AbortedError (the
  * caller's signal), RemoteEndpointError (timeout, connection error, HTTP error status).
@@ -17,9 +18,30 @@ export interface HttpAnswer {
 }
 
 /** Posts `body`; resolves with any HTTP answer (error statuses included), rejects with a typed error otherwise. */
-export async function postJson(
+export function postJson(
   settings: RemoteScorerSettings,
   body: string,
+  signal: AbortSignal | undefined,
+  deadline: number | undefined,
+): Promise<HttpAnswer> {
+  return sendRequest(settings, settings.endpoint, body, signal, deadline);
+}
+
+/** GETs `url` (a KServe health, metadata or config endpoint), bounded as a POST is. */
+export function getJson(
+  settings: RemoteScorerSettings,
+  url: URL,
+  signal: AbortSignal | undefined,
+  deadline: number | undefined,
+): Promise<HttpAnswer> {
+  return sendRequest(settings, url, undefined, signal, deadline);
+}
+
+/** One request: a POST of `body`, or a GET without one. */
+async function sendRequest(
+  settings: RemoteScorerSettings,
+  url: URL,
+  body: string | undefined,
   signal: AbortSignal | undefined,
   deadline: number | undefined,
 ): Promise<HttpAnswer> {
@@ -40,12 +62,12 @@ export async function postJson(
   const onAbort = (): void => controller.abort(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const response = await fetch(settings.endpoint, {
-      method: 'POST',
-      headers: settings.headers,
-      body,
-      signal: controller.signal,
-    });
+    const response = await fetch(
+      url,
+      body === undefined
+        ? { method: 'GET', headers: getHeaders(settings.headers), signal: controller.signal }
+        : { method: 'POST', headers: settings.headers, body, signal: controller.signal },
+    );
     const text = await readText(response, settings.maxResponseBytes, protocol);
     return { status: response.status, text, retryAfterMs: retryAfterMs(response.headers) };
   } catch (error) {
@@ -68,6 +90,12 @@ export async function postJson(
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** The headers of a GET: no content-type, as there is no body. */
+function getHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const { 'content-type': _omitted, ...rest } = headers;
+  return rest;
 }
 
 /** The body as text, refusing (and cancelling) one over `limit` bytes. */

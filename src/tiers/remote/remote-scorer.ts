@@ -1,6 +1,6 @@
 /**
  * createRemoteScorer: a Scorer whose model runs behind an HTTP rerank API (Cohere-compatible
- * /v2/rerank, TEI /rerank). Its `relevant` signal is the backend's relevance score as a
+ * /v2/rerank, TEI /rerank) or a KServe v2 / Triton inference server (kserve-scorer.ts). Its `relevant` signal is the backend's relevance score as a
  * probability, in input order; the call's deadline and AbortSignal bound every request; calls
  * larger than the backend's cap are split (batches.ts) and merged. Errors are typed (errors.ts).
  * See docs/remote.md.
@@ -8,10 +8,13 @@
 import { AbortedError, InvalidArgumentError } from '../../errors.js';
 import { checkPassages } from '../../scoring/passages.js';
 import { RELEVANT } from '../../signals.js';
-import type { DetailedPairScore, Passage, Scorer, ScoreOptions } from '../../types.js';
+import type { DetailedPairScore, Passage, ScoreOptions } from '../../types.js';
 import { type BatchCap, type BatchOutcome, scoreInBatches } from './batches.js';
-import { RemoteConfigError, RemoteEndpointError } from './errors.js';
+import { assertInstalled } from '../../util/optional-package.js';
+import { RemoteEndpointError } from './errors.js';
 import { postJson } from './http.js';
+import { KserveScorer } from './kserve-scorer.js';
+import { KSERVE_FEATURE, tokenizerFileIn } from './kserve-tokens.js';
 import {
   type RemoteScorerOptions,
   type RemoteScorerSettings,
@@ -19,40 +22,23 @@ import {
   resolveRemoteScorerOptions,
 } from './options.js';
 import { errorMessageOf, parseRerankAnswer, rerankBody } from './protocols.js';
-import type { RemoteProtocol } from './types.js';
+import type { RemoteProtocol, RemoteScorer, RemoteScorerStats } from './types.js';
 
-/** Counters of a remote scorer since its creation. */
-export interface RemoteScorerStats {
-  /** HTTP requests sent (each batch of each call, refused ones included). */
-  requests: number;
-  /** Calls answered. */
-  calls: number;
-  /** Calls that failed (aborts and deadlines included). */
-  failedCalls: number;
-  /** The per-request cap now: maxBatch, or less once a 413/422 has halved it. */
-  maxBatch: number;
-  /** Times a 413/422 halved the cap. */
-  batchShrinks: number;
-}
-
-/** A Scorer backed by an HTTP rerank API. */
-export interface RemoteScorer extends Scorer {
-  /** The protocol it speaks. */
-  readonly protocol: RemoteProtocol;
-  /** Requests, calls, failures and the learned per-request cap. */
-  stats(): RemoteScorerStats;
-}
+export type { RemoteScorer, RemoteScorerStats } from './types.js';
 
 /**
  * A Scorer whose `relevant` signal is the remote backend's relevance score, in input order.
- * Throws RemoteConfigError for a bad option (and for `kserve`, not implemented yet).
+ * Throws RemoteConfigError for a bad option, and MissingDependencyError for `kserve` without the
+ * optional `tokenizers` package (the engine tokenizes for it).
  */
 export function createRemoteScorer(options: RemoteScorerOptions): RemoteScorer {
   const settings = resolveRemoteScorerOptions(options);
-  if (settings.protocol === 'kserve')
-    throw new RemoteConfigError(
-      'createRemoteScorer: the kserve protocol (tokenized KServe v2 / Triton infer) is not implemented yet; use cohere or tei',
-    );
+  if (settings.kserve !== undefined) {
+    assertInstalled('tokenizers', KSERVE_FEATURE);
+    // A missing or empty folder fails here, not at the first call.
+    tokenizerFileIn(settings.kserve.tokenizerDir);
+    return new KserveScorer(settings);
+  }
   return new HttpRerankScorer(settings);
 }
 
@@ -82,6 +68,9 @@ class HttpRerankScorer implements RemoteScorer {
   stats(): RemoteScorerStats {
     return { ...this.counters, maxBatch: this.cap.current, batchShrinks: this.cap.shrinks };
   }
+
+  /** Cohere's and TEI's APIs have no readiness endpoint in common: nothing to wait for. */
+  async ready(): Promise<void> {}
 
   async score(query: string, passages: readonly Passage[], options: ScoreOptions = {}): Promise<DetailedPairScore[]> {
     if (typeof query !== 'string') throw new InvalidArgumentError('query must be a string');

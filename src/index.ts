@@ -98,8 +98,15 @@ export type {
   SnapshotReport,
 } from './cache/score-cache.js';
 export type { QueryNormalization, QueryNormalizationOptions, CustomQueryNormalizer } from './cache/normalize-query.js';
-export type { RedisL2Options } from './cache/redis-l2.js';
-export type { CacheRequest, CacheResolution, PairScoreCache, ScoreMisses } from './cache/cache-port.js';
+export type { RedisClusterNode, RedisL2Options } from './cache/redis-l2.js';
+export type {
+  CacheL2Use,
+  CacheRequest,
+  CacheResolution,
+  PairScoreCache,
+  PrefetchOptions,
+  ScoreMisses,
+} from './cache/cache-port.js';
 export { SnapshotError, ScoreMissesContractError } from './cache/errors.js';
 
 // Composite tier: several models as one scorer (signals merged per pair, cached per member)

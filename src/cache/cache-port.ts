@@ -1,7 +1,8 @@
 /**
  * What the gate needs from a score cache. The cache owns keying, single-flight and storage tiers;
  * the gate only says which scorer, query and passages, and how to score the misses.
- * resolve() may call scoreMisses a second time, for followers of a single flight that re-score.
+ * resolve() may call scoreMisses again, for pairs it waited on (a concurrent call's, or another
+ * instance's through a Redis lease) that were not delivered.
  */
 import type { Passage, ScoreOptions, ScorerPairResult } from '../types.js';
 
@@ -18,6 +19,27 @@ export interface CacheRequest {
    * injection model inside a composite tier) passes its own, so the default cache serves it too.
    */
   readonly requiredSignals?: readonly string[];
+  /**
+   * How this request uses the cache's shared L2 (Redis), where it has one. `read: false`: its
+   * misses are not looked up there (the caller has just read them, e.g. with `prefetch`), which
+   * also means no lease. `lease: false`: it takes no lease on the pairs it scores and waits for no
+   * other instance's, for a scorer that is cheaper than a Redis round trip. Default: both.
+   */
+  readonly l2?: CacheL2Use;
+}
+
+/** CacheRequest.l2: how one request uses the shared L2. */
+export interface CacheL2Use {
+  /** Look the request's misses up in Redis (default true); false also means no lease. */
+  readonly read?: boolean;
+  /** Lease the pairs it scores, and wait for pairs other instances lease (default true). */
+  readonly lease?: boolean;
+}
+
+/** Options of ScoreCache.prefetch. */
+export interface PrefetchOptions {
+  /** The caller's deadline (Date.now() clock): the read waits at most half the time left when that is under the L2 timeout. */
+  readonly deadline?: number;
 }
 
 export interface CacheResolution {
@@ -36,10 +58,11 @@ export type ScoreMisses = (
 export interface PairScoreCache {
   /**
    * Every pair's score: hits from the cache, misses from `scoreMisses`, called once per call with
-   * all misses that no concurrent call is already scoring (single-flight). At most one more call
-   * follows, only for pairs this call waited on whose leading call failed, was aborted, got null,
-   * or had not answered by this call's deadline: those are re-scored under this call's own options
-   * (another caller's failure never fails this call). Null results are never stored.
+   * all misses that no concurrent call (nor, through a Redis lease, another instance) is already
+   * scoring (single-flight). At most two more calls follow: one for pairs this call waited on
+   * whose leading call failed, was aborted, got null, or had not answered by this call's deadline,
+   * one for pairs another instance leased and did not store in time; those are re-scored under this
+   * call's own options (another caller's failure never fails this call). Null results are never stored.
    */
   resolve(request: CacheRequest, scoreMisses: ScoreMisses, options?: ScoreOptions): Promise<CacheResolution>;
 }

@@ -14,6 +14,11 @@ export interface CallState {
   failed: boolean;
   /** Signals an entry must carry (any of) to serve or be stored for this call. */
   readonly required: readonly string[];
+  /**
+   * Set when this call took a lease in Redis on some pair: its stores then drop its leases, and
+   * pairs it fails to store are released, so peers waiting on them go on at once.
+   */
+  leasing: boolean;
 }
 
 /** Call options: absent or null mean none; anything else must be { signal?, deadline? }. */
@@ -38,6 +43,17 @@ export function validateRequest(request: CacheRequest, scoreMisses: ScoreMisses)
   const keys: unknown = request.metadataKeys;
   if (keys !== undefined && (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string')))
     throw new InvalidArgumentError('request.metadataKeys must be an array of strings when given');
+  const l2: unknown = request.l2;
+  if (l2 !== undefined) {
+    const { read, lease } = (l2 ?? {}) as { read?: unknown; lease?: unknown };
+    if (
+      l2 === null ||
+      typeof l2 !== 'object' ||
+      (read !== undefined && typeof read !== 'boolean') ||
+      (lease !== undefined && typeof lease !== 'boolean')
+    )
+      throw new InvalidArgumentError('request.l2 must be { read?: boolean, lease?: boolean } when given');
+  }
   const required: unknown = request.requiredSignals;
   if (
     required !== undefined &&

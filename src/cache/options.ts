@@ -10,7 +10,7 @@ import { RELEVANT } from '../signals.js';
 import { rejectUnknownKeys } from '../util/option-keys.js';
 import { invalidArgument, nonNegativeNumber, positiveLimit, positiveNumber } from '../util/validate-options.js';
 import { compileQueryNormalizer, type CompiledNormalizer, type QueryNormalization } from './normalize-query.js';
-import type { RedisL2Options, RedisL2Settings } from './redis-l2.js';
+import type { RedisClusterNode, RedisL2Options, RedisL2Settings } from './redis-l2.js';
 import { signingKeyObject } from './signing.js';
 
 export interface ScoreCacheOptions {
@@ -55,6 +55,8 @@ export const MIN_MAX_BYTES = 4096;
 /** Defaults of RedisL2Options.prefix and (without the cache's ttlMs) RedisL2Options.ttlMs; the others are inline. */
 export const DEFAULT_L2_PREFIX = 'rg:score:';
 export const DEFAULT_L2_TTL_MS = 24 * 3600 * 1000;
+/** Default of RedisL2Options.leaseMs. */
+export const DEFAULT_L2_LEASE_MS = 1000;
 
 // Records over the option interfaces: adding an option without listing it here fails to compile.
 const OPTION_KEYS: Readonly<Record<keyof ScoreCacheOptions, true>> = {
@@ -79,6 +81,11 @@ const REDIS_OPTION_KEYS: Readonly<Record<keyof RedisL2Options, true>> = {
   connectTimeoutMs: true,
   maxPendingWrites: true,
   signingKey: true,
+  cluster: true,
+  username: true,
+  password: true,
+  tls: true,
+  leaseMs: true,
 };
 const KEYS: ReadonlySet<string> = new Set(Object.keys(OPTION_KEYS));
 const REDIS_KEYS: ReadonlySet<string> = new Set(Object.keys(REDIS_OPTION_KEYS));
@@ -133,12 +140,30 @@ export function resolveRedisOptions(options: RedisL2Options, cacheTtlMs: number 
   if (options === null || typeof options !== 'object' || Array.isArray(options))
     throw invalidArgument('redis', 'an object { url, ... }', options);
   rejectUnknownKeys(options, REDIS_KEYS, 'redis');
-  if (typeof options.url !== 'string' || options.url.length === 0)
-    throw new InvalidArgumentError('redis.url must be a non-empty string');
+  const { url, cluster, username, password, tls } = options;
+  if (url !== undefined && cluster !== undefined)
+    throw new InvalidArgumentError('redis takes url (one server) or cluster (Redis Cluster nodes), not both');
+  if (cluster === undefined && (typeof url !== 'string' || url.length === 0))
+    throw new InvalidArgumentError(
+      'redis.url must be a non-empty string (or give redis.cluster, the start-up nodes of a Redis Cluster)',
+    );
+  if (url !== undefined && (username !== undefined || password !== undefined || tls !== undefined))
+    throw new InvalidArgumentError(
+      'redis.username, redis.password and redis.tls go with redis.cluster; put them in redis.url (redis://user:pass@host, rediss://)',
+    );
+  if (username !== undefined && (typeof username !== 'string' || username.length === 0))
+    throw invalidArgument('redis.username', 'a non-empty string', username);
+  if (password !== undefined && typeof password !== 'string')
+    throw new InvalidArgumentError('redis.password must be a string');
+  if (tls !== undefined && typeof tls !== 'boolean') throw invalidArgument('redis.tls', 'a boolean', tls);
   const signingKey: KeyObject | undefined =
     options.signingKey === undefined ? undefined : signingKeyObject(options.signingKey);
   return {
-    url: options.url,
+    url,
+    cluster: cluster === undefined ? undefined : clusterNodes(cluster),
+    username,
+    password,
+    tls: tls ?? false,
     prefix: options.prefix ?? DEFAULT_L2_PREFIX,
     signingKey,
     ttlMs: positiveInt('redis.ttlMs', options.ttlMs ?? cacheTtlMs ?? DEFAULT_L2_TTL_MS),
@@ -149,7 +174,29 @@ export function resolveRedisOptions(options: RedisL2Options, cacheTtlMs: number 
     failureThreshold: positiveInt('redis.failureThreshold', options.failureThreshold ?? 3),
     cooldownMs: positiveInt('redis.cooldownMs', options.cooldownMs ?? 1000),
     connectTimeoutMs: positiveInt('redis.connectTimeoutMs', options.connectTimeoutMs ?? 1000),
+    leaseMs: Math.ceil(nonNegativeNumber('redis.leaseMs', options.leaseMs ?? DEFAULT_L2_LEASE_MS)),
   };
+}
+
+/** Validated copies of Redis Cluster start-up nodes. */
+function clusterNodes(value: unknown): RedisClusterNode[] {
+  if (!Array.isArray(value) || value.length === 0)
+    throw invalidArgument('redis.cluster', 'a non-empty array of { host, port }', value);
+  return value.map((node: unknown, i) => {
+    const { host, port } = (node ?? {}) as { host?: unknown; port?: unknown };
+    if (
+      node === null ||
+      typeof node !== 'object' ||
+      typeof host !== 'string' ||
+      host.length === 0 ||
+      typeof port !== 'number' ||
+      !Number.isInteger(port) ||
+      port < 1 ||
+      port > 65535
+    )
+      throw invalidArgument(`redis.cluster[${i}]`, '{ host: a non-empty string, port: an integer 1..65535 }', node);
+    return { host, port };
+  });
 }
 
 /** A finite number > 0, rounded up (timers and counts take whole numbers). */

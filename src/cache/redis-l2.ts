@@ -1,23 +1,48 @@
 /**
- * Shared second-level cache in Redis. Best effort by design: every read is bounded by a timeout,
- * every failure is counted and swallowed, and a circuit breaker skips Redis entirely while it is
- * down or slow, so callers see L1 behaviour (never an error, never Redis latency) until it is back.
- * One MGET per call for reads, one pipeline of SET … PX per call for writes. With a signing key,
- * values are signed on write and verified on read (signing.ts): without one, whoever can write to
- * Redis decides which scores are served.
+ * Shared second-level cache in Redis (one server or a Redis Cluster). Best effort by design: every
+ * read is bounded by a timeout, every failure is counted and swallowed, and a circuit breaker skips
+ * Redis entirely while it is down or slow, so callers see L1 behaviour (never an error, never Redis
+ * latency) until it is back. One MGET per request scope for reads (or one lease script: read, and
+ * lease what is missing), one pipeline or script per call for writes. With a signing key, values
+ * are signed on write and verified on read (signing.ts): without one, whoever can write to Redis
+ * decides which scores are served.
+ *
+ * Leases: a call about to score pairs nobody has stored takes a short lease on each (SET NX PX,
+ * inside the read script); another instance that finds the lease waits for the value instead of
+ * scoring the pair again (lease-wait.ts). A lease ends when its holder stores the value (same
+ * script, atomically), releases it (failure, null result), or expires by itself (holder gone).
  */
-import type { KeyObject } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
-import { requirePackage } from '../util/optional-package.js';
 import { CircuitBreaker, type BreakerState } from './circuit-breaker.js';
 import { decodeEntry, encodeEntry } from './codec.js';
 import type { CacheEntry } from './entry.js';
+import { redisLeaseKey, redisValueKey, scopeOfKey } from './keys.js';
+import {
+  clientConnected,
+  connectAllNodes,
+  createRedisClient,
+  type L2Client,
+  type RedisClusterNode,
+} from './redis-client.js';
 import { EntrySigner, type CacheSigningKey } from './signing.js';
 
+export type { RedisClusterNode } from './redis-client.js';
+
 export interface RedisL2Options {
-  /** redis:// or rediss:// URL (password and db may be in it). */
-  readonly url: string;
+  /** redis:// or rediss:// URL (password and db may be in it). Give this or `cluster`. */
+  readonly url?: string;
+  /**
+   * Start-up nodes of a Redis Cluster (at least one; the client discovers the rest). Give this or
+   * `url`. Keys carry their request's scope as a hash tag, so each command stays on one slot.
+   */
+  readonly cluster?: readonly RedisClusterNode[];
+  /** Cluster only (a `url` carries its own): ACL user name of every node. */
+  readonly username?: string;
+  /** Cluster only (a `url` carries its own): password of every node. */
+  readonly password?: string;
+  /** Cluster only (`rediss://` for a `url`): TLS to every node. */
+  readonly tls?: boolean;
   /** Key namespace; default 'rg:score:'. Every key is prefix + the L1 key. */
   readonly prefix?: string;
   /** Redis expiry of each entry (SET … PX); default: the cache's ttlMs, else 24 h. */
@@ -44,11 +69,22 @@ export interface RedisL2Options {
    * Redis controls the scores the cache serves.
    */
   readonly signingKey?: CacheSigningKey;
+  /**
+   * Longest lease (ms) a call takes on the pairs it is about to score, so that instances sharing
+   * this Redis wait for its scores instead of computing them again; a call with a deadline leases
+   * until its deadline (+ a write's slack) if that is shorter. Default 1000; 0 turns leases off
+   * (every instance scores its own misses, as without a lease). See docs/cache.md, *Leases*.
+   */
+  readonly leaseMs?: number;
 }
 
 /** RedisL2Options with every default applied, validated (options.ts resolves them). */
 export interface RedisL2Settings {
-  readonly url: string;
+  readonly url: string | undefined;
+  readonly cluster: readonly RedisClusterNode[] | undefined;
+  readonly username: string | undefined;
+  readonly password: string | undefined;
+  readonly tls: boolean;
   readonly prefix: string;
   /** The validated signing key, or undefined for unsigned values. */
   readonly signingKey: KeyObject | undefined;
@@ -60,6 +96,8 @@ export interface RedisL2Settings {
   readonly failureThreshold: number;
   readonly cooldownMs: number;
   readonly connectTimeoutMs: number;
+  /** 0: no leases. */
+  readonly leaseMs: number;
 }
 
 export interface L2Counters {
@@ -98,6 +136,24 @@ export interface L2Counters {
    * against the breaker. `await cache.ready()` before the first call avoids them.
    */
   l2SkippedConnecting: number;
+  /** Pairs read from Redis ahead of a call (`prefetch`: a router before it plans) and promoted to L1. */
+  l2Prefetched: number;
+  /**
+   * Pairs this instance leased to score them (found without a value, or taken over after a peer's
+   * lease ended); a lease of work that was then cancelled is released.
+   */
+  l2Leases: number;
+  /** Pairs found under another instance's lease: this call waited for that instance's score. */
+  l2LeaseWaits: number;
+  /** Of l2LeaseWaits, pairs whose score the lease holder stored in time: served from Redis, not scored here. */
+  l2LeaseShared: number;
+  /** Of l2LeaseWaits, pairs whose lease ended without a value (holder gone, failed, too slow): leased and scored here. */
+  l2LeaseTakeovers: number;
+  /**
+   * Of l2LeaseWaits, pairs this call stopped waiting for (its deadline came, Redis failed, or it was
+   * aborted) and scored itself, without a lease.
+   */
+  l2LeaseGiveUps: number;
 }
 
 /** Upper bounds (seconds) of the L2 read-latency buckets: a loopback MGET takes tens to hundreds of µs. */
@@ -131,6 +187,12 @@ export function zeroL2Counters(): L2Counters {
     l2SignatureFailures: 0,
     l2ConnectionErrors: 0,
     l2SkippedConnecting: 0,
+    l2Prefetched: 0,
+    l2Leases: 0,
+    l2LeaseWaits: 0,
+    l2LeaseShared: 0,
+    l2LeaseTakeovers: 0,
+    l2LeaseGiveUps: 0,
   };
 }
 
@@ -144,12 +206,36 @@ export function emptyL2Latency(): L2LatencyHistogram {
   };
 }
 
+/** A pair's state in Redis as the lease script found it. */
+export type LeaseSlot =
+  /** The stored entry (valid as far as decoding and the signature go). */
+  | { readonly entry: CacheEntry }
+  /** No value; the lease is this instance's now: score the pair. */
+  | 'leased'
+  /** No value; another instance holds the lease: wait for its score. */
+  | 'peer'
+  /** A value that is not an entry (invalid, unsigned, foreign): score the pair, no lease. */
+  | 'invalid';
+
+/** A write: the cache key and its entry. */
+export interface L2Write {
+  readonly key: string;
+  readonly entry: CacheEntry;
+}
+
+/** Extra lease time beyond the holder's deadline: the store of its scores (one round trip) lands in it. */
+const LEASE_SLACK_MS = 50;
+/** Shortest lease taken (a deadline very close still leaves time to store). */
+const MIN_LEASE_MS = 10;
+/** A read is not sent with less than this to wait for it (ms). */
+const READ_FLOOR_MS = 1;
+
 export class RedisL2 {
   readonly counters: L2Counters = zeroL2Counters();
   readonly timeoutMs: number;
   /** Redis expiry of each entry; the cache also expires L1 copies at this age. */
   readonly ttlMs: number;
-  private readonly client: Redis;
+  private readonly client: L2Client;
   private readonly prefix: string;
   private readonly signer: EntrySigner | undefined;
   private readonly latencyCounts = new Array<number>(L2_READ_BUCKETS_SECONDS.length + 1).fill(0);
@@ -159,6 +245,11 @@ export class RedisL2 {
   private readonly maxPendingWrites: number;
   private readonly breaker: CircuitBreaker;
   private readonly pendingWrites = new Set<Promise<void>>();
+  private readonly leaseMs: number;
+  /** Who holds a lease: this instance's random token (a lease still holding it is its own). */
+  private readonly token = randomBytes(9).toString('base64url');
+  /** Set when Redis refuses the lease scripts (ACL, scripting disabled): plain reads and writes from then on. */
+  private scriptsRefused = false;
   private closed = false;
   /**
    * Whether the connection has been up once. Before that, "not ready" means "still connecting"
@@ -166,6 +257,8 @@ export class RedisL2 {
    * errors opened the breaker after 3 early calls and kept Redis unused for its whole cooldown.
    */
   private everConnected = false;
+  /** A cluster's connections to its masters, opened once it is ready (resolved at once for one server). */
+  private nodesConnected: Promise<void> | undefined;
 
   constructor(settings: RedisL2Settings) {
     this.prefix = settings.prefix;
@@ -174,32 +267,23 @@ export class RedisL2 {
     this.timeoutMs = settings.timeoutMs;
     this.writeTimeoutMs = settings.writeTimeoutMs;
     this.maxPendingWrites = settings.maxPendingWrites;
-    const reconnectMax = settings.reconnectMaxDelayMs;
+    this.leaseMs = settings.leaseMs;
     this.breaker = new CircuitBreaker({
       failureThreshold: settings.failureThreshold,
       cooldownMs: settings.cooldownMs,
       now: () => performance.now(),
     });
-    // ioredis loads only when a Redis L2 is configured.
-    const { Redis: RedisClient } = requirePackage<typeof import('ioredis')>('ioredis', 'the Redis L2 cache');
-    this.client = new RedisClient(settings.url, {
-      // Fail fast instead of queueing while disconnected: a queued read would outlive its caller.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      autoResendUnfulfilledCommands: false,
-      connectTimeout: settings.connectTimeoutMs,
-      // null once closed: a connection that drops after close() must not arm another reconnect
-      // timer (measured: one left armed kept the host process alive after Redis was killed).
-      retryStrategy: (times) => (this.closed ? null : Math.min(25 * 2 ** Math.min(times, 10), reconnectMax)),
-      disableClientInfo: true,
-      lazyConnect: false,
-    });
-    // Without a listener, an 'error' event would crash the process.
-    this.client.on('error', () => {
-      this.counters.l2ConnectionErrors++;
+    this.client = createRedisClient(settings, {
+      closed: () => this.closed,
+      onError: () => {
+        this.counters.l2ConnectionErrors++;
+      },
     });
     this.client.once('ready', () => {
       this.everConnected = true;
+    });
+    this.client.on('ready', () => {
+      this.nodesConnected = connectAllNodes(this.client);
     });
   }
 
@@ -212,6 +296,11 @@ export class RedisL2 {
     return this.signer !== undefined;
   }
 
+  /** Whether calls take leases on what they score (leaseMs > 0, and Redis runs the scripts). */
+  get leasing(): boolean {
+    return this.leaseMs > 0 && !this.scriptsRefused;
+  }
+
   get latency(): L2LatencyHistogram {
     return {
       boundsSeconds: L2_READ_BUCKETS_SECONDS,
@@ -222,37 +311,49 @@ export class RedisL2 {
   }
 
   get connected(): boolean {
-    return this.client.status === 'ready';
+    return clientConnected(this.client);
   }
 
   /** Resolves true once connected, false after `timeoutMs` or when closed. Never rejects. */
   ready(timeoutMs: number): Promise<boolean> {
-    if (this.client.status === 'ready') return Promise.resolve(true);
     if (this.closed) return Promise.resolve(false);
     return new Promise((resolve) => {
       const onReady = (): void => {
-        clearTimeout(timer);
-        resolve(true);
+        // A cluster is ready for the cache once its masters' connections are open too.
+        void (this.nodesConnected ?? Promise.resolve()).then(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
       };
       const timer = setTimeout(() => {
         this.client.off('ready', onReady);
         resolve(false);
       }, timeoutMs);
-      this.client.once('ready', onReady);
+      if (this.client.status === 'ready') onReady();
+      else this.client.once('ready', onReady);
     });
   }
 
+  /** How long a call with this deadline leases its pairs: until its deadline and a store, at most leaseMs. */
+  leaseMsFor(deadline: number | undefined): number {
+    if (deadline === undefined) return this.leaseMs;
+    return Math.round(Math.min(this.leaseMs, Math.max(MIN_LEASE_MS, deadline - Date.now() + LEASE_SLACK_MS)));
+  }
+
   /**
-   * Entries for `keys` (undefined where Redis has none or holds something invalid), or undefined
-   * when L2 was skipped or failed. Never rejects; never takes much longer than timeoutMs.
+   * How long a read may wait for Redis now, or undefined when it must not be sent (counted). A
+   * read gets the full timeout while the call's budget holds it; closer to the deadline, half
+   * of what is left (a call leaves time to score what Redis did not have), a wait's poll all of
+   * it, and none below READ_FLOOR_MS. Checked before the breaker: a half-open breaker's probe
+   * taken here would never be settled.
    */
-  async getMany(keys: readonly string[], budgetMs: number): Promise<(CacheEntry | undefined)[] | undefined> {
-    // Checked before the breaker: a half-open breaker's probe taken here would never be settled.
+  private readTimeout(budgetMs: number, poll: boolean): number | undefined {
     if (!this.closed && !this.everConnected && this.client.status !== 'ready') {
       this.counters.l2SkippedConnecting++;
       return undefined;
     }
-    if (this.closed || budgetMs < this.timeoutMs || !this.breaker.tryAcquire()) {
+    const timeoutMs = budgetMs >= this.timeoutMs ? this.timeoutMs : Math.floor(poll ? budgetMs : budgetMs / 2);
+    if (this.closed || timeoutMs < READ_FLOOR_MS || !this.breaker.tryAcquire()) {
       this.counters.l2Skipped++;
       return undefined;
     }
@@ -261,57 +362,147 @@ export class RedisL2 {
       this.breaker.onFailure();
       return undefined;
     }
-    this.counters.l2Reads += keys.length;
-    const redisKeys = new Array<string>(keys.length);
-    for (let i = 0; i < keys.length; i++) redisKeys[i] = this.prefix + keys[i];
+    return timeoutMs;
+  }
+
+  /**
+   * Runs `commands` (one per scope) for at most `timeoutMs`; their replies in order, or undefined
+   * when one failed or the time ran out (counted, the breaker told; a late reply is dropped). A
+   * wait cut below the L2 timeout by the call's deadline that runs out is no fault of Redis's.
+   */
+  private async bounded<T>(commands: Promise<T>[], observe: boolean, timeoutMs: number): Promise<T[] | undefined> {
     const started = performance.now();
-    const read = this.client.mgetBuffer(redisKeys);
+    const all = Promise.all(commands);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-      timer = setTimeout(resolve, this.timeoutMs, TIMED_OUT);
+      timer = setTimeout(resolve, timeoutMs, TIMED_OUT);
     });
-    let values: (Buffer | null)[] | typeof TIMED_OUT;
+    let replies: T[] | typeof TIMED_OUT;
     try {
-      values = await Promise.race([read, timeout]);
-    } catch {
+      replies = await Promise.race([all, timeout]);
+    } catch (error) {
       this.counters.l2Errors++;
       this.breaker.onFailure();
+      if (isScriptRefusal(error)) this.scriptsRefused = true;
       return undefined;
     } finally {
       clearTimeout(timer);
-      this.observeLatency((performance.now() - started) / 1000);
+      if (observe) this.observeLatency((performance.now() - started) / 1000);
     }
-    if (values === TIMED_OUT) {
-      read.catch(() => undefined); // the late reply (or error) is dropped
+    if (replies === TIMED_OUT) {
+      all.catch(() => undefined); // the late reply (or error) is dropped
+      if (timeoutMs < this.timeoutMs) {
+        // Cut short by the caller's deadline, not slower than the timeout: no fault of Redis's.
+        this.breaker.onSuccess();
+        return undefined;
+      }
       this.counters.l2Errors++;
       this.counters.l2Timeouts++;
       this.breaker.onFailure();
       return undefined;
     }
     this.breaker.onSuccess();
+    return replies;
+  }
+
+  /**
+   * Entries for `keys` (undefined where Redis has none or holds something invalid), or undefined
+   * when L2 was skipped or failed. One MGET per scope among the keys, in parallel. Never rejects;
+   * never takes much longer than timeoutMs.
+   */
+  async getMany(keys: readonly string[], budgetMs: number): Promise<(CacheEntry | undefined)[] | undefined> {
+    const timeoutMs = this.readTimeout(budgetMs, false);
+    if (timeoutMs === undefined) return undefined;
+    this.counters.l2Reads += keys.length;
+    const redisKeys = keys.map((key) => redisValueKey(this.prefix, key));
+    const groups = groupByScope(keys);
+    const replies = await this.bounded(
+      groups.map((g) => this.client.mgetBuffer(g.map((i) => redisKeys[i]))),
+      true,
+      timeoutMs,
+    );
+    if (replies === undefined) return undefined;
     const out = new Array<CacheEntry | undefined>(keys.length);
-    const signer = this.signer;
-    for (let i = 0; i < keys.length; i++) {
-      const stored = values[i];
-      if (stored === null || stored === undefined) {
-        this.counters.l2Misses++;
-        continue;
+    for (let g = 0; g < groups.length; g++) {
+      const group = groups[g];
+      const values = replies[g];
+      for (let j = 0; j < group.length; j++) {
+        const i = group[j];
+        out[i] = this.entryOf(redisKeys[i], values[j]);
       }
-      let bytes: Buffer = stored;
-      if (signer !== undefined) {
-        // Checked before decoding: bytes nobody holding the key wrote never reach the decoder.
-        const payload = signer.verify(redisKeys[i], stored);
-        if (payload === undefined) {
-          this.counters.l2SignatureFailures++;
-          continue;
-        }
-        bytes = payload;
-      }
-      const entry = decodeEntry(bytes);
-      if (entry === undefined) this.counters.l2Invalid++;
-      else out[i] = entry;
     }
     return out;
+  }
+
+  /**
+   * Each key's state, taking a lease (of `leaseMs`) on every key that has no value and no other
+   * holder: one script per scope. `poll`: a wait's repeated look (not counted as reads, not in the
+   * latency histogram). Undefined when L2 was skipped or failed. Never rejects.
+   */
+  async leaseRead(
+    keys: readonly string[],
+    budgetMs: number,
+    leaseMs: number,
+    poll = false,
+  ): Promise<LeaseSlot[] | undefined> {
+    const timeoutMs = this.readTimeout(budgetMs, poll);
+    if (timeoutMs === undefined) return undefined;
+    if (!poll) this.counters.l2Reads += keys.length;
+    const redisKeys = keys.map((key) => redisValueKey(this.prefix, key));
+    const groups = groupByScope(keys);
+    const replies = await this.bounded(
+      groups.map((g) =>
+        this.client.rgLeaseReadBuffer(
+          g.length * 2,
+          ...g.map((i) => redisKeys[i]),
+          ...g.map((i) => redisLeaseKey(this.prefix, keys[i])),
+          this.token,
+          leaseMs,
+        ),
+      ),
+      !poll,
+      timeoutMs,
+    );
+    if (replies === undefined) return undefined;
+    const out = new Array<LeaseSlot>(keys.length);
+    for (let g = 0; g < groups.length; g++) {
+      const group = groups[g];
+      const slots = replies[g];
+      for (let j = 0; j < group.length; j++) {
+        const i = group[j];
+        const slot = slots[j];
+        if (typeof slot === 'number') {
+          if (!poll) this.counters.l2Misses++;
+          out[i] = slot === 1 ? 'leased' : 'peer';
+          continue;
+        }
+        const entry = this.entryOf(redisKeys[i], slot, !poll);
+        out[i] = entry === undefined ? 'invalid' : { entry };
+      }
+    }
+    return out;
+  }
+
+  /** The entry in a stored value (checked signature, decoded), counting what is not one. */
+  private entryOf(redisKey: string, stored: Buffer | null | undefined, count = true): CacheEntry | undefined {
+    if (stored === null || stored === undefined) {
+      if (count) this.counters.l2Misses++;
+      return undefined;
+    }
+    let bytes: Buffer = stored;
+    const signer = this.signer;
+    if (signer !== undefined) {
+      // Checked before decoding: bytes nobody holding the key wrote never reach the decoder.
+      const payload = signer.verify(redisKey, stored);
+      if (payload === undefined) {
+        if (count) this.counters.l2SignatureFailures++;
+        return undefined;
+      }
+      bytes = payload;
+    }
+    const entry = decodeEntry(bytes);
+    if (entry === undefined && count) this.counters.l2Invalid++;
+    return entry;
   }
 
   private observeLatency(seconds: number): void {
@@ -323,52 +514,96 @@ export class RedisL2 {
     this.latencyCount++;
   }
 
-  /** Writes entries in one pipeline, in the background. Never rejects; failures are counted. */
-  setMany(items: ReadonlyArray<{ readonly key: string; readonly entry: CacheEntry }>): void {
-    if (items.length === 0) return;
+  /** Whether a write may go to Redis now (counting why not). */
+  private mayWrite(): boolean {
     if (!this.closed && !this.everConnected && this.client.status !== 'ready') {
       this.counters.l2SkippedConnecting++;
-      return;
+      return false;
     }
     if (this.closed || this.breaker.current === 'open' || this.client.status !== 'ready') {
       this.counters.l2Skipped++;
-      return;
+      return false;
     }
     if (this.pendingWrites.size >= this.maxPendingWrites) {
       this.counters.l2WritesDropped++;
-      return;
+      return false;
     }
-    const pipeline = this.client.pipeline();
+    return true;
+  }
+
+  /**
+   * Writes entries, in the background: one pipeline of SET … PX per scope, or with `releaseLeases`
+   * one script per scope that also drops this instance's leases on those keys. Never rejects;
+   * failures are counted.
+   */
+  setMany(items: readonly L2Write[], releaseLeases = false): void {
+    if (items.length === 0 || !this.mayWrite()) return;
     const signer = this.signer;
-    for (const { key, entry } of items) {
-      const redisKey = this.prefix + key;
-      const bytes = encodeEntry(entry);
-      pipeline.set(redisKey, signer === undefined ? bytes : signer.sign(redisKey, bytes), 'PX', this.ttlMs);
+    const commands: Promise<number>[] = [];
+    for (const group of groupByScope(items.map((item) => item.key))) {
+      const redisKeys = group.map((i) => redisValueKey(this.prefix, items[i].key));
+      const values = group.map((i, j) => {
+        const bytes = encodeEntry(items[i].entry);
+        return signer === undefined ? bytes : signer.sign(redisKeys[j], bytes);
+      });
+      if (releaseLeases && this.leasing) {
+        const leaseKeys = group.map((i) => redisLeaseKey(this.prefix, items[i].key));
+        commands.push(
+          this.client.rgStore(group.length * 2, ...redisKeys, ...leaseKeys, this.token, this.ttlMs, ...values),
+        );
+        continue;
+      }
+      const pipeline = this.client.pipeline();
+      for (let j = 0; j < group.length; j++) pipeline.set(redisKeys[j], values[j], 'PX', this.ttlMs);
+      commands.push(
+        pipeline.exec().then((replies) => {
+          if (replies === null) throw new Error('pipeline not executed');
+          let failed = 0;
+          for (const [err] of replies) if (err) failed++;
+          if (failed > 0) throw new Error(`${failed} writes failed`);
+          return replies.length;
+        }),
+      );
     }
-    const exec = pipeline.exec();
+    this.track(commands, items.length);
+  }
+
+  /** Drops this instance's leases on `keys` (its scoring failed or gave nothing to store), in the background. */
+  release(keys: readonly string[]): void {
+    if (keys.length === 0 || !this.leasing || !this.mayWrite()) return;
+    const commands = groupByScope(keys).map((group) =>
+      this.client.rgStore(
+        group.length * 2,
+        ...group.map((i) => redisValueKey(this.prefix, keys[i])),
+        ...group.map((i) => redisLeaseKey(this.prefix, keys[i])),
+        this.token,
+        this.ttlMs,
+      ),
+    );
+    this.track(commands, 0);
+  }
+
+  /** Tracks background commands (bounded by writeTimeoutMs); `writes` keys count as written once all succeed. */
+  private track(commands: Promise<number>[], writes: number): void {
+    const all = Promise.all(commands);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
       timer = setTimeout(resolve, this.writeTimeoutMs, TIMED_OUT);
     });
-    const tracked: Promise<void> = Promise.race([exec, timeout])
+    const tracked: Promise<void> = Promise.race([all, timeout])
       .then((replies) => {
-        if (replies === TIMED_OUT || replies === null) {
-          exec.catch(() => undefined);
+        if (replies === TIMED_OUT) {
+          all.catch(() => undefined);
           this.counters.l2Errors++;
           this.breaker.onFailure();
           return;
         }
-        let failed = 0;
-        for (const [err] of replies) if (err) failed++;
-        this.counters.l2Writes += replies.length - failed;
-        if (failed > 0) {
-          this.counters.l2Errors++;
-          this.breaker.onFailure();
-        }
+        this.counters.l2Writes += writes;
       })
-      .catch(() => {
+      .catch((error: unknown) => {
         this.counters.l2Errors++;
         this.breaker.onFailure();
+        if (isScriptRefusal(error)) this.scriptsRefused = true;
       })
       .finally(() => {
         clearTimeout(timer);
@@ -396,4 +631,27 @@ export class RedisL2 {
     }
     this.client.disconnect();
   }
+}
+
+/** Indices of `keys` grouped by scope (one Redis Cluster slot each), in first-seen order. */
+function groupByScope(keys: readonly string[]): number[][] {
+  if (keys.length === 0) return [];
+  const first = scopeOfKey(keys[0]);
+  let same = true;
+  for (let i = 1; i < keys.length && same; i++) same = keys[i].startsWith(first);
+  if (same) return [keys.map((_, i) => i)];
+  const groups = new Map<string, number[]>();
+  for (let i = 0; i < keys.length; i++) {
+    const scope = scopeOfKey(keys[i]);
+    const group = groups.get(scope);
+    if (group === undefined) groups.set(scope, [i]);
+    else group.push(i);
+  }
+  return [...groups.values()];
+}
+
+/** A refusal to run the scripts that will not pass (ACL without EVAL, scripting renamed away). */
+function isScriptRefusal(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : '';
+  return /^(NOPERM|ERR unknown command)/i.test(message);
 }

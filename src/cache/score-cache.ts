@@ -9,23 +9,26 @@
  *   scope-memo.ts    the per-(scorer, query) key scope, memoised
  *   l1-cache.ts      L1 with expiry and counters (storage: l1-store.ts)
  *   entry-policy.ts  when an entry has expired, and when one from outside is trusted
- *   l2-read.ts       the L2 read and promotion path (client: redis-l2.ts)
+ *   l2-read.ts       the L2 read and promotion paths, prefetch (client: redis-l2.ts, redis-client.ts)
+ *   lease-wait.ts    waiting for pairs another instance is scoring under a Redis lease
  *   single-flight.ts one scoring per pair at a time; followers.ts: what a waiting call takes
  *   l1-snapshot.ts   snapshot save and warm start (file format: snapshot.ts)
  *   call.ts          per-call validation, state and abort handling
  *   stats.ts         counters and what stats() reports
  */
-import { AbortedError, DisposedError } from '../errors.js';
+import { AbortedError, DisposedError, InvalidArgumentError } from '../errors.js';
 import type { ScoreOptions, ScorerPairResult } from '../types.js';
 import { throwIfAborted, validateCallOptions, validateRequest, type CallState } from './call.js';
-import type { CacheRequest, CacheResolution, PairScoreCache, ScoreMisses } from './cache-port.js';
+import type { CacheRequest, CacheResolution, PairScoreCache, PrefetchOptions, ScoreMisses } from './cache-port.js';
 import { hasAnySignal, toCacheableResult, type CacheableResult, type CacheEntry } from './entry.js';
 import { EntryPolicy } from './entry-policy.js';
 import { ScoreMissesContractError, type SnapshotError } from './errors.js';
 import { Followers } from './followers.js';
 import { L1Cache } from './l1-cache.js';
 import { L1Snapshots, type SnapshotReport, type WarmStartReport } from './l1-snapshot.js';
-import { L2ReadPath } from './l2-read.js';
+import { L2ReadPath, type PrefetchKey } from './l2-read.js';
+import { LeaseWait } from './lease-wait.js';
+import { ScorerPace } from './scorer-pace.js';
 import { pairKey } from './keys.js';
 import { resolveScoreCacheOptions, type ScoreCacheOptions } from './options.js';
 import { RedisL2 } from './redis-l2.js';
@@ -58,6 +61,16 @@ export interface ScoreCache extends PairScoreCache {
   ready(timeoutMs?: number): Promise<boolean>;
   /** Waits until L2 writes in flight have been acknowledged or have failed. */
   flush(): Promise<void>;
+  /**
+   * Reads the pairs of `requests` that L1 does not hold from Redis (one MGET per request, in
+   * parallel, bounded by the L2 timeout, or by half the time left when the deadline is nearer;
+   * skipped without Redis or while it is down) and promotes the trusted, fresh entries to L1, so
+   * a synchronous lookup() finds them: a router reads what other instances scored before it plans.
+   * Resolves with the number of pairs promoted; never rejects (but throws DisposedError once closed).
+   */
+  prefetch(requests: readonly CacheRequest[], options?: PrefetchOptions): Promise<number>;
+  /** Whether the cache has an L2 shared with other instances (the `redis` option). */
+  readonly shared: boolean;
   /** Empties L1 (not Redis: other instances share it; entries there expire by TTL). */
   clear(): void;
   /** Flushes L2 writes and disconnects. Later resolve() calls throw DisposedError. */
@@ -70,8 +83,12 @@ export function createScoreCache(options: ScoreCacheOptions): ScoreCache {
 
 const noScoring: ScoreMisses = () => Promise.resolve([]);
 
+/** A peer's lease lasts leaseMs at most; a wait on it is given this much more (its store's round trip). */
+const LEASE_WAIT_SLACK_MS = 50;
+
 class ScoreCacheImpl implements ScoreCache {
   warmStartResult: WarmStartReport | SnapshotError | undefined;
+  readonly shared: boolean;
   private readonly clock: () => number;
   private readonly requiredSignals: readonly string[];
   private readonly counters = zeroCacheCounters();
@@ -81,6 +98,8 @@ class ScoreCacheImpl implements ScoreCache {
   private readonly followers: Followers;
   private readonly l2: RedisL2 | undefined;
   private readonly l2Read: L2ReadPath | undefined;
+  private readonly leaseWait: LeaseWait | undefined;
+  private readonly pace = new ScorerPace();
   private readonly snapshots: L1Snapshots;
   private closed = false;
 
@@ -96,8 +115,16 @@ class ScoreCacheImpl implements ScoreCache {
     this.scopes = new ScopeMemo(settings.normalizer);
     this.followers = new Followers({ l1, flights, counters, clock });
     this.l2 = settings.redis === undefined ? undefined : new RedisL2(settings.redis);
+    this.shared = this.l2 !== undefined;
     this.l2Read =
       this.l2 === undefined ? undefined : new L2ReadPath({ l2: this.l2, l1, policy, flights, counters, clock });
+    this.leaseWait =
+      this.l2Read === undefined || settings.redis === undefined
+        ? undefined
+        : new LeaseWait(
+            { l2: this.l2 as RedisL2, read: this.l2Read, counters, clock },
+            settings.redis.leaseMs + LEASE_WAIT_SLACK_MS,
+          );
     this.snapshots = new L1Snapshots(l1, policy, clock);
     if (settings.fromSnapshot !== undefined) this.warmStartResult = this.snapshots.loadSync(settings.fromSnapshot);
   }
@@ -165,8 +192,8 @@ class ScoreCacheImpl implements ScoreCache {
     this.counters.hits += l1Hits;
     if (lead === undefined && follow === undefined) return { results, cached };
 
-    const call: CallState = { results, cached, failed: false, required };
-    const leading = lead === undefined ? undefined : this.scoreAsLeader(call, lead, scoreMisses, options, true);
+    const call: CallState = { results, cached, failed: false, required, leasing: false };
+    const leading = lead === undefined ? undefined : this.lead(call, lead, request, scoreMisses, options);
     const following = follow === undefined ? undefined : this.awaitLeaders(call, follow, scoreMisses, options);
     const [leadOutcome, followOutcome] = await Promise.allSettled([leading, following]);
     if (leadOutcome.status === 'rejected') throw leadOutcome.reason;
@@ -202,24 +229,66 @@ class ScoreCacheImpl implements ScoreCache {
   }
 
   /**
-   * Looks `pairs` up in L2 (when `useL2`), scores the rest with one scoreMisses call, stores
-   * what scored, and settles the pairs' flights. On any error every flight still open is
-   * settled as failed (or aborted) before the error propagates, so followers never hang.
+   * The pairs this call leads: looked up in L2 (with leases unless the request says otherwise),
+   * then the rest scored with one scoreMisses call while, alongside, the pairs another instance
+   * holds a lease on are waited for (and scored here, with one more call, if they do not come).
+   */
+  private async lead(
+    call: CallState,
+    pairs: PendingPair[],
+    request: CacheRequest,
+    scoreMisses: ScoreMisses,
+    options: ScoreOptions,
+  ): Promise<void> {
+    let own = pairs;
+    let waits: PendingPair[] = [];
+    const read = this.l2Read;
+    try {
+      if (read !== undefined && request.l2?.read !== false) {
+        if (
+          request.l2?.lease !== false &&
+          this.l2?.leasing === true &&
+          this.leaseWait !== undefined &&
+          this.pace.worthLeasing(request.scorerId)
+        ) {
+          const leased = await read.readLeasing(call, pairs, options);
+          own = leased.score;
+          waits = leased.wait;
+        } else own = await read.read(call, pairs, options);
+      }
+    } catch (error) {
+      // The read paths never reject; if one does, no flight of this call may stay open.
+      for (const pair of pairs) this.flights.settlePair(pair, { ok: false, reason: 'failed' });
+      throw error;
+    }
+    const scoring =
+      own.length === 0 ? undefined : this.scoreAsLeader(call, own, scoreMisses, options, request.scorerId);
+    const waiting = waits.length === 0 ? undefined : this.awaitPeers(call, waits, scoreMisses, options);
+    const [scored, waited] = await Promise.allSettled([scoring, waiting]);
+    if (scored.status === 'rejected') throw scored.reason;
+    if (waited.status === 'rejected') throw waited.reason;
+  }
+
+  /**
+   * Scores `pairs` with one scoreMisses call, stores what scored (dropping this call's leases on
+   * them), and settles the pairs' flights. On any error every flight still open is settled as
+   * failed (or aborted) and this call's leases are released before the error propagates, so
+   * followers here and waiters elsewhere never hang.
    */
   private async scoreAsLeader(
     call: CallState,
     pairs: PendingPair[],
     scoreMisses: ScoreMisses,
     options: ScoreOptions,
-    useL2: boolean,
+    scorerId?: string,
   ): Promise<void> {
-    let pending = pairs;
+    const unstored: string[] = [];
     try {
-      if (useL2 && this.l2Read !== undefined) pending = await this.l2Read.read(call, pairs, options);
-      if (pending.length === 0) return;
       throwIfAborted(options.signal);
-      const indices = pending.map((pair) => pair.index);
+      const indices = pairs.map((pair) => pair.index);
+      const started = performance.now();
       const scored = await scoreMisses(indices, options);
+      if (scorerId !== undefined) this.pace.record(scorerId, performance.now() - started);
       if (!Array.isArray(scored) || scored.length !== indices.length) {
         throw new ScoreMissesContractError(
           `scoreMisses was asked for ${indices.length} pairs and returned ${Array.isArray(scored) ? scored.length : typeof scored} results`,
@@ -227,19 +296,21 @@ class ScoreCacheImpl implements ScoreCache {
       }
       const scoredAt = this.clock();
       const writes: { key: string; entry: CacheEntry }[] = [];
-      for (let j = 0; j < pending.length; j++) {
-        const pair = pending[j];
+      for (let j = 0; j < pairs.length; j++) {
+        const pair = pairs[j];
         const result = (scored[j] ?? null) as ScorerPairResult;
         call.results[pair.index] = result;
         this.counters.misses++;
         if (result === null) {
           this.counters.nullResults++;
+          unstored.push(pair.key);
           this.flights.settlePair(pair, { ok: false, reason: 'null' });
           continue;
         }
         const value = toCacheableResult(result);
         if (value === undefined || !hasAnySignal(value, call.required)) {
           this.counters.uncacheable++;
+          unstored.push(pair.key);
           this.flights.settlePair(pair, { ok: false, reason: 'uncacheable' });
           continue;
         }
@@ -248,13 +319,44 @@ class ScoreCacheImpl implements ScoreCache {
         writes.push({ key: pair.key, entry });
         this.flights.settlePair(pair, { ok: true, entry });
       }
-      if (this.l2 !== undefined && !this.closed) this.l2.setMany(writes);
+      if (this.l2 !== undefined && !this.closed) {
+        this.l2.setMany(writes, call.leasing);
+        if (call.leasing) this.l2.release(unstored);
+      }
     } catch (error) {
       call.failed = true;
       const reason = options.signal?.aborted || error instanceof AbortedError ? 'aborted' : 'failed';
       for (const pair of pairs) this.flights.settlePair(pair, { ok: false, reason });
+      if (call.leasing && this.l2 !== undefined && !this.closed) this.l2.release(pairs.map((pair) => pair.key));
       throw error;
     }
+  }
+
+  /**
+   * Waits for the instances leasing `pairs` (lease-wait.ts) and scores here, with one more
+   * scoreMisses call, the pairs they did not store in time. This call's abort rejects at once.
+   */
+  private async awaitPeers(
+    call: CallState,
+    pairs: PendingPair[],
+    scoreMisses: ScoreMisses,
+    options: ScoreOptions,
+  ): Promise<void> {
+    let rest: PendingPair[];
+    try {
+      rest = await (this.leaseWait as LeaseWait).wait(call, pairs, options);
+    } catch (error) {
+      for (const pair of pairs) this.flights.settlePair(pair, { ok: false, reason: 'aborted' });
+      throw error;
+    }
+    if (rest.length === 0) return;
+    if (call.failed) {
+      // This call is failing anyway (its own scoring threw): release what it holds.
+      for (const pair of rest) this.flights.settlePair(pair, { ok: false, reason: 'failed' });
+      if (call.leasing) this.l2?.release(rest.map((pair) => pair.key));
+      return;
+    }
+    await this.scoreAsLeader(call, rest, scoreMisses, options);
   }
 
   /**
@@ -276,7 +378,7 @@ class ScoreCacheImpl implements ScoreCache {
       for (const pair of retry) this.flights.settlePair(pair, { ok: false, reason: 'failed' });
       return;
     }
-    await this.scoreAsLeader(call, retry, scoreMisses, options, false);
+    await this.scoreAsLeader(call, retry, scoreMisses, options);
   }
 
   stats(): ScoreCacheStats {
@@ -298,6 +400,32 @@ class ScoreCacheImpl implements ScoreCache {
 
   async flush(): Promise<void> {
     await this.l2?.flush();
+  }
+
+  async prefetch(requests: readonly CacheRequest[], options: PrefetchOptions = {}): Promise<number> {
+    if (this.closed) throw new DisposedError('score cache');
+    const read = this.l2Read;
+    if (read === undefined) return 0;
+    if (!Array.isArray(requests)) throw new InvalidArgumentError('prefetch() needs an array of requests');
+    validateCallOptions(options);
+    for (const request of requests) validateRequest(request, noScoring);
+    const now = this.clock();
+    const keys: PrefetchKey[] = [];
+    const seen = new Set<string>();
+    for (const request of requests) {
+      if (request.passages.length === 0) continue;
+      const scope = this.scopes.scopeOf(request.scorerId, request.query);
+      const required = request.requiredSignals ?? this.requiredSignals;
+      for (const passage of request.passages) {
+        const key = pairKey(scope, passage, request.metadataKeys);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const entry = this.l1.get(key, now);
+        if (entry !== undefined && hasAnySignal(entry.result, required)) continue;
+        keys.push({ key, required });
+      }
+    }
+    return read.prefetch(keys, options);
   }
 
   clear(): void {

@@ -5,7 +5,10 @@
 import { emptyL2Latency, zeroL2Counters, type L2Counters, type L2LatencyHistogram, type RedisL2 } from './redis-l2.js';
 
 export interface ScoreCacheStats extends L2Counters {
-  /** Pairs answered without this call scoring them: l1Hits + l2Hits + inflightShared (+ duplicates of those). */
+  /**
+   * Pairs answered without this call scoring them: l1Hits + l2Hits + inflightShared + l2LeaseShared
+   * (+ duplicates of those).
+   */
   hits: number;
   /** Pairs that had to be scored by the call that asked for them (including follower re-scores). */
   misses: number;
@@ -36,6 +39,8 @@ export interface ScoreCacheStats extends L2Counters {
   l2Breaker: 'closed' | 'open' | 'half-open' | 'disabled';
   /** Whether L2 values are signed and verified (`redis.signingKey`). */
   l2Signed: boolean;
+  /** Whether calls lease what they score in Redis (`redis.leaseMs` > 0 and Redis runs the lease scripts). */
+  l2Leasing: boolean;
   /** How long calls waited for their L2 read (one MGET per call), as a histogram. */
   l2ReadLatency: L2LatencyHistogram;
 }
@@ -92,6 +97,7 @@ export function collectStats({ counters, l1, inflight, l2 }: StatsSources): Scor
     l2Connected: l2?.connected ?? false,
     l2Breaker: l2?.breakerState ?? 'disabled',
     l2Signed: l2?.signed ?? false,
+    l2Leasing: l2?.leasing ?? false,
     l2ReadLatency: l2?.latency ?? emptyL2Latency(),
   };
 }

@@ -9,6 +9,7 @@ import { AbortedError, DeadlineExceededError, InvalidArgumentError, OverloadedEr
 import { isUsablePairResult, pairResultProblem } from '../scoring/pair-result.js';
 import { ABORTED, TIMED_OUT } from '../scoring/race-limits.js';
 import { raceAnswer } from './answer-race.js';
+import type { CacheL2Use, CacheRequest } from '../cache/cache-port.js';
 import type { Passage, ScoreOptions, ScorerPairResult, TierName } from '../types.js';
 import { type InlineScores, labelled } from './answers.js';
 import { CACHE_TIER, type TierState } from './config.js';
@@ -27,6 +28,17 @@ function tierAttributes(tier: string, pairs: number): SpanAttributes {
 
 /** Inline scoring without a deadline (background work, fixed mode without one). */
 const NO_LIMITS: ScoreOptions = Object.freeze({});
+
+/**
+ * How the inline tier uses a shared L2: never a lease (it scores faster than a Redis round trip,
+ * so waiting on another instance costs more than scoring), and no read of what the call's prefetch
+ * has just read.
+ */
+const INLINE_L2: CacheL2Use = Object.freeze({ lease: false });
+const INLINE_L2_PREFETCHED: CacheL2Use = Object.freeze({ read: false, lease: false });
+
+/** The read ahead of planning gets at most 1 / PREFETCH_SHARE of the time left to the answer. */
+const PREFETCH_SHARE = 4;
 
 /** A pending piece of slow-tier work of one call. */
 export interface Job {
@@ -49,6 +61,8 @@ export interface CallState {
   readonly fallback: InlineScores;
   /** The counters the call started with (a concurrent resetStats does not split a call's counts). */
   readonly counters: Counters;
+  /** Set once the call read the shared L2 ahead of planning (its inline scoring need not read it again). */
+  prefetched?: boolean;
 }
 
 export interface ExecutorDeps {
@@ -115,6 +129,48 @@ export class TierExecutor {
   }
 
   /**
+   * Reads from the cache's shared L2 what the L1 probe left open, before the plan is made: for
+   * each cacheable slow tier the pairs without a final answer, for the inline tier the pairs
+   * without any (one MGET per tier, in parallel, bounded by the L2 timeout and skipped when the
+   * answer time is nearer). Resolves with the probe's new state when something came, else the
+   * old one. Undefined (nothing to await) without a shared cache or when every pair is final.
+   */
+  prefetchShared(
+    call: CallState,
+    tiers: readonly TierState[],
+    state: PairCacheState[],
+    answerBy: number | undefined,
+  ): Promise<PairCacheState[]> | undefined {
+    const cache = this.deps.cache;
+    if (cache === undefined || cache.shared !== true || cache.prefetch === undefined) return undefined;
+    const { query, passages } = call;
+    const requests: CacheRequest[] = [];
+    for (const tier of tiers) {
+      if (!tier.cacheable) continue;
+      const open: Passage[] = [];
+      for (let i = 0; i < passages.length; i++)
+        if (tier.inline ? state[i] === 'miss' : state[i] !== 'final') open.push(passages[i]);
+      if (open.length === 0) continue;
+      requests.push({
+        scorerId: tier.spec.scorer.id,
+        metadataKeys: tier.spec.scorer.metadataKeys,
+        query,
+        passages: open,
+      });
+    }
+    if (requests.length === 0) return undefined;
+    call.prefetched = true;
+    // A read ahead is worth a small share of the call's time: it waits for Redis at most the L2
+    // timeout and a quarter of the time left (less when the cache halves a short budget).
+    const now = Date.now();
+    const options = answerBy === undefined ? {} : { deadline: now + (answerBy - now) / PREFETCH_SHARE };
+    return cache.prefetch(requests, options).then(
+      (found) => (found > 0 ? this.probeCache(call, tiers) : state),
+      () => state,
+    );
+  }
+
+  /**
    * Scores the `indices` without a fallback yet on the inline tier into `call.fallback` (through
    * the cache when the tier is cacheable); failures leave holes (those pairs may end unscored).
    */
@@ -151,7 +207,14 @@ export class TierExecutor {
       const cache = this.deps.cache;
       if (cache !== undefined && tier.cacheable) {
         const resolution = await cache.resolve(
-          { scorerId: tier.spec.scorer.id, metadataKeys: tier.spec.scorer.metadataKeys, query, passages: subset },
+          {
+            scorerId: tier.spec.scorer.id,
+            metadataKeys: tier.spec.scorer.metadataKeys,
+            query,
+            passages: subset,
+            // A slow tier run inline (fixed mode without an inline tier) reads and leases as usual.
+            ...(tier.inline ? { l2: call.prefetched === true ? INLINE_L2_PREFETCHED : INLINE_L2 } : {}),
+          },
           (miss) => score(miss.map((j) => subset[j])),
           limits,
         );

@@ -5,7 +5,8 @@
  *
  * Life of a call (each step in its own module):
  *   1. cache probe, best tier first (execute.ts): a pair cached from the cross-encoder is never
- *      rescored, and a cached cross-encoder score wins over a cached fast-path one;
+ *      rescored, and a cached cross-encoder score wins over a cached fast-path one; with a shared
+ *      L2 (Redis), what L1 lacks is read from it before planning (other instances' scores);
  *   2. plan (plan.ts, a pure function) for fixed / budget / cascade from the live cost models
  *      (cost-model.ts); in cascade mode the inline tier scores the open pairs first (the plan
  *      reads their relevance);
@@ -184,7 +185,12 @@ class RouterImpl implements Router {
     const ex = this.executor;
 
     // 1. Cache, best tier first. Inline-tier hits become the fallback: the pair can still go up a tier.
-    const cacheState = ex.probeCache(call, mode === 'fixed' ? [routing.fixed] : cfg.ranked);
+    // With a shared L2, what L1 lacks is read from it first: the plan then knows what other
+    // instances scored (a pair scored there is not sent to a tier again, nor shed below its score).
+    const probed = mode === 'fixed' ? [routing.fixed] : cfg.ranked;
+    let cacheState = ex.probeCache(call, probed);
+    const shared = ex.prefetchShared(call, probed, cacheState, answerBy);
+    if (shared !== undefined) cacheState = await shared;
 
     // Inline work runs under the answer time too: past it, the call answers with what it has.
     const limits = answerLimits(signal, answerBy);

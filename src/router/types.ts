@@ -3,7 +3,7 @@
  * router reports. See docs/router.md.
  */
 import type { AnswerLagOptions } from './answer-lag.js';
-import type { PairScoreCache, CacheRequest } from '../cache/cache-port.js';
+import type { CacheRequest, PairScoreCache, PrefetchOptions } from '../cache/cache-port.js';
 import type { DetailedPairScore, Scorer, ScoreOptions, TierName } from '../types.js';
 import type { BackgroundFillOptions } from './background-fill.js';
 
@@ -63,9 +63,19 @@ export interface TierSpec {
   readonly initialMsPerPair?: number;
 }
 
-/** The cache the router needs: the gate's port plus a synchronous L1 probe (ScoreCache has both). */
+/**
+ * The cache the router needs: the gate's port plus a synchronous L1 probe (ScoreCache has both),
+ * and, optionally, a shared L2 it can read ahead of planning.
+ */
 export interface RouterCache extends PairScoreCache {
   lookup(request: CacheRequest): ReadonlyArray<DetailedPairScore | Readonly<Record<string, number>> | undefined>;
+  /** True when the cache has an L2 shared with other instances (Redis): the router then calls prefetch before it plans. */
+  readonly shared?: boolean;
+  /**
+   * Reads what L1 lacks of `requests` from the shared L2 into L1, so lookup() finds what other
+   * instances scored; resolves with the pairs found. Must not reject, and must respect the deadline.
+   */
+  prefetch?(requests: readonly CacheRequest[], options?: PrefetchOptions): Promise<number>;
 }
 
 export interface RouterConfig {

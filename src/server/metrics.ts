@@ -301,7 +301,14 @@ type L2Total =
   | 'l2SkippedConnecting'
   | 'l2Invalid'
   | 'l2SignatureFailures'
-  | 'l2WritesDropped';
+  | 'l2WritesDropped'
+  | 'l2Writes'
+  | 'l2Prefetched'
+  | 'l2Leases'
+  | 'l2LeaseWaits'
+  | 'l2LeaseShared'
+  | 'l2LeaseTakeovers'
+  | 'l2LeaseGiveUps';
 
 /**
  * The score cache's Redis (L2) figures, read from its counters when Prometheus scrapes: nothing is
@@ -354,6 +361,17 @@ function registerCacheL2Metrics(
     'l2SignatureFailures',
   );
   total('writes_dropped', 'Redis write batches dropped because too many were in flight', 'l2WritesDropped');
+  total('writes', 'Pairs written to Redis (acknowledged): each one scored by this process', 'l2Writes');
+  total('prefetched', 'Pairs a router read from Redis before planning (scored by another instance)', 'l2Prefetched');
+  total('leases', 'Pairs this process leased in Redis to score them (other instances wait for them)', 'l2Leases');
+  total('lease_waits', 'Pairs found leased by another instance: waited for its score', 'l2LeaseWaits');
+  total('lease_shared', 'Of lease waits: served by the lease holder’s score, not scored here', 'l2LeaseShared');
+  total(
+    'lease_takeovers',
+    'Of lease waits: the lease ended without a score (holder gone or failed); scored here',
+    'l2LeaseTakeovers',
+  );
+  total('lease_give_ups', 'Of lease waits: stopped waiting (deadline, Redis failing); scored here', 'l2LeaseGiveUps');
   new prom.Gauge({
     name: `${p}cache_l2_connected`,
     help: '1 while the score cache is connected to Redis (in a cluster: in every process)',

@@ -582,7 +582,10 @@ export function createModelRegistry(
         }
         // The first request must not pay the tiers' cold start (measured: 103–117 ms against 100).
         await Promise.all(warmUps);
-        if ((await l2Connected) === false && config.cache.redisUrl !== undefined)
+        if (
+          (await l2Connected) === false &&
+          (config.cache.redisUrl !== undefined || config.cache.redisCluster !== undefined)
+        )
           log('cache: Redis not connected yet: requests score without L2 until it is (reconnecting in the background)');
         if (state === 'loading') state = 'ready';
         else await closeAll();
@@ -639,23 +642,36 @@ function admissionOf(tier: TierModel): AdmissionOptions | undefined {
   return tier.fastPath === undefined ? undefined : {};
 }
 
+/** A Redis Cluster start-up node from its "host:port" (checked by the config validation). */
+function clusterNode(node: string): { host: string; port: number } {
+  const at = node.lastIndexOf(':');
+  return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+}
+
 /** The server's score cache; its Redis entries are signed when CACHE_SIGNING_KEY_ENV is set. */
 function createServerCache(config: ServerConfig, env: NodeJS.ProcessEnv, log: (msg: string) => void): ScoreCache {
-  const { redisUrl, ttlMs, redisTimeoutMs } = config.cache;
+  const { redisUrl, redisCluster, ttlMs, redisTimeoutMs, redisLeaseMs } = config.cache;
   const signingKey = env[CACHE_SIGNING_KEY_ENV];
-  if (redisUrl === undefined && signingKey !== undefined)
+  const redisConnection =
+    redisCluster !== undefined
+      ? { cluster: redisCluster.map(clusterNode) }
+      : redisUrl === undefined
+        ? undefined
+        : { url: redisUrl };
+  if (redisConnection === undefined && signingKey !== undefined)
     log(`cache: ${CACHE_SIGNING_KEY_ENV} is set but no Redis is configured: nothing to sign`);
   let cache: ScoreCache;
   try {
     cache = createScoreCache({
       maxBytes: Math.max(4096, Math.floor(config.cache.l1Mb * 1024 * 1024)),
       ...(ttlMs === undefined ? {} : { ttlMs }),
-      ...(redisUrl === undefined
+      ...(redisConnection === undefined
         ? {}
         : {
             redis: {
-              url: redisUrl,
+              ...redisConnection,
               ...(redisTimeoutMs === undefined ? {} : { timeoutMs: redisTimeoutMs }),
+              ...(redisLeaseMs === undefined ? {} : { leaseMs: redisLeaseMs }),
               ...(signingKey === undefined ? {} : { signingKey }),
             },
           }),
@@ -665,7 +681,7 @@ function createServerCache(config: ServerConfig, env: NodeJS.ProcessEnv, log: (m
       throw new ServerConfigError(`${CACHE_SIGNING_KEY_ENV} refused: ${error.message}`, { cause: error });
     throw error;
   }
-  if (redisUrl !== undefined)
+  if (redisConnection !== undefined)
     log(
       signingKey === undefined
         ? `cache: Redis entries are NOT signed: anyone who can write to that Redis decides the scores served (set ${CACHE_SIGNING_KEY_ENV})`

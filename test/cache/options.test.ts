@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_L2_LEASE_MS,
   DEFAULT_L2_PREFIX,
   DEFAULT_L2_TTL_MS,
   DEFAULT_MAX_CLOCK_SKEW_MS,
@@ -56,6 +57,11 @@ describe('createScoreCache options', () => {
   it('Redis defaults; numbers rounded up', () => {
     expect(resolveRedisOptions({ url: 'redis://h:1' }, undefined)).toEqual({
       url: 'redis://h:1',
+      cluster: undefined,
+      username: undefined,
+      password: undefined,
+      tls: false,
+      leaseMs: DEFAULT_L2_LEASE_MS,
       prefix: DEFAULT_L2_PREFIX,
       signingKey: undefined,
       ttlMs: DEFAULT_L2_TTL_MS,
@@ -84,6 +90,27 @@ describe('createScoreCache options', () => {
     ['fromSnapshot a number', { maxBytes: 8192, fromSnapshot: 3 }, 'fromSnapshot must be a file path (string), got 3'],
     ['redis null', { maxBytes: 8192, redis: null }, 'redis must be an object { url, ... }, got null'],
     ['redis without url', { maxBytes: 8192, redis: {} }, 'redis.url must be a non-empty string'],
+    [
+      'redis with url and cluster',
+      { maxBytes: 8192, redis: { url: 'redis://h:1', cluster: [{ host: 'h', port: 1 }] } },
+      'redis takes url (one server) or cluster (Redis Cluster nodes), not both',
+    ],
+    ['redis.cluster empty', { maxBytes: 8192, redis: { cluster: [] } }, 'redis.cluster must be a non-empty array'],
+    [
+      'a cluster node without a port',
+      { maxBytes: 8192, redis: { cluster: [{ host: 'h' }] } },
+      'redis.cluster[0] must be { host: a non-empty string, port: an integer 1..65535 }',
+    ],
+    [
+      'a password beside a url',
+      { maxBytes: 8192, redis: { url: 'redis://h:1', password: 'secret' } },
+      'redis.username, redis.password and redis.tls go with redis.cluster',
+    ],
+    [
+      'redis.leaseMs -1',
+      { maxBytes: 8192, redis: { url: 'redis://h:1', leaseMs: -1 } },
+      'redis.leaseMs must be a finite number ≥ 0, got -1',
+    ],
     [
       'redis.timeoutMs 0',
       { maxBytes: 8192, redis: { url: 'redis://h:1', timeoutMs: 0 } },

@@ -7,32 +7,27 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createScoreCache, type ScoreCache } from '../../src/cache/score-cache.js';
 import { expectedScore, missScorer, newLog, passagesOf, relevanceOf } from './helpers.js';
-import { freePort, RedisServer, redisServerAvailable } from './redis-server.js';
+import { backendRuns, L2_BACKENDS, type L2Connection, type L2Deployment, unreachable } from './l2-backends.js';
 
-const available = redisServerAvailable();
-if (!available) {
-  if (process.env.CI) throw new Error('redis-server is not installed, but CI must run the Redis L2 tests');
-  console.warn('[test/cache/redis-first-call.test.ts] SKIPPED: redis-server binary not found');
-}
-
-let server: RedisServer;
+let server: L2Deployment;
 let caches: ScoreCache[] = [];
 let prefixCounter = 0;
 
-function l2Cache(prefix: string, url = server.url): ScoreCache {
+function l2Cache(prefix: string, connection: L2Connection = server.connection): ScoreCache {
   // Default breaker settings: the start-up skips must not depend on a short cooldown.
-  const c = createScoreCache({ maxBytes: 1 << 20, redis: { url, prefix, timeoutMs: 250 } });
+  const c = createScoreCache({ maxBytes: 1 << 20, redis: { ...connection, prefix, timeoutMs: 250 } });
   caches.push(c);
   return c;
 }
 
-describe.skipIf(!available)('Redis L2 from the first call (real redis-server)', () => {
+const BACKENDS = L2_BACKENDS.filter((b) => backendRuns(b, 'test/cache/redis-first-call.test.ts'));
+
+describe.each(BACKENDS)('Redis L2 from the first call ($name)', (backend) => {
   beforeAll(async () => {
-    server = new RedisServer(await freePort());
-    await server.start();
-  });
+    server = await backend.deploy();
+  }, 60_000);
   afterAll(async () => {
-    await server.kill();
+    await server?.destroy();
   });
   afterEach(async () => {
     await Promise.all(caches.map((c) => c.close()));
@@ -88,7 +83,7 @@ describe.skipIf(!available)('Redis L2 from the first call (real redis-server)', 
   });
 
   it('a Redis that never answers costs skips only, and ready() resolves false', async () => {
-    const c = l2Cache('never:', `redis://127.0.0.1:${await freePort()}`);
+    const c = l2Cache('never:', await unreachable(backend));
     expect(await c.ready(200)).toBe(false);
     const ps = passagesOf(3, 'down');
     const log = newLog();

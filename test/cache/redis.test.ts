@@ -1,31 +1,22 @@
 /**
- * L2 against a real redis-server started by this file on a free port. Skipped (with a message)
- * only when the redis-server binary is missing, and never under CI, where .ci/run installs it.
+ * L2 against a real Redis started by this file on free ports: one redis-server, then a 3-node
+ * Redis Cluster (l2-backends.ts), the same tests for each. Skipped (with a message) only when the
+ * binaries are missing, and never under CI, where .ci/run installs them.
  */
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createScoreCache, type ScoreCache, type ScoreCacheOptions } from '../../src/cache/score-cache.js';
 import type { Passage } from '../../src/types.js';
 import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, sleep } from './helpers.js';
-import { freePort, RedisServer, redisServerAvailable } from './redis-server.js';
+import { backendRuns, L2_BACKENDS, type L2Deployment } from './l2-backends.js';
 
-const available = redisServerAvailable();
-if (!available) {
-  if (process.env.CI)
-    throw new Error(
-      'redis-server is not installed, but CI must run the Redis L2 tests (.ci/run installs redis-server)',
-    );
-  console.warn('[test/cache/redis.test.ts] SKIPPED: redis-server binary not found (apt-get install redis-server)');
-}
-
-let server: RedisServer;
+let server: L2Deployment;
 let caches: ScoreCache[] = [];
 let prefixCounter = 0;
 
 function l2Cache(prefix: string, redis: Partial<NonNullable<ScoreCacheOptions['redis']>> = {}): ScoreCache {
   const c = createScoreCache({
     maxBytes: 1 << 20,
-    redis: { url: server.url, prefix, timeoutMs: 250, cooldownMs: 150, reconnectMaxDelayMs: 150, ...redis },
+    redis: { ...server.connection, prefix, timeoutMs: 250, cooldownMs: 150, reconnectMaxDelayMs: 150, ...redis },
   });
   caches.push(c);
   return c;
@@ -38,14 +29,12 @@ async function resolveAll(c: ScoreCache, query: string, passages: readonly Passa
   return { ...out, log };
 }
 
-describe.skipIf(!available)('Redis L2 (real redis-server)', () => {
+describe.each(L2_BACKENDS.filter((b) => backendRuns(b, 'test/cache/redis.test.ts')))('Redis L2 ($name)', (backend) => {
   beforeAll(async () => {
-    server = new RedisServer(await freePort());
-    await server.start();
-  });
+    server = await backend.deploy();
+  }, 60_000);
   afterAll(async () => {
-    server.resume();
-    await server.kill();
+    await server?.destroy();
   });
   afterEach(async () => {
     server.resume();
@@ -75,11 +64,11 @@ describe.skipIf(!available)('Redis L2 (real redis-server)', () => {
     expect(b.stats()).toMatchObject({ l2Hits: 20, l1Hits: 0, l2Errors: 0 });
     await resolveAll(b, 'shared query', passages);
     expect(b.stats()).toMatchObject({ l2Hits: 20, l1Hits: 20 });
-    const raw = new Redis(server.url);
-    const keys = await raw.keys(`${prefix}*`);
-    const ttl = await raw.pttl(keys[0]);
-    await raw.quit();
+    const keys = await server.keys(`${prefix}*`);
+    const ttl = await server.raw.pttl(keys[0]);
     expect(keys).toHaveLength(20);
+    // One request's pairs share a hash tag (its scope): one slot of a Redis Cluster.
+    expect(new Set(keys.map((k) => /\{[0-9a-f]{32}\}/.exec(k)?.[0])).size).toBe(1);
     expect(ttl).toBeGreaterThan(23 * 3600 * 1000); // default 24 h
   });
 
@@ -91,9 +80,7 @@ describe.skipIf(!available)('Redis L2 (real redis-server)', () => {
     const passages = passagesOf(5);
     await resolveAll(a, 'q', passages);
     await a.flush();
-    const raw = new Redis(server.url);
-    for (const key of await raw.keys(`${prefix}*`)) await raw.set(key, 'not msgpack of an entry');
-    await raw.quit();
+    for (const key of await server.keys(`${prefix}*`)) await server.raw.set(key, 'not msgpack of an entry');
     const out = await resolveAll(b, 'q', passages);
     expect(out.log.scoredPairs()).toBe(5);
     expect(b.stats()).toMatchObject({ l2Invalid: 5, l2Hits: 0 });

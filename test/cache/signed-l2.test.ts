@@ -5,7 +5,6 @@
  * instance holding the same key are served. Without a key, the documented trust model holds:
  * whoever can write to Redis decides the scores. L1 copies of L2 entries expire with the L2 TTL.
  */
-import { Redis } from 'ioredis';
 import { Packr } from 'msgpackr';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CacheSigningKeyError } from '../../src/cache/errors.js';
@@ -13,22 +12,16 @@ import { createScoreCache, type ScoreCache, type ScoreCacheOptions } from '../..
 import { InvalidArgumentError } from '../../src/errors.js';
 import type { Passage } from '../../src/types.js';
 import { expectedScore, missScorer, newLog, passagesOf, relevanceOf } from './helpers.js';
-import { freePort, RedisServer, redisServerAvailable } from './redis-server.js';
+import { backendRuns, L2_BACKENDS, type L2Deployment } from './l2-backends.js';
 
-const available = redisServerAvailable();
-if (!available) {
-  if (process.env.CI)
-    throw new Error('redis-server is not installed, but CI must run the signed L2 tests (.ci/run installs it)');
-  console.warn('[test/cache/signed-l2.test.ts] SKIPPED: redis-server binary not found (apt-get install redis-server)');
-}
+const BACKENDS = L2_BACKENDS.filter((b) => backendRuns(b, 'test/cache/signed-l2.test.ts'));
 
 const KEY = 'a shared secret of this deployment (32+ bytes)';
 const OTHER_KEY = Buffer.alloc(32, 7);
 const FORGED_SCORE = 0.999;
 const N = 40;
 
-let server: RedisServer;
-let raw: Redis;
+let server: L2Deployment;
 let caches: ScoreCache[] = [];
 let prefixCounter = 0;
 
@@ -42,7 +35,7 @@ function l2Cache(
   const c = createScoreCache({
     maxBytes: 1 << 20,
     ...options,
-    redis: { url: server.url, prefix, timeoutMs: 250, ...redis },
+    redis: { ...server.connection, prefix, timeoutMs: 250, ...redis },
   });
   caches.push(c);
   return c;
@@ -66,12 +59,12 @@ function forgedValue(scoredAt = Date.now() - 1000): Buffer {
 }
 
 async function keysOf(prefix: string): Promise<string[]> {
-  return (await raw.keys(`${prefix}*`)).sort();
+  return (await server.keys(`${prefix}*`)).sort();
 }
 
 async function overwriteAll(prefix: string, value: (i: number) => Buffer) {
   const keys = await keysOf(prefix);
-  for (let i = 0; i < keys.length; i++) await raw.set(keys[i], value(i), 'PX', 60_000);
+  for (let i = 0; i < keys.length; i++) await server.raw.set(keys[i], value(i), 'PX', 60_000);
   return keys;
 }
 
@@ -110,15 +103,12 @@ describe('signing key validation (no Redis needed)', () => {
   });
 });
 
-describe.skipIf(!available)('signed L2 entries (real redis-server)', () => {
+describe.each(BACKENDS)('signed L2 entries ($name)', (backend) => {
   beforeAll(async () => {
-    server = new RedisServer(await freePort());
-    await server.start();
-    raw = new Redis(server.url);
-  });
+    server = await backend.deploy();
+  }, 60_000);
   afterAll(async () => {
-    await raw?.quit();
-    await server.kill();
+    await server?.destroy();
   });
   afterEach(async () => {
     await Promise.all(caches.map((c) => c.close()));
@@ -133,7 +123,7 @@ describe.skipIf(!available)('signed L2 entries (real redis-server)', () => {
     const passages = passagesOf(N);
     expect((await resolve(a, 'q', passages)).scored).toBe(N);
     await a.flush();
-    const stored = await raw.getBuffer((await keysOf(prefix))[0]);
+    const stored = await server.raw.getBuffer((await keysOf(prefix))[0]);
     expect(stored?.[0]).toBe(0xc1); // a byte msgpack never starts a value with
     const out = await resolve(b, 'q', passages);
     expect(out.scored).toBe(0);
@@ -155,7 +145,7 @@ describe.skipIf(!available)('signed L2 entries (real redis-server)', () => {
     // Every key the cache uses, overwritten five ways an attacker might try.
     const keys = await keysOf(prefix);
     expect(keys).toHaveLength(N);
-    const signedOriginals = await Promise.all(keys.map((k) => raw.getBuffer(k) as Promise<Buffer>));
+    const signedOriginals = await Promise.all(keys.map((k) => server.raw.getBuffer(k) as Promise<Buffer>));
     await overwriteAll(prefix, (i) => {
       switch (i % 5) {
         case 0: // the plain unsigned format of a cache without a key
@@ -255,15 +245,12 @@ describe.skipIf(!available)('signed L2 entries (real redis-server)', () => {
   });
 });
 
-describe.skipIf(!available)('L1 copies expire with the L2 TTL (fake clock)', () => {
+describe.each(BACKENDS)('L1 copies expire with the L2 TTL (fake clock, $name)', (backend) => {
   beforeAll(async () => {
-    server = new RedisServer(await freePort());
-    await server.start();
-    raw = new Redis(server.url);
-  });
+    server = await backend.deploy();
+  }, 60_000);
   afterAll(async () => {
-    await raw?.quit();
-    await server.kill();
+    await server?.destroy();
   });
   afterEach(async () => {
     await Promise.all(caches.map((c) => c.close()));

@@ -529,12 +529,14 @@ export async function serveForgedRedisEntries(seed: number): Promise<Report> {
     const aUrl = await servingUrl(a);
     /** The keys once `expected` are there, or once their number stopped growing for 1 s. */
     const settledKeys = async (expected: number): Promise<string[]> => {
-      let keys = await raw.keys('rg:score:*');
+      // Values only: a pair being scored has a lease key beside its value's (`prefix{scope}!…`).
+      const valueKeys = async () => (await raw.keys('rg:score:*')).filter((k) => !k.includes('}!'));
+      let keys = await valueKeys();
       let stableSince = performance.now();
       const deadline = performance.now() + 15_000;
       while (keys.length < expected && performance.now() - stableSince < 1000 && performance.now() < deadline) {
         await new Promise((r) => setTimeout(r, 100));
-        const next = await raw.keys('rg:score:*');
+        const next = await valueKeys();
         if (next.length !== keys.length) stableSince = performance.now();
         keys = next;
       }

@@ -45,6 +45,10 @@ describe('resolveServerConfig', () => {
       [{ defaultModel: 'nope' }, /defaultModel/],
       [{ cache: { redisUrl: 'http://x' } }, /redis/],
       [{ cache: { redisTimeoutMs: 0 } }, /cache\.redisTimeoutMs/],
+      [{ cache: { redisCluster: [] } }, /cache\.redisCluster must be a non-empty list of "host:port"/],
+      [{ cache: { redisCluster: ['redis://h:1'] } }, /cache\.redisCluster/],
+      [{ cache: { redisUrl: 'redis://h:1', redisCluster: ['h:1'] } }, /exclude each other/],
+      [{ cache: { redisLeaseMs: -1 } }, /cache\.redisLeaseMs/],
       [{ models: { 'bad name!': { type: 'fast-path' } } }, /model names/],
     ];
     for (const [input, message] of bad) {
@@ -78,7 +82,10 @@ describe('resolveServerConfig', () => {
         { models: { c: { type: 'cross-encoder', dir: 'x', workers: 0 } } },
         'models.c.workers must be an integer in [1, 256], got 0',
       ],
-      [{ cache: { tll: 1 } }, 'cache.tll is not a known option (enabled, l1Mb, redisUrl, ttlMs, redisTimeoutMs)'],
+      [
+        { cache: { tll: 1 } },
+        'cache.tll is not a known option (enabled, l1Mb, redisUrl, redisCluster, ttlMs, redisTimeoutMs, redisLeaseMs)',
+      ],
     ];
     for (const [input, message] of bad) {
       let error: unknown;

@@ -26,6 +26,7 @@ interface ServeCliOptions {
   cache: boolean;
   cacheMb?: string;
   redisUrl?: string;
+  redisCluster?: string;
   maxDocuments?: string;
   maxDocumentChars?: string;
   bodyLimit?: string;
@@ -165,6 +166,7 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
       ...(opts.cache ? {} : { enabled: false }),
       ...(opts.cacheMb === undefined ? {} : { l1Mb: num('cache-mb', opts.cacheMb, isPositive, 'a positive number') }),
       ...(opts.redisUrl === undefined ? {} : { redisUrl: opts.redisUrl }),
+      ...(opts.redisCluster === undefined ? {} : { redisCluster: opts.redisCluster.split(',').map((n) => n.trim()) }),
     },
     limits: {
       ...(opts.maxDocuments === undefined
@@ -309,6 +311,10 @@ export function register(program: Command): void {
     .option('--no-cache', 'run without the score cache')
     .option('--cache-mb <mb>', 'score cache (L1) size, MiB (default 256)')
     .option('--redis-url <url>', 'shared L2 score cache (redis://...)')
+    .option(
+      '--redis-cluster <nodes>',
+      'shared L2 score cache on a Redis Cluster: start-up nodes host:port,host:port,...',
+    )
     .option('--max-documents <n>', 'documents per request at most (default 1000)')
     .option('--max-document-chars <n>', 'characters of a document scored, the rest truncated (default 32768)')
     .option('--body-limit <bytes>', 'request body limit (default 2097152)')

@@ -13,6 +13,7 @@ export const ENVIRONMENT_VARIABLES = {
   config: 'RELEVANCE_GATE_CONFIG',
   processes: 'RELEVANCE_GATE_PROCESSES',
   redisUrl: 'RELEVANCE_GATE_REDIS_URL',
+  redisCluster: 'RELEVANCE_GATE_REDIS_CLUSTER',
   logLevel: 'RELEVANCE_GATE_LOG_LEVEL',
   budgetMs: 'RELEVANCE_GATE_BUDGET_MS',
 } as const;
@@ -37,6 +38,8 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Ser
   const processes = envNumber(env, v.processes);
   if (processes !== undefined) out.processes = processes;
   if (env[v.redisUrl]) out.cache = { redisUrl: env[v.redisUrl] };
+  const cluster = env[v.redisCluster];
+  if (cluster) out.cache = { ...(out.cache as object), redisCluster: cluster.split(',').map((n) => n.trim()) };
   if (env[v.logLevel]) out.logLevel = env[v.logLevel];
   const budget = envNumber(env, v.budgetMs);
   if (budget !== undefined) out.budgetMs = budget;

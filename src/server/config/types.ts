@@ -148,9 +148,13 @@ export interface CacheConfig {
   readonly l1Mb: number;
   /** Shared L2 (redis:// URL); default none. */
   readonly redisUrl?: string;
+  /** Shared L2 on a Redis Cluster: start-up nodes as "host:port" (instead of redisUrl); default none. */
+  readonly redisCluster?: readonly string[];
   readonly ttlMs?: number;
   /** Longest wait for a Redis read before the pairs are scored instead; default 5 ms. */
   readonly redisTimeoutMs?: number;
+  /** Longest Redis lease on pairs being scored, ms (other replicas wait for them); 0: no leases. Default 1000. */
+  readonly redisLeaseMs?: number;
 }
 
 export interface LimitsConfig {

@@ -67,7 +67,15 @@ const ADMISSION_KEYS: ReadonlySet<string> = new Set([
   'requestStartHeader',
   'predictive',
 ]);
-const CACHE_KEYS: ReadonlySet<string> = new Set(['enabled', 'l1Mb', 'redisUrl', 'ttlMs', 'redisTimeoutMs']);
+const CACHE_KEYS: ReadonlySet<string> = new Set([
+  'enabled',
+  'l1Mb',
+  'redisUrl',
+  'redisCluster',
+  'ttlMs',
+  'redisTimeoutMs',
+  'redisLeaseMs',
+]);
 const LIMIT_KEYS: ReadonlySet<string> = new Set([
   'bodyBytes',
   'documentsPerRequest',
@@ -105,8 +113,16 @@ function resolveCache(input: unknown): CacheConfig {
       if (!/^rediss?:\/\//.test(url)) throw configError('cache.redisUrl', 'a redis:// or rediss:// URL', url);
       return url;
     }),
+    redisCluster: optional(cache.redisCluster, (v) => {
+      if (cache.redisUrl !== undefined)
+        throw new ServerConfigError('cache.redisUrl and cache.redisCluster exclude each other: give one');
+      if (!Array.isArray(v) || v.length === 0 || !v.every((n) => typeof n === 'string' && /^[^\s:]+:\d{1,5}$/.test(n)))
+        throw configError('cache.redisCluster', 'a non-empty list of "host:port" start-up nodes', v);
+      return v as string[];
+    }),
     ttlMs: optional(cache.ttlMs, (v) => positiveInteger('cache.ttlMs', v, configError)),
     redisTimeoutMs: optional(cache.redisTimeoutMs, (v) => positiveInteger('cache.redisTimeoutMs', v, configError)),
+    redisLeaseMs: optional(cache.redisLeaseMs, (v) => integerInRange('cache.redisLeaseMs', v, 0, 600_000, configError)),
   };
 }
 

@@ -29,6 +29,8 @@ export class FileSink {
   private fileBytes = 0;
   private seq = 0;
   private policiesInFile = new Set<string>();
+  /** The batch being written, encoded (reused: one write at a time). */
+  private buffer = Buffer.allocUnsafe(256 * 1024);
   /** Files opened by this sink. */
   files = 0;
 
@@ -40,37 +42,56 @@ export class FileSink {
 
   /**
    * Appends the lines, starting a new file whenever the next line would take the current one past
-   * maxFileBytes (a file holds at least one decision); returns the bytes written.
+   * maxFileBytes (a file holds at least one decision); returns the bytes written. The lines are
+   * encoded into one reused buffer and written from it: a batch joined into one string and
+   * encoded by the write became a string of megabytes, allocated where only a full GC frees it.
    */
   async write(lines: readonly SinkLine[]): Promise<number> {
     if (this.handle === undefined) await this.rotate();
-    let text = '';
-    let textBytes = 0;
+    let used = 0;
     let written = 0;
     for (const l of lines) {
       const needsPolicy = !this.policiesInFile.has(l.policyHash);
-      const lineBytes = Buffer.byteLength(l.line) + 1 + (needsPolicy ? Buffer.byteLength(l.policyLine) + 1 : 0);
-      if (this.fileBytes + textBytes > 0 && this.fileBytes + textBytes + lineBytes > this.maxFileBytes) {
-        written += await this.append(text, textBytes);
-        text = '';
-        textBytes = 0;
+      const policyBytes = needsPolicy ? Buffer.byteLength(l.policyLine) + 1 : 0;
+      const lineBytes = Buffer.byteLength(l.line) + 1;
+      if (this.fileBytes + used > 0 && this.fileBytes + used + policyBytes + lineBytes > this.maxFileBytes) {
+        written += await this.append(used);
+        used = 0;
         await this.rotate();
       }
       if (!this.policiesInFile.has(l.policyHash)) {
-        text += `${l.policyLine}\n`;
-        textBytes += Buffer.byteLength(l.policyLine) + 1;
+        used = this.put(l.policyLine, used);
         this.policiesInFile.add(l.policyHash);
       }
-      text += `${l.line}\n`;
-      textBytes += Buffer.byteLength(l.line) + 1;
+      used = this.put(l.line, used);
     }
-    return written + (await this.append(text, textBytes));
+    return written + (await this.append(used));
   }
 
-  private async append(text: string, bytes: number): Promise<number> {
+  /** Encodes `text` and a newline at `at` of the buffer (grown as needed); returns the end. */
+  private put(text: string, at: number): number {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    const need = at + text.length * 3 + 1;
+    if (need > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, this.buffer.length * 2));
+      this.buffer.copy(grown, 0, 0, at);
+      this.buffer = grown;
+    }
+    const end = at + this.buffer.write(text, at, 'utf8');
+    this.buffer[end] = 0x0a;
+    return end + 1;
+  }
+
+  /** Writes the first `bytes` of the buffer to the current file. */
+  private async append(bytes: number): Promise<number> {
     if (bytes === 0) return 0;
     try {
-      await (this.handle as FileHandle).appendFile(text, 'utf8');
+      let done = 0;
+      while (done < bytes) {
+        const { bytesWritten } = await (this.handle as FileHandle).write(this.buffer, done, bytes - done);
+        if (bytesWritten <= 0) throw new Error('decision log: a write wrote nothing');
+        done += bytesWritten;
+      }
     } catch (error) {
       await this.abandon();
       throw error;

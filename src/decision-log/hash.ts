@@ -1,12 +1,28 @@
 /**
- * Hashes the log writes: sha256 hex of UTF-8 text (what `sha256sum` prints, so people can match a
- * passage or query they hold against the log), and a stable hash of a policy with the scorer
- * declarations it was compiled against (keys sorted, so equal policies hash equal).
+ * Hashes the log writes: the query's sha256 hex of UTF-8 text (what `sha256sum` prints, so a
+ * judgments file can name queries by it), each passage's 64-bit content hash (the score cache's
+ * XXH64, native: a sha256 per passage was most of a record's CPU), and a stable hash of a policy
+ * with the scorer declarations it was compiled against (keys sorted, so equal policies hash equal).
  */
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
+import { contentHash } from '../cache/hash.js';
+
+// The one-shot digest (Node ≥ 20.12) skips the Hash object a createHash call allocates.
+const oneShot = typeof crypto.hash === 'function' ? crypto.hash : undefined;
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return oneShot === undefined
+    ? crypto.createHash('sha256').update(text, 'utf8').digest('hex')
+    : oneShot('sha256', text, 'hex');
+}
+
+/**
+ * A passage's `hash` in the log (format version 2): 16 hex digits of XXH64 over the text's code
+ * units, as the score cache keys a passage without a title (src/cache/hash.ts: native, with an
+ * identical JS fallback). Call it on a passage you hold to find it in the log.
+ */
+export function passageHash(text: string): string {
+  return contentHash({ text });
 }
 
 /** Functions cannot be written to a log: they become this marker, and the record is not replayable. */

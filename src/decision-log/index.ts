@@ -6,6 +6,7 @@
 export { createDecisionLog, type DecisionLog } from './log.js';
 export {
   DECISION_LOG_VERSION,
+  READABLE_DECISION_LOG_VERSIONS,
   type DecisionEntry,
   type DecisionLogModel,
   type DecisionLogOptions,
@@ -46,5 +47,5 @@ export {
   type SignalHistogram,
 } from './drift.js';
 export { summarizeDrift, type DriftSummary } from './summary.js';
-export { sha256Hex, policyHashOf } from './hash.js';
+export { sha256Hex, passageHash, policyHashOf } from './hash.js';
 export { DecisionLogOptionError, DecisionLogFormatError, ReplayError } from './errors.js';

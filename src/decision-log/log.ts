@@ -1,15 +1,17 @@
 /**
  * createDecisionLog: the opt-in record of what the gate decided. `record()` runs on the request
  * path and only samples and enqueues references (about a microsecond, never throws, never
- * waits); the lines are built (hashing, copying) and written by a drain that runs after the
- * answer, in slices of about half a millisecond of CPU between event-loop turns, with one write in flight.
- * The queue is bounded: when it is full, or the directory cannot be written (full disk, read-only,
- * gone), records are dropped and counted by reason; the drain tries the directory again after
- * `retryMs`. Requests are answered either way.
+ * waits). A drain that runs after the answer, in slices of about half a millisecond of CPU
+ * between event-loop turns, hands each entry to a writer (writers.ts): with a directory on a host
+ * with cores to spare, a writer thread that builds and appends the lines (this thread only hashes
+ * the passages and packs the entry); otherwise, or when the thread cannot run, this thread builds
+ * them and appends them in batches. The queue is bounded: when it is full, or the directory cannot
+ * be written (full disk, read-only, gone), records are dropped and counted by reason; the writer
+ * tries the directory again after `retryMs`. Requests are answered either way.
  */
+import { availableParallelism } from 'node:os';
 import { DecisionLogOptionError } from './errors.js';
-import { FileSink, type SinkLine } from './file-sink.js';
-import { decisionRecordOf, policyRecordOf } from './record.js';
+import { policyRecordOf } from './record.js';
 import type {
   DecisionEntry,
   DecisionLogModel,
@@ -19,6 +21,7 @@ import type {
   DropReason,
   PolicyRecord,
 } from './types.js';
+import { createInlineWriter, createThreadWriter, type LineWriter, type WriterHost } from './writers.js';
 import type { Passage } from '../types.js';
 
 const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -26,10 +29,14 @@ const DEFAULT_MAX_FILES = 16;
 const DEFAULT_MAX_QUEUED = 4096;
 const DEFAULT_MAX_QUEUED_PAIRS = 65_536;
 const DEFAULT_RETRY_MS = 1000;
-/** CPU the drain spends building lines before it lets the event loop turn, ms. */
+/** CPU the drain spends on entries before it lets the event loop turn, ms. */
 const SLICE_MS = 0.5;
-/** Bytes of one write at most (one file per write). */
-const MAX_BATCH_BYTES = 1024 * 1024;
+/**
+ * Cores below which the lines are built on the calling thread by default: the writer thread takes
+ * most of a line's CPU off the requests' thread but costs more CPU in all (unpacking, a second
+ * heap), which on a host with no core to spare lands on the requests anyway (docs/decision-log.md).
+ */
+const MIN_CORES_FOR_THREAD = 4;
 
 export interface DecisionLog {
   /** Samples and enqueues one request; returns true when it was taken. Never throws. */
@@ -77,14 +84,41 @@ export function createDecisionLog(options: DecisionLogOptions = {}): DecisionLog
   const retryMs = options.retryMs ?? DEFAULT_RETRY_MS;
   const windowSize = options.window ?? 0;
   const build = { includeQuery: options.includeQuery === true, includeText: options.includeText === true };
-  const sink =
+  const windowPolicies = new Map<string, PolicyRecord>();
+  // The inspector's window keeps lines and parses one only when the window is read.
+  const recent: Array<{ line: string; policyHash: string; record?: DecisionRecord }> = [];
+  const counts = { offered: 0, sampledOut: 0, written: 0, bytes: 0 };
+  const dropped: Record<DropReason, number> = { 'queue-full': 0, 'write-error': 0, closed: 0, 'build-error': 0 };
+  let lastError: string | null = null;
+
+  const host: WriterHost = {
+    keepsLines: windowSize > 0,
+    written(n, bytes) {
+      counts.written += n;
+      counts.bytes += bytes;
+    },
+    dropped(reason, n, error) {
+      dropped[reason] += n;
+      if (error !== undefined) lastError = error;
+    },
+    failed(error) {
+      lastError = error;
+    },
+    remember(policyHash, line) {
+      recent.push({ line, policyHash });
+      if (recent.length > windowSize * 2) recent.splice(0, recent.length - windowSize);
+    },
+  };
+  const thread = options.thread ?? availableParallelism() >= MIN_CORES_FOR_THREAD;
+  const writer: LineWriter =
     options.dir === undefined
-      ? undefined
-      : new FileSink(
-          options.dir,
-          options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
-          options.maxFiles ?? DEFAULT_MAX_FILES,
-        );
+      ? createInlineWriter(host, build)
+      : (thread ? createThreadWriter : createInlineWriter)(host, build, {
+          dir: options.dir,
+          maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+          maxFiles: options.maxFiles ?? DEFAULT_MAX_FILES,
+          retryMs,
+        });
 
   // The queue: an array with a head index (no shift), compacted when drained.
   let queue: Array<{ entry: DecisionEntry<Passage>; time: Date; pairs: number }> = [];
@@ -92,17 +126,7 @@ export function createDecisionLog(options: DecisionLogOptions = {}): DecisionLog
   let queuedPairs = 0;
   let draining: Promise<void> | undefined;
   let closed = false;
-  let retryAt = 0;
   const policies = new WeakMap<DecisionLogModel, PolicyLine>();
-  const recent: DecisionRecord[] = [];
-  const recentPolicies = new Map<string, PolicyRecord>();
-  const counts = { offered: 0, sampledOut: 0, written: 0, bytes: 0 };
-  const dropped: Record<DropReason, number> = { 'queue-full': 0, 'write-error': 0, closed: 0, 'build-error': 0 };
-  let lastError: string | null = null;
-
-  const drop = (reason: DropReason, n = 1): void => {
-    dropped[reason] += n;
-  };
 
   const sampled = (entry: DecisionEntry<Passage>): boolean => {
     if (sample >= 1 || random() < sample) return true;
@@ -119,15 +143,9 @@ export function createDecisionLog(options: DecisionLogOptions = {}): DecisionLog
       const record = policyRecordOf(model);
       p = { record, line: JSON.stringify(record) };
       policies.set(model, p);
+      if (windowSize > 0) windowPolicies.set(record.policyHash, record);
     }
     return p;
-  };
-
-  const remember = (record: DecisionRecord, policy: PolicyRecord): void => {
-    if (windowSize === 0) return;
-    recent.push(record);
-    recentPolicies.set(policy.policyHash, policy);
-    if (recent.length > windowSize * 2) recent.splice(0, recent.length - windowSize);
   };
 
   const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -136,47 +154,24 @@ export function createDecisionLog(options: DecisionLogOptions = {}): DecisionLog
     while (head < queue.length) {
       // Let the answer go out before any work is spent on its record.
       await turn();
-      const lines: SinkLine[] = [];
-      let bytes = 0;
       const start = performance.now();
-      while (
-        head < queue.length &&
-        (lines.length === 0 || (performance.now() - start < SLICE_MS && bytes < MAX_BATCH_BYTES))
-      ) {
+      let taken = 0;
+      while (head < queue.length && (taken === 0 || performance.now() - start < SLICE_MS)) {
         const { entry, time, pairs } = queue[head];
         queue[head++] = undefined as never;
         queuedPairs -= pairs;
+        taken++;
         try {
           const policy = policyOf(entry.model);
-          const record = decisionRecordOf(entry, policy.record.policyHash, build, time);
-          const line = JSON.stringify(record);
-          bytes += line.length;
-          lines.push({ policyHash: policy.record.policyHash, policyLine: policy.line, line });
-          remember(record, policy.record);
+          writer.add(entry, { hash: policy.record.policyHash, line: policy.line }, time);
         } catch (error) {
-          drop('build-error');
+          dropped['build-error']++;
           lastError = error instanceof Error ? error.message : String(error);
         }
       }
       if (head === queue.length) {
         queue = [];
         head = 0;
-      }
-      if (sink === undefined || lines.length === 0) {
-        if (sink === undefined) counts.written += lines.length;
-        continue;
-      }
-      if (Date.now() < retryAt) {
-        drop('write-error', lines.length);
-        continue;
-      }
-      try {
-        counts.bytes += await sink.write(lines);
-        counts.written += lines.length;
-      } catch (error) {
-        drop('write-error', lines.length);
-        lastError = error instanceof Error ? error.message : String(error);
-        retryAt = Date.now() + retryMs;
       }
     }
   };
@@ -198,7 +193,7 @@ export function createDecisionLog(options: DecisionLogOptions = {}): DecisionLog
       try {
         counts.offered++;
         if (closed) {
-          drop('closed');
+          dropped.closed++;
           return false;
         }
         const e = entry as DecisionEntry<Passage>;
@@ -208,8 +203,11 @@ export function createDecisionLog(options: DecisionLogOptions = {}): DecisionLog
         }
         const r = e.result;
         const pairs = r.included.length + r.conflicting.length + r.excluded.length;
-        if (queue.length - head >= maxQueued || (queuedPairs > 0 && queuedPairs + pairs > maxQueuedPairs)) {
-          drop('queue-full');
+        if (
+          queue.length - head + writer.waiting >= maxQueued ||
+          (queuedPairs > 0 && queuedPairs + pairs > maxQueuedPairs)
+        ) {
+          dropped['queue-full']++;
           return false;
         }
         queuedPairs += pairs;
@@ -231,27 +229,31 @@ export function createDecisionLog(options: DecisionLogOptions = {}): DecisionLog
         dropped: total,
         droppedByReason: { ...dropped },
         bytes: counts.bytes,
-        queued: queue.length - head,
-        files: sink?.files ?? 0,
+        queued: queue.length - head + writer.waiting,
+        files: writer.files,
         lastError,
       };
     },
     window() {
-      const decisions = recent.slice(Math.max(0, recent.length - windowSize));
+      const kept = recent.slice(Math.max(0, recent.length - windowSize));
+      const decisions: DecisionRecord[] = [];
       const used = new Map<string, PolicyRecord>();
-      for (const d of decisions) {
-        const p = recentPolicies.get(d.policyHash);
-        if (p !== undefined) used.set(d.policyHash, p);
+      for (const r of kept) {
+        r.record ??= JSON.parse(r.line) as DecisionRecord;
+        decisions.push(r.record);
+        const p = windowPolicies.get(r.policyHash);
+        if (p !== undefined) used.set(r.policyHash, p);
       }
       return { decisions, policies: used };
     },
     async flush() {
       while (draining !== undefined) await draining;
+      await writer.flush();
     },
     async close() {
       closed = true;
       await log.flush();
-      await sink?.close();
+      await writer.close();
     },
   };
   return log;

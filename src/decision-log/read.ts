@@ -1,13 +1,13 @@
 /**
  * Reads a decision log directory: every `decisions-*.ndjson` file in name order (the order they
- * were started), lines in file order. A line that is not a record of this version (the last line
- * of a file cut short by a crash or a full disk) is counted, not fatal.
+ * were started), lines in file order. A line that is not a record of a version this reader takes
+ * (the last line of a file cut short by a crash or a full disk) is counted, not fatal.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DecisionLogFormatError } from './errors.js';
 import { LOG_FILE_PATTERN } from './file-sink.js';
-import { DECISION_LOG_VERSION, type DecisionRecord, type LogRecord, type PolicyRecord } from './types.js';
+import { type DecisionRecord, type LogRecord, type PolicyRecord, READABLE_DECISION_LOG_VERSIONS } from './types.js';
 
 export interface DecisionLogContents {
   /** Decision records in log order. */
@@ -22,7 +22,7 @@ export interface DecisionLogContents {
 function isRecord(value: unknown): value is LogRecord {
   if (typeof value !== 'object' || value === null) return false;
   const r = value as { kind?: unknown; v?: unknown };
-  if (r.v !== DECISION_LOG_VERSION) return false;
+  if (typeof r.v !== 'number' || !READABLE_DECISION_LOG_VERSIONS.includes(r.v)) return false;
   if (r.kind === 'policy') return typeof (value as PolicyRecord).policyHash === 'string';
   if (r.kind === 'decision') {
     const d = value as DecisionRecord;

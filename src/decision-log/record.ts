@@ -1,11 +1,12 @@
 /**
- * Builds the log's lines from a gate result. Runs off the request path (the writer's drain), so
- * hashing and copying cost the request nothing; everything is copied into plain JSON values.
+ * The log's records as objects: the policy line of a model, and the decision record of a request
+ * (what a decision line parses back to). The writer does not build decision records: it writes
+ * their JSON directly (line.ts, held equal to `JSON.stringify(decisionRecordOf(...))` by a test).
  */
 import { countWords } from '../gate/policies/adaptive.js';
 import type { GateItem } from '../gate/types.js';
 import type { Passage } from '../types.js';
-import { canonicalValue, holdsFunction, policyHashOf, sha256Hex } from './hash.js';
+import { canonicalValue, holdsFunction, passageHash, policyHashOf, sha256Hex } from './hash.js';
 import {
   DECISION_LOG_VERSION,
   type DecisionEntry,
@@ -44,7 +45,7 @@ function passageRecord(item: GateItem, includeText: boolean): PassageRecord {
   const record: PassageRecord = {
     id: item.id,
     rank: item.rank,
-    hash: sha256Hex(item.passage.text),
+    hash: passageHash(item.passage.text),
     route: item.route,
     rule: item.rule,
     reason: item.reason ?? null,
@@ -52,8 +53,8 @@ function passageRecord(item: GateItem, includeText: boolean): PassageRecord {
     cached: item.cached,
     relevance: item.relevance,
     score: item.score,
-    signals: item.signals === null ? null : { ...item.signals },
-    raw: item.raw === undefined ? null : { ...item.raw },
+    signals: item.signals == null ? null : { ...item.signals },
+    raw: item.raw == null ? null : { ...item.raw },
   };
   return includeText ? { ...record, text: item.passage.text } : record;
 }

@@ -8,7 +8,10 @@ import type { GatePolicy, GateResult, Route, UnscoredReason } from '../gate/type
 import type { ModelDecisions } from '../operating-points/types.js';
 import type { Passage, SignalProbabilities } from '../types.js';
 
-export const DECISION_LOG_VERSION = 1;
+/** The version written. 2: a passage's `hash` is its 64-bit content hash (`passageHash`), not sha256. */
+export const DECISION_LOG_VERSION = 2;
+/** Versions the reader takes: version 1 lines differ only in what a passage's `hash` holds. */
+export const READABLE_DECISION_LOG_VERSIONS: readonly number[] = [1, 2];
 
 /** What the log needs of a served model: its name, the scorer's identity and declarations, the gate's policy. */
 export interface DecisionLogModel {
@@ -60,7 +63,7 @@ export interface PassageRecord {
   readonly id: string;
   /** Position in the request's input. */
   readonly rank: number;
-  /** sha256 (hex) of the passage text, UTF-8. */
+  /** `passageHash` of the passage text: 16 hex digits of XXH64 (version 1: sha256 hex of its UTF-8). */
   readonly hash: string;
   readonly route: Route;
   readonly rule: string;
@@ -159,4 +162,10 @@ export interface DecisionLogOptions {
   readonly random?: () => number;
   /** After a failed open or write, wait this long before trying the directory again, ms. Default 1000. */
   readonly retryMs?: number;
+  /**
+   * With `dir`: true builds and writes the lines on a writer thread, this thread only hashing
+   * passages and packing the entry; false builds and writes them on this thread (less CPU in all).
+   * Default: true on a host with 4 or more cores, else false.
+   */
+  readonly thread?: boolean;
 }

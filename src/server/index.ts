@@ -80,6 +80,7 @@ export {
   DecisionLogFormatError,
   ReplayError,
   sha256Hex,
+  passageHash,
   policyHashOf,
   type DecisionLog,
   type DecisionEntry,

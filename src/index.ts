@@ -89,8 +89,11 @@ export {
 } from './gate/index.js';
 
 // Cache
-export { createScoreCache } from './cache/score-cache.js';
+export { createScoreCache, DEFAULT_APPROXIMATE_THRESHOLD } from './cache/score-cache.js';
 export type {
+  ApproximateCacheOptions,
+  EmbedQuery,
+  QueryIndexOptions,
   ScoreCache,
   ScoreCacheOptions,
   ScoreCacheStats,
@@ -100,6 +103,8 @@ export type {
 export type { QueryNormalization, QueryNormalizationOptions, CustomQueryNormalizer } from './cache/normalize-query.js';
 export type { RedisClusterNode, RedisL2Options } from './cache/redis-l2.js';
 export type {
+  CacheApproximateUse,
+  CachedMark,
   CacheL2Use,
   CacheRequest,
   CacheResolution,

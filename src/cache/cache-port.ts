@@ -26,7 +26,27 @@ export interface CacheRequest {
    * other instance's, for a scorer that is cheaper than a Redis round trip. Default: both.
    */
   readonly l2?: CacheL2Use;
+  /**
+   * Takes part in approximate reuse, when the cache has it (createScoreCache's `approximate`): its
+   * missing pairs may be served from a near-identical earlier query's scores. Absent: exact only.
+   */
+  readonly approximate?: CacheApproximateUse;
 }
+
+/** CacheRequest.approximate: what a request shares with the earlier queries it may reuse. */
+export interface CacheApproximateUse {
+  /**
+   * What besides the scorer (and its metadata keys) two requests must share for one to reuse the
+   * other's scores: the gate puts its policy and query class here, so no decision is ever made
+   * from scores reused across policies.
+   */
+  readonly scope: string;
+  /** The query's embedding when the caller has one (else the cache's `approximate.embed` makes it). */
+  readonly embedding?: Float32Array | readonly number[];
+}
+
+/** Where a pair's result came from: false = scored by this call, true = the exact cache, 'approximate' = a similar query's score. */
+export type CachedMark = boolean | 'approximate';
 
 /** CacheRequest.l2: how one request uses the shared L2. */
 export interface CacheL2Use {
@@ -45,8 +65,11 @@ export interface PrefetchOptions {
 export interface CacheResolution {
   /** One per passage, in input order; null where the scorer could not score the pair. */
   readonly results: ScorerPairResult[];
-  /** True where the result came from the cache (L1 or L2) rather than this call's scoring. */
-  readonly cached: boolean[];
+  /**
+   * True where the result came from the cache (L1 or L2) rather than this call's scoring;
+   * 'approximate' where it is a near-identical earlier query's score for the passage.
+   */
+  readonly cached: CachedMark[];
 }
 
 /** Scores the passages at `missIndices` (indices into the request's passages); results in that order. */
@@ -56,6 +79,8 @@ export type ScoreMisses = (
 ) => Promise<ReadonlyArray<ScorerPairResult>>;
 
 export interface PairScoreCache {
+  /** True when the cache reuses near-identical queries' scores for requests that say `approximate`. */
+  readonly approximate?: boolean;
   /**
    * Every pair's score: hits from the cache, misses from `scoreMisses`, called once per call with
    * all misses that no concurrent call (nor, through a Redis lease, another instance) is already

@@ -4,12 +4,12 @@
  */
 import { AbortedError, InvalidArgumentError } from '../errors.js';
 import type { Passage, ScoreOptions, ScorerPairResult } from '../types.js';
-import type { CacheRequest, ScoreMisses } from './cache-port.js';
+import type { CachedMark, CacheRequest, ScoreMisses } from './cache-port.js';
 
 /** What the leading, following and L2 paths of one resolve() call write into. */
 export interface CallState {
   readonly results: ScorerPairResult[];
-  readonly cached: boolean[];
+  readonly cached: CachedMark[];
   /** Set when this call's own scoring failed: its follower re-scores are then skipped. */
   failed: boolean;
   /** Signals an entry must carry (any of) to serve or be stored for this call. */
@@ -53,6 +53,19 @@ export function validateRequest(request: CacheRequest, scoreMisses: ScoreMisses)
       (lease !== undefined && typeof lease !== 'boolean')
     )
       throw new InvalidArgumentError('request.l2 must be { read?: boolean, lease?: boolean } when given');
+  }
+  const approximate: unknown = request.approximate;
+  if (approximate !== undefined) {
+    const { scope, embedding } = (approximate ?? {}) as { scope?: unknown; embedding?: unknown };
+    if (
+      approximate === null ||
+      typeof approximate !== 'object' ||
+      typeof scope !== 'string' ||
+      (embedding !== undefined && !(embedding instanceof Float32Array) && !Array.isArray(embedding))
+    )
+      throw new InvalidArgumentError(
+        'request.approximate must be { scope: string, embedding?: Float32Array | number[] } when given',
+      );
   }
   const required: unknown = request.requiredSignals;
   if (

@@ -9,6 +9,11 @@ import { InvalidArgumentError } from '../errors.js';
 import { RELEVANT } from '../signals.js';
 import { rejectUnknownKeys } from '../util/option-keys.js';
 import { invalidArgument, nonNegativeNumber, positiveLimit, positiveNumber } from '../util/validate-options.js';
+import {
+  type ApproximateCacheOptions,
+  type ApproximateSettings,
+  resolveApproximateOptions,
+} from './approximate/approximate-reuse.js';
 import { compileQueryNormalizer, type CompiledNormalizer, type QueryNormalization } from './normalize-query.js';
 import type { RedisClusterNode, RedisL2Options, RedisL2Settings } from './redis-l2.js';
 import { signingKeyObject } from './signing.js';
@@ -44,6 +49,12 @@ export interface ScoreCacheOptions {
    * before the entry is invalid. Default 1000 ms.
    */
   readonly maxClockSkewMs?: number;
+  /**
+   * Approximate query cache (off when absent): pairs neither L1 nor L2 holds are served from a
+   * near-identical earlier query's scores (cosine of the query embeddings ≥ `threshold`), for
+   * requests that take part (the gate's do). docs/cache.md, *Approximate query cache*.
+   */
+  readonly approximate?: ApproximateCacheOptions;
 }
 
 /** Default of ScoreCacheOptions.requiredSignals. */
@@ -68,6 +79,7 @@ const OPTION_KEYS: Readonly<Record<keyof ScoreCacheOptions, true>> = {
   clock: true,
   requiredSignals: true,
   maxClockSkewMs: true,
+  approximate: true,
 };
 const REDIS_OPTION_KEYS: Readonly<Record<keyof RedisL2Options, true>> = {
   url: true,
@@ -103,6 +115,7 @@ export interface ResolvedScoreCacheOptions {
   readonly normalizer: CompiledNormalizer;
   readonly redis: RedisL2Settings | undefined;
   readonly fromSnapshot: string | undefined;
+  readonly approximate: ApproximateSettings | undefined;
 }
 
 export function resolveScoreCacheOptions(options: ScoreCacheOptions): ResolvedScoreCacheOptions {
@@ -132,6 +145,7 @@ export function resolveScoreCacheOptions(options: ScoreCacheOptions): ResolvedSc
     normalizer,
     redis,
     fromSnapshot,
+    approximate: options.approximate === undefined ? undefined : resolveApproximateOptions(options.approximate),
   };
 }
 

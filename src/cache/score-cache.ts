@@ -14,12 +14,21 @@
  *   single-flight.ts one scoring per pair at a time; followers.ts: what a waiting call takes
  *   l1-snapshot.ts   snapshot save and warm start (file format: snapshot.ts)
  *   call.ts          per-call validation, state and abort handling
+ *   approximate/     reuse of near-identical queries' scores (LSH index over query embeddings)
  *   stats.ts         counters and what stats() reports
  */
 import { AbortedError, DisposedError, InvalidArgumentError } from '../errors.js';
 import type { ScoreOptions, ScorerPairResult } from '../types.js';
+import { ApproximateReuse, type ApproximateCall } from './approximate/approximate-reuse.js';
 import { throwIfAborted, validateCallOptions, validateRequest, type CallState } from './call.js';
-import type { CacheRequest, CacheResolution, PairScoreCache, PrefetchOptions, ScoreMisses } from './cache-port.js';
+import type {
+  CachedMark,
+  CacheRequest,
+  CacheResolution,
+  PairScoreCache,
+  PrefetchOptions,
+  ScoreMisses,
+} from './cache-port.js';
 import { hasAnySignal, toCacheableResult, type CacheableResult, type CacheEntry } from './entry.js';
 import { EntryPolicy } from './entry-policy.js';
 import { ScoreMissesContractError, type SnapshotError } from './errors.js';
@@ -36,6 +45,12 @@ import { ScopeMemo } from './scope-memo.js';
 import { SingleFlight, waitForFlights, type PendingPair } from './single-flight.js';
 import { collectStats, zeroCacheCounters, type ScoreCacheStats } from './stats.js';
 
+export {
+  type ApproximateCacheOptions,
+  DEFAULT_APPROXIMATE_THRESHOLD,
+  type EmbedQuery,
+} from './approximate/approximate-reuse.js';
+export type { QueryIndexOptions } from './approximate/query-index.js';
 export { DEFAULT_MAX_CLOCK_SKEW_MS, DEFAULT_REQUIRED_SIGNALS, type ScoreCacheOptions } from './options.js';
 export type { ScoreCacheStats } from './stats.js';
 export type { SnapshotReport, WarmStartReport } from './l1-snapshot.js';
@@ -71,6 +86,8 @@ export interface ScoreCache extends PairScoreCache {
   prefetch(requests: readonly CacheRequest[], options?: PrefetchOptions): Promise<number>;
   /** Whether the cache has an L2 shared with other instances (the `redis` option). */
   readonly shared: boolean;
+  /** Whether the cache reuses near-identical queries' scores (the `approximate` option). */
+  readonly approximate: boolean;
   /** Empties L1 (not Redis: other instances share it; entries there expire by TTL). */
   clear(): void;
   /** Flushes L2 writes and disconnects. Later resolve() calls throw DisposedError. */
@@ -89,6 +106,7 @@ const LEASE_WAIT_SLACK_MS = 50;
 class ScoreCacheImpl implements ScoreCache {
   warmStartResult: WarmStartReport | SnapshotError | undefined;
   readonly shared: boolean;
+  readonly approximate: boolean;
   private readonly clock: () => number;
   private readonly requiredSignals: readonly string[];
   private readonly counters = zeroCacheCounters();
@@ -100,6 +118,7 @@ class ScoreCacheImpl implements ScoreCache {
   private readonly l2Read: L2ReadPath | undefined;
   private readonly leaseWait: LeaseWait | undefined;
   private readonly pace = new ScorerPace();
+  private readonly reuse: ApproximateReuse | undefined;
   private readonly snapshots: L1Snapshots;
   private closed = false;
 
@@ -125,6 +144,9 @@ class ScoreCacheImpl implements ScoreCache {
             { l2: this.l2 as RedisL2, read: this.l2Read, counters, clock },
             settings.redis.leaseMs + LEASE_WAIT_SLACK_MS,
           );
+    this.reuse =
+      settings.approximate === undefined ? undefined : new ApproximateReuse(settings.approximate, l1, counters, clock);
+    this.approximate = this.reuse !== undefined;
     this.snapshots = new L1Snapshots(l1, policy, clock);
     if (settings.fromSnapshot !== undefined) this.warmStartResult = this.snapshots.loadSync(settings.fromSnapshot);
   }
@@ -140,12 +162,14 @@ class ScoreCacheImpl implements ScoreCache {
     const { passages } = request;
     const n = passages.length;
     const results = new Array<ScorerPairResult>(n);
-    const cached = new Array<boolean>(n);
+    const cached = new Array<CachedMark>(n);
     if (n === 0) return { results, cached };
     throwIfAborted(options.signal);
     const scope = this.scopes.scopeOf(request.scorerId, request.query);
     const now = this.clock();
     const required = request.requiredSignals ?? this.requiredSignals;
+    // Every pair's key, kept only when this call may remember its query for approximate reuse.
+    const keys = this.reuse !== undefined && request.approximate !== undefined ? new Array<string>(n) : undefined;
 
     // Each pair: an L1 hit, a repeat of an earlier pair of this call, a pair another call is
     // scoring (follow its flight), or a pair this call leads (starts the flight, then L2, then scores).
@@ -157,6 +181,7 @@ class ScoreCacheImpl implements ScoreCache {
     try {
       for (let i = 0; i < n; i++) {
         const key = pairKey(scope, passages[i], request.metadataKeys);
+        if (keys !== undefined) keys[i] = key;
         const entry = this.l1.get(key, now);
         if (entry !== undefined && (required === this.requiredSignals || hasAnySignal(entry.result, required))) {
           results[i] = entry.result;
@@ -193,7 +218,10 @@ class ScoreCacheImpl implements ScoreCache {
     if (lead === undefined && follow === undefined) return { results, cached };
 
     const call: CallState = { results, cached, failed: false, required, leasing: false };
-    const leading = lead === undefined ? undefined : this.lead(call, lead, request, scoreMisses, options);
+    // The query embedding is fetched alongside the L2 read; only a call that leads pairs needs it.
+    const approximate = lead === undefined ? undefined : this.reuse?.begin(request, options);
+    const leading =
+      lead === undefined ? undefined : this.lead(call, lead, request, scoreMisses, options, approximate, scope);
     const following = follow === undefined ? undefined : this.awaitLeaders(call, follow, scoreMisses, options);
     const [leadOutcome, followOutcome] = await Promise.allSettled([leading, following]);
     if (leadOutcome.status === 'rejected') throw leadOutcome.reason;
@@ -205,10 +233,17 @@ class ScoreCacheImpl implements ScoreCache {
         const first = duplicates[d + 1];
         results[i] = results[first];
         cached[i] = cached[first];
-        if (cached[first]) this.counters.hits++;
+        if (cached[first] === 'approximate') this.counters.approximateHits++;
+        else if (cached[first]) this.counters.hits++;
         else this.counters.misses++;
       }
     }
+    if (approximate !== undefined && keys !== undefined)
+      (this.reuse as ApproximateReuse).remember(
+        approximate,
+        scope,
+        keys.filter((_, i) => cached[i] !== 'approximate' && results[i] !== null),
+      );
     return { results, cached };
   }
 
@@ -239,6 +274,8 @@ class ScoreCacheImpl implements ScoreCache {
     request: CacheRequest,
     scoreMisses: ScoreMisses,
     options: ScoreOptions,
+    approximate: ApproximateCall | undefined,
+    scope: string,
   ): Promise<void> {
     let own = pairs;
     let waits: PendingPair[] = [];
@@ -261,12 +298,41 @@ class ScoreCacheImpl implements ScoreCache {
       for (const pair of pairs) this.flights.settlePair(pair, { ok: false, reason: 'failed' });
       throw error;
     }
+    if (approximate !== undefined && own.length > 0)
+      own = await this.serveApproximate(call, own, approximate, scope, options);
     const scoring =
       own.length === 0 ? undefined : this.scoreAsLeader(call, own, scoreMisses, options, request.scorerId);
     const waiting = waits.length === 0 ? undefined : this.awaitPeers(call, waits, scoreMisses, options);
     const [scored, waited] = await Promise.allSettled([scoring, waiting]);
     if (scored.status === 'rejected') throw scored.reason;
     if (waited.status === 'rejected') throw waited.reason;
+  }
+
+  /**
+   * Serves what it can of `pairs` from near-identical earlier queries (approximate/). Those pairs
+   * are not this query's scores: their flights end without an entry (followers score them) and
+   * their leases are released, so nothing is stored under this query's keys.
+   */
+  private async serveApproximate(
+    call: CallState,
+    pairs: PendingPair[],
+    approximate: ApproximateCall,
+    scope: string,
+    options: ScoreOptions,
+  ): Promise<PendingPair[]> {
+    let outcome: { rest: PendingPair[]; served: PendingPair[] };
+    try {
+      outcome = await (this.reuse as ApproximateReuse).serve(call, pairs, approximate, scope, options);
+    } catch {
+      // Reuse is an optimisation: whatever went wrong in it, the pairs are scored.
+      return pairs;
+    }
+    const { rest, served } = outcome;
+    if (served.length > 0) {
+      for (const pair of served) this.flights.settlePair(pair, { ok: false, reason: 'approximate' });
+      if (call.leasing && this.l2 !== undefined && !this.closed) this.l2.release(served.map((pair) => pair.key));
+    }
+    return rest;
   }
 
   /**
@@ -382,7 +448,13 @@ class ScoreCacheImpl implements ScoreCache {
   }
 
   stats(): ScoreCacheStats {
-    return collectStats({ counters: this.counters, l1: this.l1, inflight: this.flights.size, l2: this.l2 });
+    return collectStats({
+      counters: this.counters,
+      l1: this.l1,
+      inflight: this.flights.size,
+      l2: this.l2,
+      approximate: this.reuse,
+    });
   }
 
   snapshot(path: string): Promise<SnapshotReport> {
@@ -430,6 +502,7 @@ class ScoreCacheImpl implements ScoreCache {
 
   clear(): void {
     this.l1.clear();
+    this.reuse?.clear();
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,8 @@ import type { ScoreOptions } from '../types.js';
 import { abortedError } from './call.js';
 import type { CacheEntry } from './entry.js';
 
-export type FlightFailure = 'failed' | 'aborted' | 'null' | 'uncacheable';
+/** 'approximate': the leader served the pair from a similar query, which followers must not take as this query's score. */
+export type FlightFailure = 'failed' | 'aborted' | 'null' | 'uncacheable' | 'approximate';
 
 export type FlightOutcome =
   | { readonly ok: true; readonly entry: CacheEntry }

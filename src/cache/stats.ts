@@ -2,6 +2,7 @@
  * What `stats()` reports: the counters the cache's parts increment (one shared object), the L2's
  * counters, and the state of L1, single-flight and L2 read at call time.
  */
+import type { QueryIndexStats } from './approximate/query-index.js';
 import { emptyL2Latency, zeroL2Counters, type L2Counters, type L2LatencyHistogram, type RedisL2 } from './redis-l2.js';
 
 export interface ScoreCacheStats extends L2Counters {
@@ -43,6 +44,23 @@ export interface ScoreCacheStats extends L2Counters {
   l2Leasing: boolean;
   /** How long calls waited for their L2 read (one MGET per call), as a histogram. */
   l2ReadLatency: L2LatencyHistogram;
+  /** Whether the cache reuses near-identical queries' scores (the `approximate` option). */
+  approximateEnabled: boolean;
+  /**
+   * Pairs served from a near-identical earlier query's score (`cached: 'approximate'`); neither
+   * hits nor misses, so hits + misses + approximateHits = pairs asked for.
+   */
+  approximateHits: number;
+  /** Calls that looked for similar earlier queries (they had an embedding and pairs to score). */
+  approximateLookups: number;
+  /** Query embeddings that could not be had: embed threw, or returned no usable vector (the pairs were scored). */
+  approximateEmbedFailures: number;
+  /** Calls that stopped waiting for the query embedding (embedTimeoutMs, deadline) and scored their pairs. */
+  approximateEmbedTimeouts: number;
+  /** Queries the approximate index remembers, its estimated bytes, and the ones it dropped to stay in bounds. */
+  approximateQueries: number;
+  approximateBytes: number;
+  approximateEvictions: number;
 }
 
 /** The counters the cache increments itself (the rest of ScoreCacheStats is derived or comes from L2). */
@@ -59,6 +77,10 @@ export type CacheCounters = Pick<
   | 'stores'
   | 'nullResults'
   | 'uncacheable'
+  | 'approximateHits'
+  | 'approximateLookups'
+  | 'approximateEmbedFailures'
+  | 'approximateEmbedTimeouts'
 >;
 
 export function zeroCacheCounters(): CacheCounters {
@@ -74,6 +96,10 @@ export function zeroCacheCounters(): CacheCounters {
     stores: 0,
     nullResults: 0,
     uncacheable: 0,
+    approximateHits: 0,
+    approximateLookups: 0,
+    approximateEmbedFailures: 0,
+    approximateEmbedTimeouts: 0,
   };
 }
 
@@ -83,9 +109,11 @@ export interface StatsSources {
   readonly l1: { readonly bytes: number; readonly maxBytes: number; readonly entries: number };
   readonly inflight: number;
   readonly l2: RedisL2 | undefined;
+  readonly approximate: { stats(): QueryIndexStats } | undefined;
 }
 
-export function collectStats({ counters, l1, inflight, l2 }: StatsSources): ScoreCacheStats {
+export function collectStats({ counters, l1, inflight, l2, approximate }: StatsSources): ScoreCacheStats {
+  const index = approximate?.stats();
   return {
     ...counters,
     ...(l2?.counters ?? zeroL2Counters()),
@@ -99,5 +127,9 @@ export function collectStats({ counters, l1, inflight, l2 }: StatsSources): Scor
     l2Signed: l2?.signed ?? false,
     l2Leasing: l2?.leasing ?? false,
     l2ReadLatency: l2?.latency ?? emptyL2Latency(),
+    approximateEnabled: approximate !== undefined,
+    approximateQueries: index?.queries ?? 0,
+    approximateBytes: index?.bytes ?? 0,
+    approximateEvictions: index?.evictions ?? 0,
   };
 }

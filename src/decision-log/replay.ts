@@ -155,6 +155,7 @@ export function resultOfRecord(record: DecisionRecord): GateResult<Passage> {
       retrieved: record.passages.length,
       scored: record.passages.filter((p) => p.signals !== null && p.reason === null).length,
       cacheHits: record.passages.filter((p) => p.cached).length,
+      approximateHits: record.passages.filter((p) => p.cached === 'approximate').length,
       passed: 0,
       returned: groups.included.length,
       conflicting: groups.conflicting.length,

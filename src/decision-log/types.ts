@@ -69,7 +69,7 @@ export interface PassageRecord {
   readonly rule: string;
   readonly reason: UnscoredReason | null;
   readonly tier: string | null;
-  readonly cached: boolean;
+  readonly cached: boolean | 'approximate';
   readonly relevance: number | null;
   readonly score: number | null;
   /** Every signal as the scorer gave it; null when unscored or skipped by early stop. */

@@ -30,7 +30,7 @@ export interface WorkingItem<P extends Passage = Passage> {
   tier: string | undefined;
   relevance: number | null;
   score: number | null;
-  cached: boolean;
+  cached: boolean | 'approximate';
   rank: number;
   passage: P;
 }
@@ -372,6 +372,7 @@ export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): G
 
   let scored = 0;
   let cacheHits = 0;
+  let approximateHits = 0;
   let unscored = 0;
   let skipped = 0;
   const unscoredByReason: Partial<Record<UnscoredReason, number>> = {};
@@ -380,7 +381,10 @@ export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): G
   let tiers = 0;
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
-    if (item.cached) cacheHits++;
+    if (item.cached) {
+      cacheHits++;
+      if (item.cached === 'approximate') approximateHits++;
+    }
     if (item.reason !== undefined) {
       unscored++;
       unscoredByReason[item.reason] = (unscoredByReason[item.reason] ?? 0) + 1;
@@ -404,6 +408,7 @@ export function finalizeDecisions<P extends Passage>(input: FinalizeInput<P>): G
     retrieved: items.length,
     scored,
     cacheHits,
+    approximateHits,
     passed: state.passed,
     returned: included.length,
     conflicting: conflicting.length,

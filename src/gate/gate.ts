@@ -3,7 +3,7 @@
  * chunks when early stopping), decides every pair from its stored signals, and returns the
  * grouped result with stats and timings. The hot path allocates one item per pair and little else.
  */
-import type { PairScoreCache } from '../cache/cache-port.js';
+import type { CacheApproximateUse, PairScoreCache } from '../cache/cache-port.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { Passage, Scorer, ScoreOptions } from '../types.js';
 import { isScorer } from '../util/is-scorer.js';
@@ -23,6 +23,7 @@ import { selectThreshold } from './policies/adaptive.js';
 import { EarlyStopWindow } from './policies/early-stop.js';
 import { listCut } from './policies/operating-points.js';
 import { compilePolicy, mergePolicy, type CompiledPolicy } from './policy.js';
+import { policyFingerprint } from './policy-fingerprint.js';
 import { scoreRange, type ScoringContext } from './scoring.js';
 import { StreamChannel } from './stream-channel.js';
 import type {
@@ -96,6 +97,7 @@ interface PreparedCall<P extends Passage> {
   readonly policy: CompiledPolicy;
   readonly threshold: number;
   readonly scoreOptions: ScoreOptions;
+  readonly approximate: CacheApproximateUse | undefined;
 }
 
 class GateImpl implements Gate {
@@ -106,6 +108,8 @@ class GateImpl implements Gate {
   private readonly now: () => number;
   private readonly maxPassages: number;
   private readonly defaultTier: string;
+  /** The gate policy's fingerprint when the cache reuses similar queries' scores (they must share it). */
+  private readonly approximateScope: string | undefined;
   /** The process's warm-up gates (warmDecisionPathOnce): their calls make no spans in the application's traces. */
   warmUp = false;
 
@@ -143,6 +147,7 @@ class GateImpl implements Gate {
     this.now = config.clock ?? Date.now;
     this.maxPassages = maxPassages;
     this.defaultTier = config.tierName ?? this.scorer.id;
+    this.approximateScope = this.cache?.approximate === true ? policyFingerprint(this.policySource) : undefined;
   }
 
   async filter<P extends Passage>(
@@ -206,15 +211,19 @@ class GateImpl implements Gate {
     validateOptions(options);
     validateQuery(query);
     validatePassages(passages, this.maxPassages);
-    const policy =
-      options.policy === undefined
-        ? this.policy
-        : compilePolicy(mergePolicy(this.policySource, options.policy), this.scorer);
+    const merged = options.policy === undefined ? undefined : mergePolicy(this.policySource, options.policy);
+    const policy = merged === undefined ? this.policy : compilePolicy(merged, this.scorer);
     const threshold = selectThreshold(policy, query, options.queryClass);
     const deadline = resolveDeadline(options, this.now);
     const signal = signalOverride ?? options.signal;
     const scoreOptions = signal === undefined && deadline === undefined ? NO_SCORE_OPTIONS : { signal, deadline };
-    return { t0, query, passages, queryClass: options.queryClass, policy, threshold, scoreOptions };
+    let approximate: CacheApproximateUse | undefined;
+    if (this.approximateScope !== undefined) {
+      const policyScope = merged === undefined ? this.approximateScope : policyFingerprint(merged);
+      const scope = `${policyScope}\u0000${options.queryClass ?? ''}`;
+      approximate = options.queryEmbedding === undefined ? { scope } : { scope, embedding: options.queryEmbedding };
+    }
+    return { t0, query, passages, queryClass: options.queryClass, policy, threshold, scoreOptions, approximate };
   }
 
   private async execute<P extends Passage>(
@@ -233,6 +242,7 @@ class GateImpl implements Gate {
       options: call.scoreOptions,
       now: this.now,
       defaultTier: this.defaultTier,
+      approximate: call.approximate,
       errors: undefined,
     };
     const scoringStart = performance.now();

@@ -3,7 +3,13 @@
  * call's deadline and AbortSignal, and normalises every answer onto the working items. Anything
  * not a valid score marks the pair unscored with a reason; nothing here decides a route.
  */
-import type { CacheResolution, PairScoreCache, ScoreMisses } from '../cache/cache-port.js';
+import type {
+  CacheApproximateUse,
+  CachedMark,
+  CacheResolution,
+  PairScoreCache,
+  ScoreMisses,
+} from '../cache/cache-port.js';
 import { AbortedError, DeadlineExceededError, DisposedError, InvalidArgumentError } from '../errors.js';
 import { isCutByDeadline, pairResultProblem } from '../scoring/pair-result.js';
 import { CACHE_TIER } from '../router/config.js';
@@ -20,6 +26,8 @@ export interface ScoringContext {
   readonly now: () => number;
   /** Tier label for results that name none. */
   readonly defaultTier: string;
+  /** The call's part in approximate reuse, when its cache has that (else undefined). */
+  readonly approximate: CacheApproximateUse | undefined;
   /** Failure messages of this call; created on first failure. */
   errors: string[] | undefined;
 }
@@ -52,7 +60,7 @@ function failureReason(error: unknown, otherwise: UnscoredReason): UnscoredReaso
 function applyResult(
   item: WorkingItem,
   result: ScorerPairResult | undefined,
-  cached: boolean,
+  cached: CachedMark,
   defaultTier: string,
 ): void {
   item.cached = cached;
@@ -225,7 +233,13 @@ export async function scoreRange(
   let resolution: RaceOutcome<CacheResolution>;
   try {
     const pending = ctx.cache.resolve(
-      { scorerId: ctx.scorer.id, metadataKeys: ctx.scorer.metadataKeys, query: ctx.query, passages: slice },
+      {
+        scorerId: ctx.scorer.id,
+        metadataKeys: ctx.scorer.metadataKeys,
+        query: ctx.query,
+        passages: slice,
+        approximate: ctx.approximate,
+      },
       scoreMisses,
       ctx.options,
     );
@@ -250,7 +264,13 @@ export async function scoreRange(
   }
   for (let i = 0; i < count; i++) {
     const item = items[start + i];
-    applyResult(item, results[i] as ScorerPairResult, cached[i] === true, ctx.defaultTier);
+    const mark: unknown = cached[i];
+    applyResult(
+      item,
+      results[i] as ScorerPairResult,
+      mark === true || mark === 'approximate' ? mark : false,
+      ctx.defaultTier,
+    );
     // A null from the cache: use the reason our scoreMisses recorded (if this call scored it).
     if (item.reason === 'scorer-null' && missReasons?.has(i)) item.reason = missReasons.get(i);
   }

@@ -192,6 +192,12 @@ export interface FilterOptions {
   readonly policy?: GatePolicy;
   /** Caller-supplied query class for thresholdByQueryClass / thresholdFn. */
   readonly queryClass?: string;
+  /**
+   * The query's embedding, for a cache with approximate reuse (createScoreCache's `approximate`):
+   * from the model that cache names (`approximate.model`); used instead of its `embed`. Ignored by
+   * a gate without such a cache.
+   */
+  readonly queryEmbedding?: Float32Array | readonly number[];
 }
 
 export interface GateItem<P extends Passage = Passage> {
@@ -214,7 +220,12 @@ export interface GateItem<P extends Passage = Passage> {
    * null when the pair has no relevance (unscored, skipped, fail-open).
    */
   readonly score: number | null;
-  readonly cached: boolean;
+  /**
+   * true: the score came from the cache (L1, Redis, a concurrent call); 'approximate': it is the
+   * score a near-identical earlier query got for this passage (docs/cache.md, *Approximate query
+   * cache*); false: scored for this call.
+   */
+  readonly cached: boolean | 'approximate';
   /** Position in the caller's input array. */
   readonly rank: number;
   /** The caller's passage object, untouched. */
@@ -225,7 +236,10 @@ export interface GateStats {
   readonly retrieved: number;
   /** Pairs with a valid score (fresh or cached). */
   readonly scored: number;
+  /** Pairs answered from the cache, approximate reuses included. */
   readonly cacheHits: number;
+  /** Of cacheHits: pairs answered with a near-identical earlier query's score (`cached: 'approximate'`). */
+  readonly approximateHits: number;
   /** Pairs whose own decision was 'included' (before maxKept and fallback). */
   readonly passed: number;
   /** included.length */

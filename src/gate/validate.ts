@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError } from '../errors.js';
 import type { Passage } from '../types.js';
+import { checkQueryEmbedding } from '../cache/approximate/approximate-reuse.js';
 import { checkPassage } from '../scoring/passages.js';
 import { nonNegativeLimit } from '../util/validate-options.js';
 import { DuplicatePassageIdError } from './errors.js';
@@ -50,7 +51,14 @@ export function resolveDeadline(options: FilterOptions, now: () => number): numb
   return deadline === undefined || fromBudget < deadline ? fromBudget : deadline;
 }
 
-const OPTION_KEYS: ReadonlySet<string> = new Set(['signal', 'deadline', 'budgetMs', 'policy', 'queryClass']);
+const OPTION_KEYS: ReadonlySet<string> = new Set([
+  'signal',
+  'deadline',
+  'budgetMs',
+  'policy',
+  'queryClass',
+  'queryEmbedding',
+]);
 
 export function validateOptions(options: unknown): asserts options is FilterOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options must be an object');
@@ -58,7 +66,7 @@ export function validateOptions(options: unknown): asserts options is FilterOpti
   for (const key in options)
     if (!OPTION_KEYS.has(key))
       throw new InvalidArgumentError(
-        `options.${key} is not a filter option (signal, deadline, budgetMs, policy, queryClass)`,
+        `options.${key} is not a filter option (signal, deadline, budgetMs, policy, queryClass, queryEmbedding)`,
       );
   const { signal, queryClass } = options as FilterOptions;
   if (
@@ -72,6 +80,8 @@ export function validateOptions(options: unknown): asserts options is FilterOpti
   }
   if (queryClass !== undefined && typeof queryClass !== 'string')
     throw new InvalidArgumentError('options.queryClass must be a string');
+  const { queryEmbedding } = options as FilterOptions;
+  if (queryEmbedding !== undefined) checkQueryEmbedding(queryEmbedding, 'options.queryEmbedding');
 }
 
 /**

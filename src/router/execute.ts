@@ -9,7 +9,7 @@ import { AbortedError, DeadlineExceededError, InvalidArgumentError, OverloadedEr
 import { isUsablePairResult, pairResultProblem } from '../scoring/pair-result.js';
 import { ABORTED, TIMED_OUT } from '../scoring/race-limits.js';
 import { raceAnswer } from './answer-race.js';
-import type { CacheL2Use, CacheRequest } from '../cache/cache-port.js';
+import type { CachedMark, CacheL2Use, CacheRequest } from '../cache/cache-port.js';
 import type { Passage, ScoreOptions, ScorerPairResult, TierName } from '../types.js';
 import { type InlineScores, labelled } from './answers.js';
 import { CACHE_TIER, type TierState } from './config.js';
@@ -202,7 +202,7 @@ export class TierExecutor {
       }
     };
     let results: ReadonlyArray<ScorerPairResult>;
-    let cached: readonly boolean[] | undefined;
+    let cached: readonly CachedMark[] | undefined;
     try {
       const cache = this.deps.cache;
       if (cache !== undefined && tier.cacheable) {

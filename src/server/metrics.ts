@@ -223,6 +223,7 @@ export function createServerMetrics(
   );
 
   registerCacheL2Metrics(prom, registry, options.cacheStats ?? (() => undefined));
+  registerCacheApproximateMetrics(prom, registry, options.cacheStats ?? (() => undefined));
   const drift = new DriftMetrics();
   drift.register(registry, p, options.decisionLogStats ?? (() => undefined), options.shadowStats ?? (() => undefined));
 
@@ -309,6 +310,69 @@ type L2Total =
   | 'l2LeaseShared'
   | 'l2LeaseTakeovers'
   | 'l2LeaseGiveUps';
+
+type ApproximateTotal =
+  | 'approximateHits'
+  | 'approximateLookups'
+  | 'approximateEmbedFailures'
+  | 'approximateEmbedTimeouts'
+  | 'approximateEvictions';
+
+/**
+ * The approximate query cache's figures (docs/cache.md, *Approximate query cache*), read from the
+ * cache's totals at scrape time like the L2's; all 0 while it is off.
+ */
+function registerCacheApproximateMetrics(
+  prom: PromClient,
+  registry: Registry,
+  cacheStats: () => ScoreCacheStats | undefined,
+): void {
+  const p = METRIC_PREFIX;
+  const total = (name: string, help: string, field: ApproximateTotal): void => {
+    let reported = 0;
+    new prom.Counter({
+      name: `${p}cache_approximate_${name}_total`,
+      help,
+      registers: [registry],
+      collect() {
+        const stats = cacheStats();
+        if (stats === undefined) return;
+        const now = stats[field];
+        if (now > reported) this.inc(now - reported);
+        reported = now;
+      },
+    });
+  };
+  total(
+    'hits',
+    "Pairs answered with a near-identical earlier query's score (cached: 'approximate')",
+    'approximateHits',
+  );
+  total('lookups', 'Calls that looked for near-identical earlier queries', 'approximateLookups');
+  total(
+    'embed_failures',
+    'Query embeddings that failed or were unusable (the pairs were scored)',
+    'approximateEmbedFailures',
+  );
+  total(
+    'embed_timeouts',
+    'Calls that stopped waiting for the query embedding (the pairs were scored)',
+    'approximateEmbedTimeouts',
+  );
+  total(
+    'evictions',
+    'Remembered queries dropped to keep the approximate index within its bounds',
+    'approximateEvictions',
+  );
+  new prom.Gauge({
+    name: `${p}cache_approximate_queries`,
+    help: 'Queries the approximate index remembers (in a cluster: summed over processes)',
+    registers: [registry],
+    collect() {
+      this.set(cacheStats()?.approximateQueries ?? 0);
+    },
+  });
+}
 
 /**
  * The score cache's Redis (L2) figures, read from its counters when Prometheus scrapes: nothing is

@@ -163,6 +163,8 @@ export function createModelRegistry(
   const served = new Map<string, ServedModel>();
   const tiers = new Map<string, TierModel>();
   let cache: ScoreCache | undefined;
+  // The bi-encoder that embeds queries for the approximate query cache (cache.approximate).
+  let queryEmbedder: Promise<EmbeddingScorer> | undefined;
   const routers: Router[] = [];
   // Built-in tiers warmed before the server reports ready (an LLM judge's calls cost money: not warmed).
   const warmUps: Array<Promise<unknown>> = [];
@@ -511,6 +513,9 @@ export function createModelRegistry(
     await Promise.all(closing);
     if (cache !== undefined) await cache.close().catch(() => undefined);
     cache = undefined;
+    const embedder = queryEmbedder;
+    queryEmbedder = undefined;
+    if (embedder !== undefined) await embedder.then((e) => e.close()).catch(() => undefined);
   };
 
   return {
@@ -525,7 +530,17 @@ export function createModelRegistry(
     async load() {
       try {
         if (config.cache.enabled) {
-          cache = createServerCache(config, env, log);
+          const approximate = config.cache.approximate;
+          if (approximate !== undefined) {
+            // One worker: it embeds one short query per call that has pairs to score.
+            queryEmbedder = createEmbeddingScorer({
+              modelDir: approximate.embeddingModel,
+              workers: 1,
+              intraOpThreads: 1,
+            });
+            queryEmbedder.catch(() => undefined); // awaited below; a failure fails the load there
+          }
+          cache = createServerCache(config, env, log, queryEmbedder);
         }
         // Redis connects while the models load: a replica's first requests then read what its
         // peers scored instead of skipping L2 (a Redis that is down delays readiness by 1 s at most).
@@ -547,6 +562,17 @@ export function createModelRegistry(
                     : Promise.resolve(),
             ),
           );
+        }
+        if (queryEmbedder !== undefined) {
+          try {
+            const embedder = await queryEmbedder;
+            log(`cache: approximate query cache on, queries embedded by ${embedder.modelId}`);
+          } catch (error) {
+            throw new ServerConfigError(
+              `cache.approximate.embeddingModel failed to load: ${error instanceof Error ? error.message : String(error)}`,
+              { cause: error },
+            );
+          }
         }
         const failed = loaded.findIndex((r) => r.status === 'rejected');
         if (failed >= 0) {
@@ -649,8 +675,13 @@ function clusterNode(node: string): { host: string; port: number } {
 }
 
 /** The server's score cache; its Redis entries are signed when CACHE_SIGNING_KEY_ENV is set. */
-function createServerCache(config: ServerConfig, env: NodeJS.ProcessEnv, log: (msg: string) => void): ScoreCache {
-  const { redisUrl, redisCluster, ttlMs, redisTimeoutMs, redisLeaseMs } = config.cache;
+function createServerCache(
+  config: ServerConfig,
+  env: NodeJS.ProcessEnv,
+  log: (msg: string) => void,
+  queryEmbedder: Promise<EmbeddingScorer> | undefined,
+): ScoreCache {
+  const { redisUrl, redisCluster, ttlMs, redisTimeoutMs, redisLeaseMs, approximate } = config.cache;
   const signingKey = env[CACHE_SIGNING_KEY_ENV];
   const redisConnection =
     redisCluster !== undefined
@@ -665,6 +696,16 @@ function createServerCache(config: ServerConfig, env: NodeJS.ProcessEnv, log: (m
     cache = createScoreCache({
       maxBytes: Math.max(4096, Math.floor(config.cache.l1Mb * 1024 * 1024)),
       ...(ttlMs === undefined ? {} : { ttlMs }),
+      ...(approximate === undefined || queryEmbedder === undefined
+        ? {}
+        : {
+            approximate: {
+              ...(approximate.threshold === undefined ? {} : { threshold: approximate.threshold }),
+              model: approximate.embeddingModel,
+              embed: async (query: string, options: ScoreOptions) =>
+                (await (await queryEmbedder).embed([query], { ...options, as: 'query' }))[0],
+            },
+          }),
       ...(redisConnection === undefined
         ? {}
         : {

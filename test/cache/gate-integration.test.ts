@@ -25,9 +25,9 @@ function scorer(id: string, delayMs = 0, fail = false): CountingScorer {
 const cache = useCaches();
 
 function allItems(r: {
-  included: readonly { id: string; cached: boolean; relevance: number | null }[];
-  conflicting: readonly { id: string; cached: boolean; relevance: number | null }[];
-  excluded: readonly { id: string; cached: boolean; relevance: number | null }[];
+  included: readonly { id: string; cached: boolean | 'approximate'; relevance: number | null }[];
+  conflicting: readonly { id: string; cached: boolean | 'approximate'; relevance: number | null }[];
+  excluded: readonly { id: string; cached: boolean | 'approximate'; relevance: number | null }[];
 }) {
   return [...r.included, ...r.conflicting, ...r.excluded].sort((a, b) =>
     a.id.localeCompare(b.id, 'en', { numeric: true }),

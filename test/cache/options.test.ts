@@ -126,7 +126,7 @@ describe('createScoreCache options', () => {
     const top = refusal({ maxBytes: 8192, ttl: 1000 });
     expect(top).toBeInstanceOf(InvalidArgumentError);
     expect(top.message).toBe(
-      'createScoreCache.ttl is not an option (maxBytes, ttlMs, normalizeQuery, redis, fromSnapshot, clock, requiredSignals, maxClockSkewMs)',
+      'createScoreCache.ttl is not an option (maxBytes, ttlMs, normalizeQuery, redis, fromSnapshot, clock, requiredSignals, maxClockSkewMs, approximate)',
     );
     const nested = refusal({ maxBytes: 8192, redis: { url: 'redis://h:1', timeout: 5 } });
     expect(nested).toBeInstanceOf(InvalidArgumentError);

@@ -84,7 +84,7 @@ describe('resolveServerConfig', () => {
       ],
       [
         { cache: { tll: 1 } },
-        'cache.tll is not a known option (enabled, l1Mb, redisUrl, redisCluster, ttlMs, redisTimeoutMs, redisLeaseMs)',
+        'cache.tll is not a known option (enabled, l1Mb, redisUrl, redisCluster, ttlMs, redisTimeoutMs, redisLeaseMs, approximate)',
       ],
     ];
     for (const [input, message] of bad) {

@@ -38,7 +38,8 @@ export interface RelevanceGateDecision {
   readonly reason: UnscoredReason | null;
   /** Position in the input documents. */
   readonly rank: number;
-  readonly cached: boolean;
+  /** true: from the score cache; 'approximate': a near-identical earlier query's score (docs/cache.md). */
+  readonly cached: boolean | 'approximate';
   /** The id the gate used (the document's id, or `#index` when it had none or repeated one). */
   readonly passageId: string;
 }

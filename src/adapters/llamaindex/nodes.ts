@@ -40,7 +40,8 @@ export interface RelevanceGateNodeDecision {
   readonly reason: UnscoredReason | null;
   /** Position in the input nodes. */
   readonly rank: number;
-  readonly cached: boolean;
+  /** true: from the score cache; 'approximate': a near-identical earlier query's score (docs/cache.md). */
+  readonly cached: boolean | 'approximate';
   /** The id the gate used (the node's id_, or `#index` when it repeated one). */
   readonly passageId: string;
 }

@@ -5,6 +5,7 @@
  * The API key comes from --api-key-file or RELEVANCE_GATE_API_KEY; --api-key still works but warns,
  * since every user of the host can read a process's command line.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
 import { isPositive, isPositiveInt, optionalNumberOption } from '../../util/number-option.js';
@@ -27,6 +28,8 @@ interface ServeCliOptions {
   cacheMb?: string;
   redisUrl?: string;
   redisCluster?: string;
+  approximateCache?: string;
+  approximateThreshold?: string;
   maxDocuments?: string;
   maxDocumentChars?: string;
   bodyLimit?: string;
@@ -167,6 +170,7 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
       ...(opts.cacheMb === undefined ? {} : { l1Mb: num('cache-mb', opts.cacheMb, isPositive, 'a positive number') }),
       ...(opts.redisUrl === undefined ? {} : { redisUrl: opts.redisUrl }),
       ...(opts.redisCluster === undefined ? {} : { redisCluster: opts.redisCluster.split(',').map((n) => n.trim()) }),
+      ...approximateCacheInput(opts),
     },
     limits: {
       ...(opts.maxDocuments === undefined
@@ -315,6 +319,14 @@ export function register(program: Command): void {
       '--redis-cluster <nodes>',
       'shared L2 score cache on a Redis Cluster: start-up nodes host:port,host:port,...',
     )
+    .option(
+      '--approximate-cache <embedding-model-dir>',
+      "reuse near-identical queries' scores (off by default; docs/cache.md): queries embedded with this bi-encoder folder",
+    )
+    .option(
+      '--approximate-threshold <cosine>',
+      'with --approximate-cache: query-embedding cosine at or above which scores are reused (default 0.96)',
+    )
     .option('--max-documents <n>', 'documents per request at most (default 1000)')
     .option('--max-document-chars <n>', 'characters of a document scored, the rest truncated (default 32768)')
     .option('--body-limit <bytes>', 'request body limit (default 2097152)')
@@ -349,4 +361,27 @@ export function register(program: Command): void {
     .option('--shadow-sample <rate>', 'share of requests the shadow decides, 0..1 (default 0.1)')
     .option('--print-config', 'print the resolved configuration and exit')
     .action(runServe);
+}
+
+/** cache.approximate from --approximate-cache / --approximate-threshold (a path made absolute: the config's baseDir is not the shell's). */
+function approximateCacheInput(opts: ServeCliOptions): {
+  approximate?: { embeddingModel: string; threshold?: number };
+} {
+  if (opts.approximateCache === undefined) {
+    if (opts.approximateThreshold !== undefined)
+      throw new InvalidArgumentError('--approximate-threshold needs --approximate-cache <embedding-model-dir>');
+    return {};
+  }
+  const threshold = optionalNumberOption(
+    'approximate-threshold',
+    opts.approximateThreshold,
+    (n) => n > 0 && n <= 1,
+    'a cosine in (0, 1]',
+  );
+  return {
+    approximate: {
+      embeddingModel: resolve(opts.approximateCache),
+      ...(threshold === undefined ? {} : { threshold }),
+    },
+  };
 }

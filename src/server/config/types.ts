@@ -155,6 +155,16 @@ export interface CacheConfig {
   readonly redisTimeoutMs?: number;
   /** Longest Redis lease on pairs being scored, ms (other replicas wait for them); 0: no leases. Default 1000. */
   readonly redisLeaseMs?: number;
+  /** Approximate query cache (docs/cache.md): off unless given. */
+  readonly approximate?: ApproximateCacheConfig;
+}
+
+/** cache.approximate: reuse near-identical queries' scores, with query embeddings from a bi-encoder folder. */
+export interface ApproximateCacheConfig {
+  /** Bi-encoder model folder (as an embedding model's `dir`) that embeds the queries. */
+  readonly embeddingModel: string;
+  /** Cosine at or above which an earlier query's scores are reused; default the library's. */
+  readonly threshold?: number;
 }
 
 export interface LimitsConfig {

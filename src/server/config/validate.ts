@@ -34,8 +34,15 @@ import {
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
 } from './defaults.js';
 import { resolveDecisionLog, resolveInspector, resolveShadows } from './decision-log.js';
-import { configError, configObject, isRecord, optional, rejectUnknownConfigKeys } from './fields.js';
-import type { CacheConfig, LimitsConfig, LogLevel, ServerConfig, ServerConfigInput } from './types.js';
+import { configError, configObject, configPath, isRecord, optional, rejectUnknownConfigKeys } from './fields.js';
+import type {
+  ApproximateCacheConfig,
+  CacheConfig,
+  LimitsConfig,
+  LogLevel,
+  ServerConfig,
+  ServerConfigInput,
+} from './types.js';
 import { validateModels } from './validate-models.js';
 
 const TOP_KEYS: ReadonlySet<string> = new Set([
@@ -75,7 +82,9 @@ const CACHE_KEYS: ReadonlySet<string> = new Set([
   'ttlMs',
   'redisTimeoutMs',
   'redisLeaseMs',
+  'approximate',
 ]);
+const APPROXIMATE_KEYS: ReadonlySet<string> = new Set(['embeddingModel', 'threshold']);
 const LIMIT_KEYS: ReadonlySet<string> = new Set([
   'bodyBytes',
   'documentsPerRequest',
@@ -102,7 +111,20 @@ export function validateApiKey(value: unknown): string {
   return key;
 }
 
-function resolveCache(input: unknown): CacheConfig {
+function resolveApproximate(input: unknown, baseDir: string): ApproximateCacheConfig {
+  const approximate = configObject('cache.approximate', input);
+  rejectUnknownConfigKeys('cache.approximate', approximate, APPROXIMATE_KEYS);
+  return {
+    embeddingModel: configPath(baseDir, 'cache.approximate.embeddingModel', approximate.embeddingModel),
+    threshold: optional(approximate.threshold, (v) => {
+      if (typeof v !== 'number' || !(v > 0 && v <= 1))
+        throw configError('cache.approximate.threshold', 'a cosine in (0, 1]', v);
+      return v;
+    }),
+  };
+}
+
+function resolveCache(input: unknown, baseDir: string): CacheConfig {
   const cache = configObject('cache', input);
   rejectUnknownConfigKeys('cache', cache, CACHE_KEYS);
   return {
@@ -123,6 +145,7 @@ function resolveCache(input: unknown): CacheConfig {
     ttlMs: optional(cache.ttlMs, (v) => positiveInteger('cache.ttlMs', v, configError)),
     redisTimeoutMs: optional(cache.redisTimeoutMs, (v) => positiveInteger('cache.redisTimeoutMs', v, configError)),
     redisLeaseMs: optional(cache.redisLeaseMs, (v) => integerInRange('cache.redisLeaseMs', v, 0, 600_000, configError)),
+    approximate: optional(cache.approximate, (v) => resolveApproximate(v, baseDir)),
   };
 }
 
@@ -182,7 +205,7 @@ export function resolveServerConfig(input: ServerConfigInput = {}): ServerConfig
   if (models[defaultModel] === undefined)
     throw new ServerConfigError(`defaultModel ${JSON.stringify(defaultModel)} is not a configured model`);
 
-  const cache = resolveCache(input.cache ?? {});
+  const cache = resolveCache(input.cache ?? {}, baseDir);
   const limits = resolveLimits(input.limits ?? {});
   const admission = resolveAdmission(input.admission ?? {});
 

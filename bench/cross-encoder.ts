@@ -22,6 +22,15 @@
  *     [--duration 8] [--warmup 2] [--modes a,b,c] [--collections cranfield]
  *     [--workers N] [--intra-op-threads N] [--max-batch-tokens N] [--max-queue-delay-ms N]
  *     [--batch-sizes 8,16,32,64] [--max-length 512] [--json out.json]
+ *
+ * --peers DIR: the tier against sentence-transformers, a straight onnxruntime Python loop and
+ * FlashRank on REAL weights (bench/cross-encoder-peers.ts; docs/bench.md, "Cross-encoder tier
+ * against its peers"); DIR from `python/bench_cross_encoder_peers.py make DIR`:
+ *   npx tsx bench/cross-encoder.ts --peers /tmp/rg-ce-peers [--peer-models minilm-cross,trained]
+ *     [--rounds 3] [--throughput-seconds 12] [--latency-seconds 10] [--batched-requests 32]
+ *     [--engines ours-fp32,ours-int8,st,ort,flashrank,flashrank-int8] [--single | --single-only]
+ *     [--single-seconds 5]
+ *     [--json out.json] [--plot out.svg]
  */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -55,6 +64,19 @@ const { values: args } = parseArgs({
     'max-length': { type: 'string', default: '512' },
     requests: { type: 'string', default: '120' },
     json: { type: 'string' },
+    peers: { type: 'string' },
+    'peer-models': { type: 'string', default: 'minilm-cross,trained' },
+    rounds: { type: 'string', default: '3' },
+    'throughput-seconds': { type: 'string', default: '12' },
+    'latency-seconds': { type: 'string', default: '10' },
+    'batched-requests': { type: 'string', default: '32' },
+    'parity-requests': { type: 'string', default: '8' },
+    'tune-requests': { type: 'string', default: '8' },
+    engines: { type: 'string', default: 'ours-fp32,ours-int8,st,ort,flashrank,flashrank-int8' },
+    single: { type: 'boolean', default: false },
+    'single-only': { type: 'boolean', default: false },
+    'single-seconds': { type: 'string', default: '5' },
+    plot: { type: 'string' },
   },
 });
 
@@ -239,6 +261,26 @@ function printTable(rows: Row[]): void {
 }
 
 async function main(): Promise<void> {
+  if (args.peers !== undefined) {
+    const { runPeers } = await import('./cross-encoder-peers.js');
+    await runPeers({
+      dir: args.peers,
+      models: list(args['peer-models']!),
+      rounds: Number(args.rounds),
+      throughputSec: Number(args['throughput-seconds']),
+      latencySec: Number(args['latency-seconds']),
+      batchedRequests: Number(args['batched-requests']),
+      parityRequests: Number(args['parity-requests']),
+      tuneRequests: Number(args['tune-requests']),
+      engines: list(args.engines!),
+      single: args.single! || args['single-only']!,
+      singleOnly: args['single-only']!,
+      singleSeconds: Number(args['single-seconds']),
+      ...(args.json === undefined ? {} : { json: args.json }),
+      ...(args.plot === undefined ? {} : { plot: args.plot }),
+    });
+    return;
+  }
   console.log(`cross-encoder bench: ${SPEED_SHAPE_NOTICE}`);
   console.log(
     `cores ${availableParallelism()}, load average ${loadavg()

@@ -314,6 +314,29 @@ describe('DynamicBatcher', () => {
     await Promise.all([blocker, q]);
   });
 
+  it('runs a lone request on idle workers as one length-sorted batch each, when that pads little', async () => {
+    const exec = new FakeExecutor();
+    const batcher = new DynamicBatcher(exec, { ...BASE, maxBatchTokens: 4096 });
+    // 20 passages of 150..245 tokens: 4,000 tokens, more than one budget, less than two.
+    const passages = Array.from({ length: 20 }, (_, i) => words(rng(i + 1), 146 + ((i * 7) % 20) * 5));
+    expectLogits('q', passages, await batcher.submit('q', passages));
+    // Two batches (one per worker), the longer pairs in the smaller one: their padded sizes balance.
+    const sizes = exec.batches.map((b) => b.lengths.length);
+    expect(sizes).toHaveLength(2);
+    expect(sizes[0]).toBeLessThanOrEqual(sizes[1]);
+    expect(sizes[0]).toBeGreaterThanOrEqual(8);
+    for (const b of exec.batches) expect(Math.max(...b.lengths) * b.lengths.length).toBeLessThanOrEqual(4096);
+    const [longer, shorter] = exec.batches.map((b) => b.lengths);
+    expect(Math.min(...longer)).toBeGreaterThanOrEqual(Math.max(...shorter));
+    // Mixed lengths (a few long pairs, many short ones): one batch per worker would pad more than
+    // 1/6 of its positions, so the usual length windows run it instead.
+    const mixed = new FakeExecutor();
+    const other = new DynamicBatcher(mixed, { ...BASE, maxBatchTokens: 4096 });
+    const varied = Array.from({ length: 20 }, (_, i) => words(rng(i + 50), i < 3 ? 400 : 40 + i * 5));
+    expectLogits('q', varied, await other.submit('q', varied));
+    expect(mixed.batches.length).not.toBe(2);
+  });
+
   it('validates its options', () => {
     const exec = new FakeExecutor();
     expect(() => new DynamicBatcher(exec, { ...BASE, workers: 0 })).toThrow(InvalidArgumentError);

@@ -128,6 +128,8 @@ export interface BatcherStats {
 }
 
 const EWMA_ALPHA = 0.1;
+/** splitQueue's bound on padded / real tokens (its batches pad at most 1/6 of their positions). */
+const SPLIT_MAX_PADDING = 1.2;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 class RequestState {
@@ -521,6 +523,13 @@ export class DynamicBatcher {
       const oldest = this.oldestLive();
       if (oldest === undefined) return;
       const idle = this.opts.workers - this.inFlightBatches;
+      if (idle >= 2 && this.tokenizingTasks === 0 && this.queuedTokens <= idle * this.opts.maxBatchTokens) {
+        const groups = this.splitQueue(idle);
+        if (groups !== null) {
+          for (const group of groups) this.dispatch(group);
+          continue;
+        }
+      }
       const full = this.queuedTokens >= this.opts.maxBatchTokens;
       let maxPairs = Number.POSITIVE_INFINITY;
       if (!full) {
@@ -535,6 +544,56 @@ export class DynamicBatcher {
       }
       this.dispatch(this.formBatch(oldest, this.opts.maxBatchTokens, maxPairs));
     }
+  }
+
+  /**
+   * The whole queue as one batch per idle worker, when it can all go out now: split by length
+   * (longest first, greedy) at the smallest padded size per batch that needs at most `idle`
+   * batches, so the idle workers finish together. A lone k = 20 request was otherwise run as three
+   * efficiency-chosen batches on two workers, one of them running two (docs/cross-encoder.md).
+   * Null when one batch per idle worker does not fit the token budget or pads too much.
+   */
+  private splitQueue(idle: number): QueuedPair[][] | null {
+    const now = Date.now();
+    const items: QueuedPair[] = [];
+    for (const item of this.fifo.live()) {
+      if (item.req.deadline !== undefined && item.req.deadline <= now) return null; // the normal path expires it
+      items.push(item);
+    }
+    if (items.length < 2) return null;
+    items.sort((a, b) => b.length - a.length);
+    const groupsFor = (cap: number): QueuedPair[][] | null => {
+      const groups: QueuedPair[][] = [];
+      for (let i = 0; i < items.length; ) {
+        const longest = items[i].length;
+        const count = Math.max(1, Math.floor(cap / longest));
+        groups.push(items.slice(i, i + count));
+        if (groups.length > idle) return null;
+        i += count;
+      }
+      return groups;
+    };
+    let lo = items[0].length;
+    let hi = this.opts.maxBatchTokens;
+    if (lo > hi || groupsFor(hi) === null) return null;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (groupsFor(mid) === null) lo = mid + 1;
+      else hi = mid;
+    }
+    const groups = groupsFor(lo)!;
+    // Not when it pads much more than length-sorted batches do (measured: at max length 512 the
+    // even split padded 28 % of its positions and was slower than the batches it replaced).
+    let real = 0;
+    let padded = 0;
+    for (const g of groups) {
+      padded += g.length * g[0].length;
+      for (const item of g) real += item.length;
+    }
+    if (padded > SPLIT_MAX_PADDING * real) return null;
+    for (const item of items) item.taken = true;
+    for (const [len, bucket] of this.buckets) if (bucket.peek() === undefined) this.buckets.delete(len);
+    return groups;
   }
 
   /** Oldest queued pair whose request is still live; expires requests whose deadline passed. */

@@ -25,6 +25,7 @@ import {
   type BenchProgress,
   formatPointHead,
   phaseGeneratorFields,
+  routerCounterFields,
   phaseLoadFields,
   share,
 } from './report.js';
@@ -256,14 +257,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
             'cross-encoder': share((byTier['cross-encoder'] ?? 0) + ceFromCache, total),
             'fast-path': share((byTier['fast-path'] ?? 0) + (rs.cacheHitsBySource['fast-path'] ?? 0), total),
           },
-          degradedPairs: rs.degradedPairs,
-          shedPairs: rs.shedPairs,
-          deadlinePairs: rs.deadlinePairs,
-          errorPairs: rs.errorPairs,
-          cancelledPairs: rs.cancelledPairs,
-          lateCalls: rs.lateCalls,
-          answerLagMs: rs.answerLagMs,
-          backgroundPairs: rs.backgroundPairs,
+          ...routerCounterFields(rs),
           ...phaseGeneratorFields(phase),
           // The router probes L1 with lookup() (not counted by the cache): hits come from the router's counters.
           cache:

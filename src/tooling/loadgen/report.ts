@@ -3,7 +3,7 @@
  * latency percentiles against offered QPS (src/tooling/report/svg-line-chart.ts).
  */
 import { renderLineChart, type ChartSeries } from '../report/svg-line-chart.js';
-import type { TierLoadStats } from '../../router/types.js';
+import type { RouterStats, TierLoadStats } from '../../router/types.js';
 import type { LatencySummary, LiveFigures, PhaseResult, TimelineSecond } from './open-loop.js';
 
 /** Where a bench run reports as it goes: log lines, live figures of a point, workload building. */
@@ -145,6 +145,32 @@ export function phaseGeneratorFields(
     eventLoopDelayMs: phase.eventLoopDelayMs,
     generatorUsPerRequest: phase.generatorUsPerRequest,
     cpuCores: phase.cpuCores,
+  };
+}
+
+/** A point's router counters, from `router.stats()` over the measured phase. */
+export function routerCounterFields(
+  rs: RouterStats,
+): Pick<
+  BenchPoint,
+  | 'degradedPairs'
+  | 'shedPairs'
+  | 'deadlinePairs'
+  | 'errorPairs'
+  | 'cancelledPairs'
+  | 'lateCalls'
+  | 'answerLagMs'
+  | 'backgroundPairs'
+> {
+  return {
+    degradedPairs: rs.degradedPairs,
+    shedPairs: rs.shedPairs,
+    deadlinePairs: rs.deadlinePairs,
+    errorPairs: rs.errorPairs,
+    cancelledPairs: rs.cancelledPairs,
+    lateCalls: rs.lateCalls,
+    answerLagMs: rs.answerLagMs,
+    backgroundPairs: rs.backgroundPairs,
   };
 }
 

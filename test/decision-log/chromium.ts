@@ -157,7 +157,9 @@ export async function launchChromium(path: string): Promise<Browser> {
       }
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
-      rmSync(profile, { recursive: true, force: true });
+      // Chromium's helper processes can outlive the browser by a moment and still write to the
+      // profile; retry the removal (ENOTEMPTY) instead of failing the suite on the race.
+      rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
 }

@@ -319,6 +319,31 @@ type ApproximateTotal =
   | 'approximateEvictions';
 
 /**
+ * A Prometheus counter that follows a running total the engine keeps (read at scrape time): it
+ * adds what the total gained since the last scrape, so nothing is counted on the request path.
+ */
+function registerTotalCounter(
+  prom: PromClient,
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => number | undefined,
+): void {
+  let reported = 0;
+  new prom.Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = read();
+      if (now === undefined) return;
+      if (now > reported) this.inc(now - reported);
+      reported = now;
+    },
+  });
+}
+
+/**
  * The approximate query cache's figures (docs/cache.md, *Approximate query cache*), read from the
  * cache's totals at scrape time like the L2's; all 0 while it is off.
  */
@@ -328,21 +353,8 @@ function registerCacheApproximateMetrics(
   cacheStats: () => ScoreCacheStats | undefined,
 ): void {
   const p = METRIC_PREFIX;
-  const total = (name: string, help: string, field: ApproximateTotal): void => {
-    let reported = 0;
-    new prom.Counter({
-      name: `${p}cache_approximate_${name}_total`,
-      help,
-      registers: [registry],
-      collect() {
-        const stats = cacheStats();
-        if (stats === undefined) return;
-        const now = stats[field];
-        if (now > reported) this.inc(now - reported);
-        reported = now;
-      },
-    });
-  };
+  const total = (name: string, help: string, field: ApproximateTotal): void =>
+    registerTotalCounter(prom, registry, `${p}cache_approximate_${name}_total`, help, () => cacheStats()?.[field]);
   total(
     'hits',
     "Pairs answered with a near-identical earlier query's score (cached: 'approximate')",
@@ -385,21 +397,8 @@ function registerCacheL2Metrics(
   cacheStats: () => ScoreCacheStats | undefined,
 ): void {
   const p = METRIC_PREFIX;
-  const total = (name: string, help: string, field: L2Total): void => {
-    let reported = 0;
-    new prom.Counter({
-      name: `${p}cache_l2_${name}_total`,
-      help,
-      registers: [registry],
-      collect() {
-        const stats = cacheStats();
-        if (stats === undefined) return;
-        const now = stats[field];
-        if (now > reported) this.inc(now - reported);
-        reported = now;
-      },
-    });
-  };
+  const total = (name: string, help: string, field: L2Total): void =>
+    registerTotalCounter(prom, registry, `${p}cache_l2_${name}_total`, help, () => cacheStats()?.[field]);
   total('hits', 'Pairs served from Redis (L2), promoted to the in-process cache', 'l2Hits');
   total('misses', 'Keys read from Redis that it had no entry for (or only one older than the L2 TTL)', 'l2Misses');
   total(

@@ -51,7 +51,8 @@ export async function launchChromium(path: string): Promise<Browser> {
       '--window-size=1400,900',
       'about:blank',
     ],
-    { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
+    // Its own process group, so close() can stop the helper processes too, not only the browser.
+    { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true },
   );
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
@@ -157,8 +158,12 @@ export async function launchChromium(path: string): Promise<Browser> {
       }
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
-      // Chromium's helper processes can outlive the browser by a moment and still write to the
-      // profile; retry the removal (ENOTEMPTY) instead of failing the suite on the race.
+      // Chromium's helper processes can outlive the browser and keep writing to the profile.
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is already gone
+      }
       rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };

@@ -4,7 +4,7 @@
  * cache and gate (so points do not share cache contents or learned costs), runs an open-loop phase
  * and collects one BenchPoint. See docs/bench.md.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { createScoreCache, type ScoreCache } from '../../cache/score-cache.js';
@@ -100,8 +100,22 @@ export function routingLabel(r: RoutingSpec): string {
   return r.mode === 'fixed' ? `fixed:${r.tier ?? 'cross-encoder'}` : r.mode;
 }
 
-async function ensureCrossEncoderModel(dir: string, log: (line: string) => void): Promise<void> {
-  if (existsSync(join(dir, 'onnx', 'model.onnx')) || existsSync(join(dir, 'model.onnx'))) return;
+/** Whether `dir` holds a generated speed/shape model (its README says so). */
+function isShapeModel(dir: string): boolean {
+  try {
+    return readFileSync(join(dir, 'README.md'), 'utf8').includes('SPEED/SHAPE MODEL');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Generates the TinyBERT-L2 shape model into a folder that does not exist yet (or is empty), so that
+ * `bench` runs on a fresh clone. A folder that holds anything is someone's model (one shipping only
+ * an int8 variant has no model.onnx) and is never written.
+ */
+export async function ensureCrossEncoderModel(dir: string, log: (line: string) => void): Promise<void> {
+  if (existsSync(dir) && readdirSync(dir).length > 0) return;
   log(
     `cross-encoder model missing at ${dir}: generating the TinyBERT-L2 SPEED/SHAPE model (random weights, not a relevance model)`,
   );
@@ -170,7 +184,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     );
   }
   log(
-    `tiers: fast-path ${fastPath.id} (${options.fastPathDir}); cross-encoder ${encoder.info.id} (${options.crossEncoderDir}, ${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads, max length ${encoder.info.maxLength}) — SPEED/SHAPE model, random weights`,
+    `tiers: fast-path ${fastPath.id} (${options.fastPathDir}); cross-encoder ${encoder.info.id} (${options.crossEncoderDir}, ${encoder.info.workers} workers × ${encoder.info.intraOpThreads} threads, max length ${encoder.info.maxLength})${isShapeModel(options.crossEncoderDir) ? ' — SPEED/SHAPE model, random weights' : ''}`,
   );
   const threshold = options.threshold ?? fastPath.recommendedThreshold ?? 0.5;
 

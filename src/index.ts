@@ -173,6 +173,7 @@ export { FeatureSchemaMismatchError, CorpusStatsFormatError } from './features/e
 export {
   createCrossEncoder,
   createCrossEncoderScorer,
+  SHIPPED_CROSS_ENCODER_MODEL_DIR,
   ModelContractError,
   ExecutionProviderUnavailableError,
   TokenizationError,

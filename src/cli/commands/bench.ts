@@ -26,7 +26,7 @@ export function register(program: Command): void {
     .option('--fixed-tier <tier>', 'tier of fixed routing: cross-encoder | fast-path', 'cross-encoder')
     .option(
       '--cross-encoder <dir>',
-      'cross-encoder model folder (generated as the TinyBERT-L2 speed/shape model when missing)',
+      'cross-encoder model folder, or shipped (generated as the TinyBERT-L2 speed/shape model when missing)',
       'models/generated/tinybert-l2',
     )
     .option('--fast-path <dir>', 'fast-path model folder', 'models/fast-path-lexical')

@@ -43,7 +43,7 @@ export function register(program: Command): void {
     .option('--tier <name>', 'scorer tier: fast-path | cross-encoder | embedding', 'fast-path')
     .option(
       '--model <path>',
-      'model folder (default for fast-path: the shipped fast-path model; required for cross-encoder and embedding)',
+      "model folder, or shipped (the package's model of the tier: fast-path, cross-encoder); default for fast-path: shipped",
     )
     .option(
       '--dense',

@@ -106,7 +106,8 @@ async function loadScorer(options: ScoreCommandOptions, shippedFastPath: string)
       );
     const { createCrossEncoder } = await import('../../tiers/cross-encoder/cross-encoder.js');
     const { createCrossEncoderScorer } = await import('../../tiers/cross-encoder/scorer.js');
-    const encoder = await createCrossEncoder({ modelDir: options.crossEncoder });
+    const { resolveCrossEncoderDir } = await import('../../tiers/cross-encoder/shipped-model.js');
+    const encoder = await createCrossEncoder({ modelDir: resolveCrossEncoderDir(options.crossEncoder) });
     return {
       scorer: createCrossEncoderScorer(encoder),
       description: `${encoder.info.id} (${options.crossEncoder})`,
@@ -224,7 +225,7 @@ export function register(program: Command): void {
     .option('--model <dir>', 'fast-path model directory (default: the shipped model)')
     .option(
       '--cross-encoder <dir>',
-      'gate with this cross-encoder model folder instead of the fast path (its operating-points.json decides when it has one)',
+      "gate with this cross-encoder model folder (or shipped: the package's) instead of the fast path (its operating-points.json decides when it has one)",
     )
     .option('--request <file>', 'JSON { query, passages: [{ id, title?, text }] } (default: examples/request.json)')
     .option('--query <text>', "override the request's query")

@@ -300,7 +300,10 @@ export function register(program: Command): void {
     .option('--processes <n>', 'HTTP processes sharing the port (node:cluster); default 1')
     .option('--model <dir>', 'fast-path model directory served as "fast-path" (default: the shipped model)')
     .option('--stats <file>', 'corpus statistics of your collection for the fast path (relevance-gate stats)')
-    .option('--cross-encoder <dir>', 'also serve this cross-encoder as "cross-encoder" and a router over both')
+    .option(
+      '--cross-encoder <dir>',
+      'also serve this cross-encoder folder (or shipped: the package\'s) as "cross-encoder" and a router over both',
+    )
     .option(
       '--embedding <dir>',
       'also serve this bi-encoder folder (import-model --as bi-encoder) as "embedding", a router tier between the fast path and a cross-encoder',

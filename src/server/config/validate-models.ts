@@ -21,6 +21,7 @@ import { ServerConfigError } from '../errors.js';
 import { DEFAULT_MODEL_NAME } from './defaults.js';
 import { configError, configPath, isRecord, optional, rejectUnknownConfigKeys } from './fields.js';
 import type { ModelConfig, ScorerModelConfig } from './types.js';
+import { SHIPPED_CROSS_ENCODER_MODEL_DIR, SHIPPED_MODEL_NAME } from '../../tiers/cross-encoder/shipped-model.js';
 
 const COMMON_MODEL_KEYS = ['type', 'policy', 'budgetMs', 'maxInFlightPairs'];
 /** The worker pool and batcher settings the cross-encoder and embedding models share. */
@@ -124,7 +125,10 @@ function validateModel(name: string, raw: unknown, baseDir: string): ModelConfig
       return {
         ...common,
         type,
-        dir: configPath(baseDir, `${where}.dir`, raw.dir),
+        dir:
+          raw.dir === SHIPPED_MODEL_NAME
+            ? SHIPPED_CROSS_ENCODER_MODEL_DIR
+            : configPath(baseDir, `${where}.dir`, raw.dir),
         operatingPoints: optional(raw.operatingPoints, (v) => configPath(baseDir, `${where}.operatingPoints`, v)),
         ...poolFields(raw, where),
         maxLength: optional(raw.maxLength, (v) =>

@@ -24,6 +24,7 @@ export async function createCrossEncoder(options: CrossEncoderOptions = {}): Pro
 }
 
 export { createCrossEncoderScorer } from './scorer.js';
+export { SHIPPED_CROSS_ENCODER_MODEL_DIR } from './shipped-model.js';
 export {
   ModelContractError,
   ExecutionProviderUnavailableError,

@@ -5,6 +5,7 @@
  * JSON report and the SVG plot. See docs/bench.md.
  */
 import { InvalidArgumentError } from '../../errors.js';
+import { resolveCrossEncoderDir } from '../../tiers/cross-encoder/shipped-model.js';
 import { isPositive, isPositiveInt, optionalNumberOption } from '../../util/number-option.js';
 import type { RoutingSpec } from './bench-runner.js';
 
@@ -235,7 +236,7 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
     warmupSec: num('warmup', opts.warmup, (n) => n >= 0, 'a number of seconds ≥ 0') as number,
     budgetMs: num('budget-ms', opts.budgetMs, positive, 'a positive number of ms') as number,
     routings,
-    crossEncoderDir: opts.crossEncoder,
+    crossEncoderDir: resolveCrossEncoderDir(opts.crossEncoder),
     fastPathDir: opts.fastPath,
     zipf: num('zipf', opts.zipf, (n) => n >= 0, 'a number ≥ 0'),
     distinct: num('distinct', opts.distinct, positiveInt, 'a positive integer'),
@@ -302,7 +303,7 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
           'fast-path': { type: 'fast-path', dir: opts.fastPath, stats: statsPath },
           'cross-encoder': {
             type: 'cross-encoder',
-            dir: opts.crossEncoder,
+            dir: resolveCrossEncoderDir(opts.crossEncoder),
             ...optionalNumbers({
               workers: num('workers', opts.workers, positiveInt, 'a positive integer'),
               maxBatchTokens: num('max-batch-tokens', opts.maxBatchTokens, positiveInt, 'a positive integer'),

@@ -12,7 +12,7 @@
  *
  *   npx tsx bench/remote-cascade.ts [--url http://gpu-host:8080] [--cross-encoder models/generated/tinybert-l2]
  *       [--collection ../shared/data/scifact] [--k 20] [--qps 1000] [--duration 60] [--warmup 5]
- *       [--budget-ms 100] [--zipf 1.0] [--distinct 5000] [--return-margin-ms 2] [--max-queued-pairs 512]
+ *       [--budget-ms 100] [--zipf 1.0] [--distinct 5000] [--return-margin-ms (router default 5)] [--max-queued-pairs 512]
  *       [--model cross-encoder] [--workers N (the stand-in's)] [--seed 1] [--json out.json]
  *
  * Prints `bench`'s table (late > budget + 2 ms, all-unscored, errors, p50 … max, CE-model = pairs

@@ -1,7 +1,10 @@
 """Export a fold's interaction head (train.py --save) with the frozen encoder as one ONNX
 graph over the engine's pair input, and check it against the cached-feature path on real pairs.
 
-  python export_interaction.py <head.pt> <hf model dir> <out.onnx> [lists.jsonl for the check]
+  python export.py <head.pt> <hf model dir> <out.onnx> [lists.jsonl for the check] [--signals heads.pt]
+
+--signals adds signal_heads.py's heads as further logits columns after `relevant`
+(logits [batch, 1 + heads], in the heads file's order; config.json must name them).
 """
 import json
 import sys
@@ -29,10 +32,34 @@ class LinearHead(torch.nn.Module):
         return x @ self.w + self.b
 
 
+class SignalHeads(torch.nn.Module):
+    """relevant, then each further head's logit: [batch, 1 + heads]."""
+
+    def __init__(self, relevance, extra):
+        super().__init__()
+        self.relevance = relevance
+        self.register_buffer("w", torch.stack([h["w"] for h in extra], 1))  # [features, heads]
+        self.register_buffer("b", torch.stack([h["b"].reshape(()) for h in extra]))
+
+    def forward(self, x):
+        return torch.cat([self.relevance(x).unsqueeze(-1), x @ self.w + self.b], 1)
+
+
+argv = list(sys.argv)
+signals = None
+if "--signals" in argv:
+    at = argv.index("--signals")
+    signals = torch.load(argv[at + 1], weights_only=False)
+    del argv[at : at + 2]
+sys.argv = argv
 saved = torch.load(sys.argv[1], weights_only=False)
 assert saved["kind"] == "linear" and not saved["bigram"]
 bert = BertModel.from_pretrained(sys.argv[2], add_pooling_layer=False).eval()
-model = InteractionScorer(bert, saved["idf"], LinearHead(saved["head"]), MUS, SIGMA, K1, B, AVGLEN).eval()
+head = LinearHead(saved["head"])
+if signals is not None:
+    head = SignalHeads(head, [signals["heads"][name] for name in signals["order"]])
+    print("signals: relevant,", ", ".join(signals["order"]))
+model = InteractionScorer(bert, saved["idf"], head, MUS, SIGMA, K1, B, AVGLEN).eval()
 tok = Tokenizer.from_file(f"{sys.argv[2]}/tokenizer.json")
 tok.enable_truncation(256, strategy="longest_first")
 tok.enable_padding()
@@ -66,8 +93,8 @@ if len(sys.argv) > 4:
         "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
         "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
     }
-    onnx_logits = sess.run(None, feed)[0][:, 0]
+    onnx_logits = sess.run(None, feed)[0]
     with torch.no_grad():
-        torch_logits = model(*(torch.tensor(feed[k]) for k in feed))[:, 0].numpy()
+        torch_logits = model(*(torch.tensor(feed[k]) for k in feed)).numpy()
     print("onnx vs torch max |d|", float(np.abs(onnx_logits - torch_logits).max()))
     print("logits", np.round(onnx_logits, 3).tolist())

@@ -91,4 +91,5 @@ class InteractionScorer(torch.nn.Module):
             ],
             1,
         )
-        return self.head(feats).unsqueeze(-1)
+        out = self.head(feats)  # [B] (relevance alone) or [B, signals]
+        return out if out.dim() == 2 else out.unsqueeze(-1)

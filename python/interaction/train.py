@@ -16,19 +16,15 @@ collections or on --train-on.
 Deterministic: seeded, CPU, the same inputs give bitwise-equal heads.
 """
 import argparse
-import json
 import math
+import sys
 import time
 
 import numpy as np
 import torch
-from tokenizers import Tokenizer
 
-COLLECTIONS = ["cisi", "cranfield", "med", "nfcorpus", "scifact"]
-MUS = [0.9, 0.7, 0.5, 0.3, 0.1]
-SIGMA = 0.1
-CLS, SEP = 101, 102
-K1, B, AVGLEN = 1.2, 0.75, 160.0
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from features import COLLECTIONS, features as pair_features, idf_table as corpus_idf, load_raw  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("seg")
@@ -48,76 +44,14 @@ torch.manual_seed(0)
 np.random.seed(0)
 
 t0 = time.time()
-z = np.load(f"{args.seg}.npz")
-IDS, STATES, OFF = z["ids"], z["states"], z["offsets"]
-TEXT_INDEX = {t: i for i, t in enumerate(json.load(open(f"{args.seg}.json")))}
-
-
-def seg(text):
-    i = TEXT_INDEX[text]
-    return IDS[OFF[i] : OFF[i + 1]], STATES[OFF[i] : OFF[i + 1]].astype(np.float32)
-
-
-def load_lists(name):
-    with open(f"{args.lists}/{name}.jsonl") as f:
-        return [json.loads(line) for line in f]
-
-
-# Per-pair raw material independent of the IDF table: per query term the kernel sums, max-sim, tf.
-def raw_list(rec):
-    q_ids, q_h = seg(rec["query"])
-    keep = (q_ids != CLS) & (q_ids != SEP)
-    q_terms = q_ids[keep]
-    qn = q_h[keep] / np.linalg.norm(q_h[keep], axis=1, keepdims=True)
-    q_mean = q_h.mean(0)
-    out = []
-    for d in rec["docs"]:
-        p_ids, p_h = seg(d["text"])
-        # the pair's window: 256 tokens for [CLS] q [SEP] p [SEP]
-        room = max(8, 256 - 3 - len(q_terms))
-        pk = (p_ids != CLS) & (p_ids != SEP)
-        p_terms, p_t = p_ids[pk][:room], p_h[pk][:room]
-        p_mean = np.concatenate([p_h[:1], p_t, p_h[-1:]]).mean(0)
-        cos = float(q_mean @ p_mean / (np.linalg.norm(q_mean) * np.linalg.norm(p_mean)))
-        pn = p_t / np.linalg.norm(p_t, axis=1, keepdims=True)
-        S = qn @ pn.T  # [q, p]
-        K = np.stack([np.exp(-((S - mu) ** 2) / (2 * SIGMA**2)).sum(1) for mu in MUS], 1)  # [q, k]
-        E = q_terms[:, None] == p_terms[None, :]
-        tf = E.sum(1).astype(np.float32)
-        bi = (E[:-1, :-1] & E[1:, 1:]).any(1).astype(np.float32) if len(q_terms) > 1 else np.zeros(0, np.float32)
-        out.append((cos, S.max(1), K, tf, len(p_terms), bi))
-    return q_terms, out
 
 
 def idf_table(names):
-    tok = Tokenizer.from_file(f"{args.model_dir}/tokenizer.json")
-    tok.enable_truncation(256)
-    df = np.zeros(tok.get_vocab_size(), dtype=np.float64)
-    n = 0
-    for name in names:
-        with open(f"{args.data}/{name}/docs.jsonl") as f:
-            docs = [json.loads(line) for line in f]
-        for e in tok.encode_batch([f"{d.get('title', '')} {d['text']}".strip() for d in docs]):
-            df[np.unique(np.array(e.ids))] += 1
-        n += len(docs)
-    return np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+    return corpus_idf(args.model_dir, args.data, names)
 
 
 def features(q_terms, raw, idf):
-    w = idf[q_terms]
-    wn = w / max(w.sum(), 1e-6)
-    rows = []
-    wb = w[:-1] + w[1:]
-    wbn = wb / max(wb.sum(), 1e-6)
-    for cos, maxsim, K, tf, plen, bi in raw:
-        norm = K1 * (1 - B + B * plen / AVGLEN)
-        bm25 = float((w * tf * (K1 + 1) / (tf + norm)).sum())
-        row = [cos, float(wn @ maxsim), float(wn @ (tf > 0)), bm25 / max(w.sum(), 1e-6), math.log1p(bm25), math.log(plen + 1)]
-        row += list(wn @ np.log1p(K))
-        if args.bigram:
-            row += [float(wbn @ bi) if len(bi) else 0.0]
-        rows.append(row)
-    return np.array(rows, dtype=np.float32)
+    return pair_features(q_terms, raw, idf, args.bigram)
 
 
 def ndcg10(scores, rec):
@@ -129,19 +63,7 @@ def ndcg10(scores, rec):
     return dcg / idcg if idcg > 0 else None
 
 
-import os
-import pickle
-
-raw = {}
-for name in COLLECTIONS + ["scifact-train"]:
-    cache = f"{args.lists}/raw-{name}.pkl"
-    if os.path.exists(cache):
-        raw[name] = pickle.load(open(cache, "rb"))
-    else:
-        recs = load_lists(name)
-        raw[name] = (recs, [raw_list(r) for r in recs])
-        pickle.dump(raw[name], open(cache, "wb"))
-    print(f"raw {name}: {len(raw[name][0])} lists, {time.time() - t0:.0f}s", flush=True)
+raw = load_raw(args.seg, args.lists, COLLECTIONS + ["scifact-train"], lambda m: print(f"{m}, {time.time() - t0:.0f}s", flush=True))
 
 
 class Head(torch.nn.Module):

@@ -1,8 +1,7 @@
 /**
  * The cross-encoder the package ships (models/cross-encoder-minilm-l6): its files are the ones its
- * provenance names, the engine runs its int8 graph as onnxruntime's Python API does (reference
- * logits recorded from it on the same folder), it ranks a passage that answers the query above
- * off-topic ones, and the name `shipped` resolves to it wherever a command takes a cross-encoder.
+ * provenance names, the engine's logits from its int8 graph sit within the int8 error of the float32
+ * graph it was quantized from, it ranks a passage that answers the query above off-topic ones, and the name `shipped` resolves to it wherever a command takes a cross-encoder.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -22,9 +21,12 @@ import {
 } from '../../src/tiers/cross-encoder/shipped-model.js';
 
 /**
- * onnxruntime 1.30 (Python) on onnx/model_int8.onnx, each pair alone (dynamic int8 takes its
- * activation scale over the whole batch, so a pair's logit moves by a few hundredths with its
- * batch-mates), tokenized by `tokenizers` (256 tokens, longest-first).
+ * The float32 graph the int8 file was quantized from (python/interaction/export.py; onnxruntime
+ * 1.30, Python), each pair alone, tokenized by `tokenizers` (256 tokens, longest-first). The int8
+ * file's logits sit within INT8_TOLERANCE of these: its error against float32 was at most 0.10 on the
+ * host that built it and 0.21 on an AMD EPYC host with AVX2 only (onnxruntime picks its int8
+ * kernels by instruction set, so no tighter reference holds on every host). A wrong input (token types,
+ * positions, truncation) moves a logit by whole units.
  */
 const REFERENCE = [
   {
@@ -34,7 +36,7 @@ const REFERENCE = [
       'The boundary layer on a swept wing was measured in a supersonic wind tunnel at Mach 2.',
       'Library classification schemes organise books by subject so that readers can find related works.',
     ],
-    logits: [2.517274, -8.175241, -8.47335],
+    logits: [2.5244, -8.2728, -8.4497],
   },
   {
     query: 'heat transfer in a laminar boundary layer on a flat plate',
@@ -42,9 +44,10 @@ const REFERENCE = [
       'Solutions are given for the heat transfer from a flat plate to a laminar boundary layer at high Mach numbers.',
       'Patients with type 2 diabetes were treated with metformin for twelve weeks.',
     ],
-    logits: [2.426876, -8.896435],
+    logits: [2.5144, -8.8531],
   },
 ] as const;
+const INT8_TOLERANCE = 0.3;
 
 let encoder: CrossEncoder;
 
@@ -81,12 +84,14 @@ describe('the shipped cross-encoder', () => {
     expect(encoder.info.maxLength).toBe(256);
   });
 
-  it("scores as onnxruntime's reference does", async () => {
+  it('scores as the float32 graph it was quantized from does, within the int8 error', async () => {
     for (const c of REFERENCE) {
       for (const [i, passage] of c.passages.entries()) {
-        const { logits } = await encoder.score(c.query, [passage]);
+        const { logits, probabilities } = await encoder.score(c.query, [passage]);
         expect(logits).toHaveLength(1);
-        expect(Math.abs(logits[0]! - c.logits[i]!), `${c.query} / ${i}`).toBeLessThan(1e-3);
+        expect(Math.abs(logits[0]! - c.logits[i]!), `${c.query} / ${i}`).toBeLessThan(INT8_TOLERANCE);
+        const reference = 1 / (1 + Math.exp(-c.logits[i]!));
+        expect(Math.abs(probabilities[0]! - reference), `${c.query} / ${i}`).toBeLessThan(0.02);
       }
     }
   });

@@ -26,8 +26,8 @@ export function register(program: Command): void {
     .option('--fixed-tier <tier>', 'tier of fixed routing: cross-encoder | fast-path', 'cross-encoder')
     .option(
       '--cross-encoder <dir>',
-      'cross-encoder model folder, or shipped (generated as the TinyBERT-L2 speed/shape model when missing)',
-      'models/generated/tinybert-l2',
+      "cross-encoder model folder (a missing or empty one is generated as the TinyBERT-L2 speed/shape model), or shipped: the package's trained model",
+      'shipped',
     )
     .option('--fast-path <dir>', 'fast-path model folder', 'models/fast-path-lexical')
     .option('--zipf <s>', 'draw queries by Zipf(s) over the distinct queries (default uniform)')

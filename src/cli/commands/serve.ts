@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../errors.js';
 import { isPositive, isPositiveInt, optionalNumberOption } from '../../util/number-option.js';
+import { SHIPPED_MODEL_NAME } from '../../tiers/cross-encoder/shipped-model.js';
 
 interface ServeCliOptions {
   host?: string;
@@ -19,7 +20,8 @@ interface ServeCliOptions {
   processes?: string;
   model?: string;
   stats?: string;
-  crossEncoder?: string;
+  /** true: `--cross-encoder` given without a folder (the shipped model). */
+  crossEncoder?: string | true;
   embedding?: string;
   routing?: string;
   defaultModel?: string;
@@ -98,7 +100,7 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
     if (opts.crossEncoder !== undefined) {
       models['cross-encoder'] = {
         type: 'cross-encoder',
-        dir: opts.crossEncoder,
+        dir: opts.crossEncoder === true ? SHIPPED_MODEL_NAME : opts.crossEncoder,
         ...(workers === undefined ? {} : { workers }),
       };
       tiers.push('cross-encoder');
@@ -301,8 +303,8 @@ export function register(program: Command): void {
     .option('--model <dir>', 'fast-path model directory served as "fast-path" (default: the shipped model)')
     .option('--stats <file>', 'corpus statistics of your collection for the fast path (relevance-gate stats)')
     .option(
-      '--cross-encoder <dir>',
-      'also serve this cross-encoder folder (or shipped: the package\'s) as "cross-encoder" and a router over both',
+      '--cross-encoder [dir]',
+      'also serve a cross-encoder as "cross-encoder" and a router over both: this folder, or the package\'s trained model (no folder, or shipped)',
     )
     .option(
       '--embedding <dir>',

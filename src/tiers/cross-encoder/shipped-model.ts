@@ -1,6 +1,6 @@
 /**
  * The cross-encoder the package ships (models/cross-encoder-minilm-l6, its model card in the
- * folder's README.md), and the name by which the CLI and the server's configuration address it.
+ * folder's MODEL_CARD.md), and the name by which the CLI and the server's configuration address it.
  */
 import { join } from 'node:path';
 import { packageRoot } from '../../util/package-root.js';

@@ -7,7 +7,8 @@
  *   npx tsx scripts/route-scifact-evidence.ts <signals model dir> [scifact dir] [k=20]
  *
  * Rows: the shipped relevance-only model under its default policy (`balanced`: included or
- * excluded, nothing can be flagged), then the signals model (scripts/train-signal-heads.sh) under
+ * excluded, nothing can be flagged; the signals variant decides the same, its `relevant` logits and
+ * operating points being the shipped model's: scripts/carry-operating-points.ts), then the signals model (scripts/train-signal-heads.sh) under
  * the default routing rules that read the signals it produces. SciFact's abstracts are trusted text
  * and no injection model is trained here, so the injection rule (which fails every pair closed
  * without an injection signal) is left out, as is any rule on a signal the model does not produce
@@ -17,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGate } from '../src/gate/gate.js';
 import { createDefaultRoutingRules } from '../src/gate/policies/rules.js';
-import type { Route } from '../src/gate/types.js';
+import type { Route, RoutingRule } from '../src/gate/types.js';
 import { createCrossEncoder } from '../src/tiers/cross-encoder/cross-encoder.js';
 import { createCrossEncoderScorer } from '../src/tiers/cross-encoder/scorer.js';
 import { SHIPPED_CROSS_ENCODER_MODEL_DIR } from '../src/tiers/cross-encoder/shipped-model.js';
@@ -53,15 +54,21 @@ const requests = lists.map((l) => {
 });
 
 type Counts = Record<Label, Record<Route, number>>;
-async function route(modelDir: string, withRules: boolean): Promise<Counts> {
-  const encoder = await createCrossEncoder({ modelDir });
-  const scorer = createCrossEncoderScorer(encoder);
-  const declared = scorer.signals ?? [];
+
+/** The default rules a model producing `declared` can run, the injection rule left out (above). */
+function rulesFor(declared: readonly string[]): RoutingRule[] {
   const rules = createDefaultRoutingRules().filter(
     (r) => r.name !== 'injection' && typeof r.when !== 'function' && declared.includes(r.when.signal),
   );
-  if (withRules) console.log(`\nrules: ${rules.map((r) => r.name).join(', ')} (signals: ${declared.join(', ')})`);
-  const gate = withRules ? createGate({ scorer, policy: { rules } }) : createGate({ scorer });
+  console.log(`\nrules: ${rules.map((r) => r.name).join(', ')} (signals: ${declared.join(', ')})`);
+  return rules;
+}
+async function route(modelDir: string, withRules: boolean): Promise<Counts> {
+  const encoder = await createCrossEncoder({ modelDir });
+  const scorer = createCrossEncoderScorer(encoder);
+  const gate = withRules
+    ? createGate({ scorer, policy: { rules: rulesFor(scorer.signals ?? []) } })
+    : createGate({ scorer });
   const counts = Object.fromEntries(LABELS.map((l) => [l, { included: 0, conflicting: 0, excluded: 0 }])) as Counts;
   try {
     for (const r of requests) {
@@ -91,5 +98,4 @@ function print(name: string, counts: Counts): void {
 
 console.log(`${requests.length} held-out claims with evidence labels; BM25 top ${k} + missed labelled documents`);
 print('shipped model, relevance only, default policy (balanced)', await route(SHIPPED_CROSS_ENCODER_MODEL_DIR, false));
-print('signals model, default policy (balanced, on `relevant`)', await route(signalsDir, false));
 print('signals model, default routing rules (limits 0.5 / 0.3 / 0.5)', await route(signalsDir, true));

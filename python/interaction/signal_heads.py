@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from evidence import auc, load_evidence_labels  # noqa: E402
 from features import features, load_raw  # noqa: E402
 
 ap = argparse.ArgumentParser()
@@ -35,12 +36,7 @@ ap.add_argument("--l2", type=float, default=1e-3)
 args = ap.parse_args()
 torch.manual_seed(0)
 
-labels = {}
-with open(f"{args.data}/scifact/evidence_labels.tsv") as f:
-    next(f)
-    for line in f:
-        q, d, _split, lab = line.rstrip("\n").split("\t")
-        labels[(q, d)] = lab
+labels = load_evidence_labels(args.data)
 relevance = torch.load(args.relevance, weights_only=False)
 idf = relevance["idf"]
 raw = load_raw(args.seg, args.lists, ["scifact-train", "scifact"])
@@ -87,14 +83,6 @@ def f1_optimal_logit(logits, y):
     best = int(np.argmax(f1))
     below = ranked[best + 1] if best + 1 < len(ranked) else ranked[best] - 1.0
     return float((ranked[best] + below) / 2), float(f1[best])
-
-
-def auc(scores, y):
-    pos, neg = scores[y == 1], scores[y == 0]
-    order = np.argsort(np.concatenate([pos, neg]), kind="stable")
-    ranks = np.empty(len(order))
-    ranks[order] = np.arange(1, len(order) + 1)
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
 Xtr, ltr = rows("scifact-train")

@@ -4,36 +4,19 @@ judged pairs (plus BM25 negatives for `evidence`), measured on the test split (A
 
   python evidence_heads.py <seg prefix> <lists dir> <data dir>
 """
-import json
 import sys
 
 import numpy as np
 import torch
 
-sys.argv = [sys.argv[0], *sys.argv[1:4], "--head", "linear"]
-src = open(__file__.rsplit("/", 1)[0] + "/../../python/interaction/train.py").read()
-exec(src.split("import os\nimport pickle")[0])  # the cache and the feature code
-import pickle  # noqa: E402
+sys.path.insert(0, __file__.rsplit("/", 1)[0] + "/../../python/interaction")
+from evidence import auc, load_evidence_labels  # noqa: E402
+from features import Segments, features, idf_table, load_raw  # noqa: E402
 
-
-def auc(scores, labels):
-    scores, labels = np.asarray(scores), np.asarray(labels)
-    pos, neg = scores[labels == 1], scores[labels == 0]
-    if len(pos) == 0 or len(neg) == 0:
-        return float("nan")
-    order = np.argsort(np.concatenate([pos, neg]), kind="stable")
-    ranks = np.empty(len(order))
-    ranks[order] = np.arange(1, len(order) + 1)
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
-
-
-labels = {}
-with open(f"{args.data}/scifact/evidence_labels.tsv") as f:
-    next(f)
-    for line in f:
-        q, d, _split, lab = line.rstrip("\n").split("\t")
-        labels[(q, d)] = lab
-idf = idf_table(["cisi", "cranfield", "med", "nfcorpus", "scifact"])
+seg_prefix, lists_dir, data_dir = sys.argv[1:4]
+seg = Segments(seg_prefix)
+labels = load_evidence_labels(data_dir)
+idf = idf_table("models/.cache/hf/all-MiniLM-L6-v2", data_dir, ["cisi", "cranfield", "med", "nfcorpus", "scifact"])
 
 
 def pooled(text):
@@ -78,9 +61,7 @@ def fit(X, y, l2=1e-3, epochs=300):
     return lambda Z: ((torch.tensor(Z) - mu) / sd @ w + b).detach().numpy()
 
 
-raw = {}
-for name in ["scifact", "scifact-train"]:
-    raw[name] = pickle.load(open(f"{args.lists}/raw-{name}.pkl", "rb"))
+raw = load_raw(seg_prefix, lists_dir, ["scifact", "scifact-train"])
 for with_vectors in (False, True):
     Xtr, ltr = rows("scifact-train", with_vectors)
     Xte, lte = rows("scifact", with_vectors)

@@ -4,13 +4,11 @@
  * fast-path trees, the cross-encoder); the embedding tier ships none.
  */
 import { InvalidArgumentError } from '../errors.js';
-import { SHIPPED_MODEL_NAME } from '../tiers/cross-encoder/shipped-model.js';
+import { SHIPPED_CROSS_ENCODER_MODEL_DIR, SHIPPED_MODEL_NAME } from '../tiers/cross-encoder/shipped-model.js';
 
 export async function tierModel(tier: string, model: string | undefined): Promise<string> {
   if (model !== undefined && model !== SHIPPED_MODEL_NAME) return model;
-  if (tier === 'cross-encoder' && model === SHIPPED_MODEL_NAME) {
-    return (await import('../tiers/cross-encoder/shipped-model.js')).SHIPPED_CROSS_ENCODER_MODEL_DIR;
-  }
+  if (tier === 'cross-encoder' && model === SHIPPED_MODEL_NAME) return SHIPPED_CROSS_ENCODER_MODEL_DIR;
   if (tier !== 'fast-path') {
     throw new InvalidArgumentError(
       model === undefined

@@ -150,6 +150,7 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
     if (/^\d+(\.\d+)?x$/i.test(t)) return { kind: 'capacity' as const, factor: Number(t.slice(0, -1)) };
     return { kind: 'absolute' as const, qps: num('qps', t, positive, 'positive numbers or Nx') as number };
   });
+  const crossEncoderDir = resolveCrossEncoderDir(opts.crossEncoder);
   const fixedTier = opts.fixedTier;
   if (fixedTier !== 'cross-encoder' && fixedTier !== 'fast-path')
     throw new InvalidArgumentError(`--fixed-tier must be cross-encoder or fast-path, got "${fixedTier}"`);
@@ -236,7 +237,7 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
     warmupSec: num('warmup', opts.warmup, (n) => n >= 0, 'a number of seconds ≥ 0') as number,
     budgetMs: num('budget-ms', opts.budgetMs, positive, 'a positive number of ms') as number,
     routings,
-    crossEncoderDir: resolveCrossEncoderDir(opts.crossEncoder),
+    crossEncoderDir,
     fastPathDir: opts.fastPath,
     zipf: num('zipf', opts.zipf, (n) => n >= 0, 'a number ≥ 0'),
     distinct: num('distinct', opts.distinct, positiveInt, 'a positive integer'),
@@ -303,7 +304,7 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
           'fast-path': { type: 'fast-path', dir: opts.fastPath, stats: statsPath },
           'cross-encoder': {
             type: 'cross-encoder',
-            dir: resolveCrossEncoderDir(opts.crossEncoder),
+            dir: crossEncoderDir,
             ...optionalNumbers({
               workers: num('workers', opts.workers, positiveInt, 'a positive integer'),
               maxBatchTokens: num('max-batch-tokens', opts.maxBatchTokens, positiveInt, 'a positive integer'),

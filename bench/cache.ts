@@ -24,7 +24,9 @@ import { Bench } from 'tinybench';
 import { encodeEntry } from '../src/cache/codec.js';
 import xxhashFactory from 'xxhash-wasm';
 import { contentHash, contentHashFallback, nativeContentHash } from '../src/cache/hash.js';
-import { estimateEntryBytes, type CacheEntry } from '../src/cache/entry.js';
+import type { CacheEntry } from '../src/cache/entry.js';
+import { estimatePackedBytes } from '../src/cache/entry-size.js';
+import { packEntry } from '../src/cache/packed-entry.js';
 import { pairKey, scopeHash } from '../src/cache/keys.js';
 import { L1Store } from '../src/cache/l1-store.js';
 import { createGate, createScoreCache, type Passage, type Scorer } from '../src/index.js';
@@ -353,15 +355,15 @@ function growth(): void {
   };
   const rows: Array<{ layout: string; round: number; maxMs: number; over1: number; totalMs: number }> = [];
   const sharded = (round: number) => {
-    const store = new L1Store<CacheEntry>({ maxBytes, sizeOf: (e, k) => estimateEntryBytes(k, e), onEvict: () => {} });
-    rows.push({ layout: `sharded (${store.shardCount} shards)`, round, ...fill((k, e) => store.set(k, e)) });
+    const store = new L1Store<string>({ maxBytes, sizeOf: (p, k) => estimatePackedBytes(k, p), onEvict: () => {} });
+    rows.push({ layout: `sharded (${store.shardCount} shards)`, round, ...fill((k, e) => store.set(k, packEntry(e))) });
   };
   const single = (round: number) => {
-    const lru = new LRUCache<string, CacheEntry>({
+    const lru = new LRUCache<string, string>({
       maxSize: maxBytes,
-      sizeCalculation: (e, k) => estimateEntryBytes(k, e),
+      sizeCalculation: (p, k) => estimatePackedBytes(k, p),
     });
-    rows.push({ layout: 'one lru-cache (previous)', round, ...fill((k, e) => lru.set(k, e)) });
+    rows.push({ layout: 'one lru-cache (previous)', round, ...fill((k, e) => lru.set(k, packEntry(e))) });
   };
   // Round 0 warms both up (JIT, heap growth) and is not counted; the order alternates per round.
   for (let round = 0; round <= ROUNDS; round++) {

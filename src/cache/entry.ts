@@ -1,7 +1,7 @@
 /**
  * What the cache stores per pair: the scorer's result (every signal it returned: probabilities,
  * raw values, tier) as an immutable copy, plus when it was scored. Also validates results that
- * come back from outside the process (Redis, snapshot files) and estimates entry sizes.
+ * come back from outside the process (Redis, snapshot files).
  */
 import type { DetailedPairScore, ScorerPairResult, SignalProbabilities } from '../types.js';
 
@@ -65,45 +65,4 @@ function numberRecord(value: unknown, probabilities: boolean): Readonly<Record<s
     count++;
   }
   return count === 0 ? undefined : Object.freeze(out);
-}
-
-// Size model of one L1 entry on V8 (64-bit, no pointer compression, as Node 20 ships), checked
-// against measured heap growth by `npx tsx bench/cache-memory.ts`. Constants are per object /
-// per field; they deliberately round up.
-const LRU_SLOT_BYTES = 96; // lru-cache: Map entry + key/value list slots + next/prev/size typed-array slots
-const OBJECT_HEADER_BYTES = 32;
-const FIELD_BYTES = 8;
-const HEAP_NUMBER_BYTES = 16;
-const STRING_HEADER_BYTES = 24;
-
-// V8 stores a string with only Latin-1 characters one byte per character, any other two.
-const WIDE_CHAR = /[\u0100-\uffff]/;
-
-export function estimateStringBytes(s: string): number {
-  return STRING_HEADER_BYTES + roundUp8(s.length * (WIDE_CHAR.test(s) ? 2 : 1));
-}
-
-function recordBytes(record: Readonly<Record<string, number>>): number {
-  let bytes = OBJECT_HEADER_BYTES;
-  // Property names are internalised and shared by every record with the same signals: not counted.
-  for (const _name in record) bytes += FIELD_BYTES + HEAP_NUMBER_BYTES;
-  return bytes;
-}
-
-/** Estimated heap bytes of one entry, key included. Always ≥ 1 (lru-cache requires it). */
-export function estimateEntryBytes(key: string, entry: CacheEntry): number {
-  let bytes = LRU_SLOT_BYTES + estimateStringBytes(key) + OBJECT_HEADER_BYTES + 2 * FIELD_BYTES + HEAP_NUMBER_BYTES;
-  const result = entry.result as Partial<DetailedPairScore>;
-  if (typeof result.probabilities === 'object' && result.probabilities !== null) {
-    bytes += OBJECT_HEADER_BYTES + 3 * FIELD_BYTES + recordBytes(result.probabilities);
-    if (result.raw !== undefined) bytes += recordBytes(result.raw);
-    if (result.tier !== undefined) bytes += estimateStringBytes(result.tier);
-  } else {
-    bytes += recordBytes(entry.result as Readonly<Record<string, number>>);
-  }
-  return bytes;
-}
-
-function roundUp8(n: number): number {
-  return (n + 7) & ~7;
 }

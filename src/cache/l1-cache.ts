@@ -1,24 +1,27 @@
 /**
- * The L1 as the cache uses it: the byte-bounded store (l1-store.ts) of entries, which drops
- * expired entries on sight and counts what it stores, evicts and expires.
+ * The L1 as the cache uses it: the byte-bounded store (l1-store.ts) of entries, each kept packed
+ * as one string (packed-entry.ts), which drops expired entries on sight and counts what it stores,
+ * evicts and expires.
  */
-import { estimateEntryBytes, type CacheEntry } from './entry.js';
+import type { CacheEntry } from './entry.js';
+import { estimatePackedBytes } from './entry-size.js';
 import type { EntryPolicy } from './entry-policy.js';
 import { L1Store } from './l1-store.js';
+import { packEntry, unpackEntry, type PackedEntry } from './packed-entry.js';
 import type { CacheCounters } from './stats.js';
 
 export class L1Cache {
-  /** The store itself, for bulk reads and loads (snapshots); reads through it neither expire nor count. */
-  readonly store: L1Store<CacheEntry>;
+  /** The store itself (packed entries), for bulk reads and loads (snapshots); reads through it neither expire nor count. */
+  readonly store: L1Store<PackedEntry>;
 
   constructor(
     readonly maxBytes: number,
     private readonly policy: EntryPolicy,
     private readonly counters: CacheCounters,
   ) {
-    this.store = new L1Store<CacheEntry>({
+    this.store = new L1Store<PackedEntry>({
       maxBytes,
-      sizeOf: (entry, key) => estimateEntryBytes(key, entry),
+      sizeOf: (packed, key) => estimatePackedBytes(key, packed),
       onEvict: () => {
         counters.evictions++;
       },
@@ -36,8 +39,9 @@ export class L1Cache {
 
   /** The unexpired entry of `key` (refreshing its recency); an expired one is dropped and counted. */
   get(key: string, now: number): CacheEntry | undefined {
-    const entry = this.store.get(key);
-    if (entry === undefined) return undefined;
+    const packed = this.store.get(key);
+    if (packed === undefined) return undefined;
+    const entry = unpackEntry(packed);
     if (this.policy.isExpired(entry, now)) {
       this.store.delete(key);
       this.counters.expired++;
@@ -46,8 +50,14 @@ export class L1Cache {
     return entry;
   }
 
+  /** The entry of `key` without refreshing its recency, expiring or counting (snapshots). */
+  peek(key: string): CacheEntry | undefined {
+    const packed = this.store.peek(key);
+    return packed === undefined ? undefined : unpackEntry(packed);
+  }
+
   set(key: string, entry: CacheEntry): void {
-    this.store.set(key, entry);
+    this.store.set(key, packEntry(entry));
     this.counters.stores++;
   }
 

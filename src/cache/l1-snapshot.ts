@@ -4,7 +4,7 @@
  * first while they fit). The file format and its validation are snapshot.ts's.
  */
 import { InvalidArgumentError } from '../errors.js';
-import { estimateEntryBytes } from './entry.js';
+import { estimateEntryBytes } from './entry-size.js';
 import type { EntryPolicy } from './entry-policy.js';
 import { SnapshotError } from './errors.js';
 import type { L1Cache } from './l1-cache.js';
@@ -50,7 +50,7 @@ export class L1Snapshots {
     const store = this.l1.store;
     const entries: SnapshotEntry[] = [];
     for (const key of store.keysOldestFirst()) {
-      const entry = store.peek(key);
+      const entry = this.l1.peek(key);
       if (entry !== undefined && !this.policy.isExpired(entry, now)) entries.push({ key, entry });
     }
     const bytes = encodeSnapshot(entries, now);
@@ -95,7 +95,7 @@ export class L1Snapshots {
         skippedExpired++;
         continue;
       }
-      const existing = store.peek(item.key);
+      const existing = this.l1.peek(item.key);
       if (existing !== undefined && existing.scoredAt >= item.entry.scoredAt) {
         skippedNewer++;
         continue;

@@ -2,9 +2,9 @@
  * The L1's storage: a byte-bounded LRU split into shards by the key's content hash.
  *
  * Why shards: a JS Map rehashes all of its entries, synchronously, each time it doubles. A Map
- * crossing 2^16 or 2^17 entries (a 256 MB L1 holds ~600k) blocks the event loop for 6–13 ms inside
+ * crossing 2^16 or 2^17 entries (a 256 MB L1 holds ~1.1 million) blocks the event loop for 6–13 ms inside
  * whichever request stored that entry. With shards of about SHARD_TARGET_BYTES each, every Map
- * stays near 5k entries and a rehash costs well under 1 ms. `npx tsx bench/cache.ts --scenario
+ * stays near 10k entries and a rehash costs well under 1 ms. `npx tsx bench/cache.ts --scenario
  * growth` measures the longest single store both ways (GC pauses, which remain, included).
  *
  * Eviction is least-recently-used within a shard; the content hash spreads keys uniformly, so
@@ -12,7 +12,7 @@
  */
 import { LRUCache } from 'lru-cache';
 
-/** Bytes per shard the shard count aims for (≈ 5k entries of a single-signal score). */
+/** Bytes per shard the shard count aims for (≈ 10k packed entries of a single-signal score). */
 export const SHARD_TARGET_BYTES = 2 * 1024 * 1024;
 /** Shards at most (a power of two; the shard index reads 10 bits of the key's content hash). */
 export const MAX_SHARDS = 1024;
@@ -22,7 +22,7 @@ export const MAX_SHARDS = 1024;
 // query's pairs still spread over every shard.
 const HASH_END = 48;
 
-export interface L1StoreOptions<V extends object> {
+export interface L1StoreOptions<V extends object | string> {
   readonly maxBytes: number;
   readonly sizeOf: (value: V, key: string) => number;
   readonly onEvict: () => void;
@@ -35,7 +35,7 @@ export function shardCountFor(maxBytes: number): number {
   return shards;
 }
 
-export class L1Store<V extends object> {
+export class L1Store<V extends object | string> {
   private readonly shards: LRUCache<string, V>[];
   private readonly mask: number;
   private readonly shardBytes: number;

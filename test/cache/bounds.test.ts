@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateEntryBytes } from '../../src/cache/entry.js';
+import { estimateEntryBytes } from '../../src/cache/entry-size.js';
 import type { Passage } from '../../src/types.js';
 import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, useCaches } from './helpers.js';
 

@@ -87,6 +87,10 @@ export function register(program: Command): void {
       'Bearer token for the server (default: RELEVANCE_GATE_API_KEY; on the command line ps shows it)',
     )
     .option(
+      '--no-request-start',
+      'over HTTP, do not send x-request-start (the send time a load balancer adds; the server counts socket waits with it)',
+    )
+    .option(
       '--http-compare',
       'run in-process, then the same load over HTTP against a server started in a child process with the same tiers, then against a bare Fastify route (the HTTP floor): one table',
       false,

@@ -47,6 +47,8 @@ export interface BenchCommandOptions {
   protocol: string;
   model?: string;
   apiKey?: string;
+  /** Commander's `--no-request-start`: false when given. */
+  requestStart: boolean;
   httpCompare: boolean;
 }
 
@@ -224,6 +226,7 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
         ...(opts.model === undefined ? {} : { model: opts.model }),
         ...(apiKey === undefined ? {} : { apiKey }),
         scrapeMetrics: true,
+        requestStart: opts.requestStart,
       },
     ]);
     await writeHttpOutputs(opts, results, collectionName, httpOptions, formatTable, renderLatencyPlot, writeFile);

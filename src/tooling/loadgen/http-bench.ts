@@ -33,6 +33,8 @@ export interface HttpBenchTarget {
   readonly apiKey?: string;
   /** Read degraded / batch / CPU counters from `${url}/metrics` before the warm-up and after the window. */
   readonly scrapeMetrics?: boolean;
+  /** Send each request's send time in `x-request-start` (default true). */
+  readonly requestStart?: boolean;
 }
 
 export interface HttpBenchOptions extends BenchProgress {
@@ -106,6 +108,7 @@ export async function runHttpPoints(
         protocol: target.protocol,
         ...(target.model === undefined ? {} : { model: target.model }),
         ...(target.apiKey === undefined ? {} : { apiKey: target.apiKey }),
+        ...(target.requestStart === undefined ? {} : { requestStart: target.requestStart }),
       });
       // Snapshot before the warm-up: a scrape at the start of the measured window would be
       // answered late by a server with a backlog, and undercount. Server counters therefore cover

@@ -4,6 +4,9 @@
  * budget travels in `x-budget-ms` (so a request the generator sent late gets less time, exactly
  * as in-process), request bodies are serialised once per workload query, and a non-2xx answer is
  * an error of that request (the table counts it), except 429: a refusal under load, counted apart.
+ * Each request also carries its send time in `x-request-start` (epoch ms), as a load balancer in
+ * front of the server would: the server then counts the time the bytes waited in its socket, which
+ * it cannot see otherwise, against the budget.
  */
 import { Agent, request as httpRequest } from 'node:http';
 import type { Passage } from '../../types.js';
@@ -21,6 +24,8 @@ export interface HttpTargetOptions {
   readonly apiKey?: string;
   /** Connections kept open at most (more requests wait for one: counted in their latency). Default 128. */
   readonly maxSockets?: number;
+  /** Send `x-request-start` with each request's send time. Default true. */
+  readonly requestStart?: boolean;
 }
 
 export interface HttpTarget extends LoadTarget {
@@ -78,14 +83,18 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
   const statuses: Record<string, number> = {};
   const headersBase: Record<string, string> = { 'content-type': 'application/json' };
   if (options.apiKey !== undefined) headersBase.authorization = `Bearer ${options.apiKey}`;
+  const requestStart = options.requestStart ?? true;
 
   const post = (
     body: Buffer,
     budgetMs: number | undefined,
+    sentAtMs: number,
   ): Promise<{ status: number; text: string; serverMs: number | undefined }> =>
     new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { ...headersBase, 'content-length': body.length };
       if (budgetMs !== undefined) headers['x-budget-ms'] = Math.max(0.001, budgetMs).toFixed(3);
+      // Whole milliseconds, never ahead of the server's own Date.now() on the same host.
+      if (requestStart) headers['x-request-start'] = `t=${sentAtMs}`;
       const req = httpRequest(
         { hostname: base.hostname, port: base.port || 80, path, method: 'POST', agent, headers },
         (res) => {
@@ -116,7 +125,12 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
       }
       const deadline = filterOptions?.deadline;
       // A budget already spent still goes out (the server answers at once): the latency counts.
-      const { status, text, serverMs } = await post(body, deadline === undefined ? undefined : deadline - Date.now());
+      const sentAtMs = Date.now();
+      const { status, text, serverMs } = await post(
+        body,
+        deadline === undefined ? undefined : deadline - sentAtMs,
+        sentAtMs,
+      );
       statuses[status] = (statuses[status] ?? 0) + 1;
       if (status < 200 || status >= 300) throw new HttpStatusError(status, text);
       const k = passages.length;

@@ -57,7 +57,12 @@ export class L1Cache {
   }
 
   set(key: string, entry: CacheEntry): void {
-    this.store.set(key, packEntry(entry));
+    this.setPacked(key, packEntry(entry));
+  }
+
+  /** Stores an entry already packed (a warm start sizes it packed, then stores that same string). */
+  setPacked(key: string, packed: PackedEntry): void {
+    this.store.set(key, packed);
     this.counters.stores++;
   }
 

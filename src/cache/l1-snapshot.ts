@@ -4,10 +4,11 @@
  * first while they fit). The file format and its validation are snapshot.ts's.
  */
 import { InvalidArgumentError } from '../errors.js';
-import { estimateEntryBytes } from './entry-size.js';
+import { estimatePackedBytes } from './entry-size.js';
 import type { EntryPolicy } from './entry-policy.js';
 import { SnapshotError } from './errors.js';
 import type { L1Cache } from './l1-cache.js';
+import { packEntry, type PackedEntry } from './packed-entry.js';
 import {
   decodeSnapshot,
   encodeSnapshot,
@@ -78,7 +79,7 @@ export class L1Snapshots {
   private insert(snapshot: { createdAt: number; entries: SnapshotEntry[] }, path: string): WarmStartReport {
     const now = this.clock();
     const store = this.l1.store;
-    const selected: SnapshotEntry[] = [];
+    const selected: Array<{ readonly key: string; readonly packed: PackedEntry }> = [];
     // Per shard: a shard over its share would evict what this load just inserted.
     const budgets = store.freeBytesPerShard();
     let skippedExpired = 0;
@@ -100,16 +101,17 @@ export class L1Snapshots {
         skippedNewer++;
         continue;
       }
-      const size = estimateEntryBytes(item.key, item.entry);
+      const packed = packEntry(item.entry);
+      const size = estimatePackedBytes(item.key, packed);
       const shard = store.shardIndexOf(item.key);
       if (size > budgets[shard]) {
         skippedOverBudget++;
         continue;
       }
       budgets[shard] -= size;
-      selected.push(item);
+      selected.push({ key: item.key, packed });
     }
-    for (let i = selected.length - 1; i >= 0; i--) this.l1.set(selected[i].key, selected[i].entry);
+    for (let i = selected.length - 1; i >= 0; i--) this.l1.setPacked(selected[i].key, selected[i].packed);
     return {
       path,
       createdAt: snapshot.createdAt,

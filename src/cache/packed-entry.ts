@@ -7,14 +7,14 @@
  * marking per major collection fell to a median 14 ms at the same load, and an entry takes half
  * the bytes.
  *
- * Layout: a one-byte string of 8-byte doubles in the host's byte order, one character per byte: the shape, `scoredAt`, then the values in the shape's name order, bit for bit (−0
- * included). The shape is an index into a table of result shapes (plain record or detailed; the
+ * Layout: a one-byte string of 8-byte doubles in the host's byte order, one character per byte:
+ * the shape, `scoredAt`, then the values in the shape's name order, bit for bit (−0 included). The shape is an index into a table of result shapes (plain record or detailed; the
  * signal names of `probabilities` and `raw`; the tier), interned once per process; the packed form
  * never leaves the process (snapshots and Redis get the entry itself). Past MAX_SHAPES distinct
  * shapes an entry is kept as JSON instead (first character `[`, which no shape id starts with), so
  * no input can grow the table without bound.
  */
-import type { CacheEntry, CacheableResult } from './entry.js';
+import { toCacheableResult, type CacheEntry, type CacheableResult } from './entry.js';
 
 /** The L1's stored form of a CacheEntry (see the module doc). */
 export type PackedEntry = string;
@@ -115,8 +115,8 @@ export function unpackEntry(packed: PackedEntry): CacheEntry {
   return { result, scoredAt: doubles[1] as number };
 }
 
+/** The JSON form: the result was valid when packed, so toCacheableResult gives back its frozen copy. */
 function unpackJson(packed: string): CacheEntry {
-  const [scoredAt, result] = JSON.parse(packed) as [number, Record<string, unknown>];
-  for (const value of Object.values(result)) if (typeof value === 'object' && value !== null) Object.freeze(value);
-  return { result: Object.freeze(result) as CacheableResult, scoredAt };
+  const [scoredAt, result] = JSON.parse(packed) as [number, unknown];
+  return { result: toCacheableResult(result) as CacheableResult, scoredAt };
 }

@@ -200,6 +200,18 @@ describe('relevance-gate fit-points', () => {
       expect(balanced?.nothingKeptShare).toBeLessThanOrEqual(0.1);
       expect(balanced?.junkLists).toBeGreaterThan(0);
       expect(c.verdict?.curve.length).toBeGreaterThan(0);
+      // By the collection the junk queries came from: every other collection, adding up to the whole.
+      const bySource = Object.entries(balanced!.junkBySource);
+      expect(bySource.map(([s]) => s).sort()).toEqual(COLLECTIONS.filter((n) => n !== c.collection).sort());
+      expect(bySource.reduce((n, [, v]) => n + v.lists, 0)).toBe(balanced!.junkLists);
+      const emptied = bySource.reduce((n, [, v]) => n + v.nothingKeptShare * v.lists, 0);
+      expect(emptied).toBeCloseTo(balanced!.junkNothingKeptShare! * balanced!.junkLists, 6);
+      // What the held-out point kept on junk lists: exactly the lists it did not leave empty.
+      expect(c.junkKeptHeldOut).toHaveLength(Math.round(balanced!.junkLists - emptied));
+      for (const j of c.junkKeptHeldOut) {
+        expect(j.source).not.toBe(c.collection);
+        expect(j.kept.length).toBeGreaterThan(0);
+      }
     }
     // validation + test of each collection (splits.json): the queries the model did not train on
     expect(file.fittedOn.map((f) => f.queries)).toEqual([30, 90, 12, 130, 462]);

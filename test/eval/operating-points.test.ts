@@ -5,12 +5,14 @@ import {
   FIT_SHIFTS,
   fitOperatingPoints,
   gridBestF1,
+  gridBestPrecision,
   keepAllF1,
   operatingPointBounds,
   operatingPointKept,
   operatingPointMetrics,
   operatingPointRows,
   oracleCutF1,
+  PRECISE_BOUND_RECALL,
   thresholdMetrics,
 } from '../../src/tooling/eval/operating-points.js';
 import { OPERATING_POINT_NAMES, operatingPointThreshold } from '../../src/gate/policies/operating-points.js';
@@ -123,6 +125,25 @@ describe('kept-set metrics of operating points', () => {
     // the grid is not flat here, so a wrong pick would show
     expect(Math.min(...all)).toBeLessThan(best.f1);
     expect(best.f1).toBeLessThanOrEqual(oracleCutF1(LISTS));
+  });
+
+  it('the most precise grid point at a recall: no grid point with that recall is more precise', () => {
+    // Three relevant pairs: 0.9 alone is precise (recall 1/3); reaching 2/3 needs 0.2 and a miss before it.
+    const lists = [list([0.9, 0.8, 0.3, 0.2, 0.1], [1, 0, 0, 1, 0]), list([0.5, 0.4, 0.05], [0, 1, 0])];
+    const all = FIT_BETAS.flatMap((beta) =>
+      FIT_SHIFTS.map((shift) => operatingPointMetrics(lists, { beta, shift, floor: 0 })),
+    );
+    for (const minRecall of [0.3, 0.6, 0.9]) {
+      const best = gridBestPrecision(lists, minRecall)!;
+      expect(best.recall).toBeGreaterThanOrEqual(minRecall);
+      const own = operatingPointMetrics(lists, best.point);
+      expect([best.precision, best.recall]).toEqual([own.precision, own.recall]);
+      for (const m of all) if (m.recall! >= minRecall) expect(m.precision!).toBeLessThanOrEqual(best.precision);
+    }
+    // Asking for more recall never buys precision.
+    expect(gridBestPrecision(lists, 0.9)!.precision).toBeLessThanOrEqual(gridBestPrecision(lists, 0.3)!.precision);
+    expect(gridBestPrecision(lists, 1.01)).toBeNull();
+    expect(operatingPointBounds(lists)!.preciseGridBest).toEqual(gridBestPrecision(lists, PRECISE_BOUND_RECALL));
   });
 
   it('bounds: both upper bounds with their ratios to keeping all; null without a relevant candidate', () => {

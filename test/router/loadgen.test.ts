@@ -243,6 +243,45 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
     expect(r.lateBeyondBound).toBe(Math.floor(calls / 4));
     expect(r.thrown).toBe(0);
     expect(r.lateServerOnTime).toBe(lateOnTheWay);
+    // Per bucket too: the buckets' counts add up to the phase's.
+    expect(r.timeline.reduce((s, b) => s + b.lateServerOnTime, 0)).toBe(lateOnTheWay);
+  });
+
+  it("names a stall of the generator's own process: the late requests' bucket shows the send lag", async () => {
+    let calls = 0;
+    const result = {
+      tier: { scorer: 'x', name: 'fast-path', counts: { 'fast-path': 1 } },
+      stats: { retrieved: 1, unscored: 0, unscoredByReason: {} },
+      errors: [],
+    };
+    const gate = {
+      async filter() {
+        calls++;
+        if (calls === 30) {
+          // The generator's event loop blocked 150 ms: requests due meanwhile go out late.
+          const until = performance.now() + 150;
+          while (performance.now() < until) {}
+        }
+        return result;
+      },
+    } as unknown as Gate;
+    const r = await runOpenLoopPhase({
+      gate,
+      workload: fakeWorkload(),
+      qps: 100,
+      durationSec: 1,
+      warmupSec: 0,
+      budgetMs: 50,
+      lateBoundMs: 2,
+      timelineBucketSec: 0.25,
+      seed: 9,
+    });
+    expect(calls).toBeGreaterThan(30);
+    // The answers were instant: every late request is one the stall held back before sending.
+    expect(r.lateBeyondBound).toBeGreaterThan(0);
+    const stalled = r.timeline.filter((b) => b.late > 0);
+    for (const b of stalled) expect(b.maxSendLagMs).toBeGreaterThan(50);
+    expect(Math.max(...r.timeline.map((b) => b.maxSendLagMs))).toBeGreaterThanOrEqual(100);
   });
 
   it('without a budget nothing is late and the bound is null', async () => {

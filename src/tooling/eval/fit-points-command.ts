@@ -17,7 +17,7 @@ import {
   type ScorerPointsFit,
   scoreCollectionForFit,
 } from './fit-scorer-points.js';
-import type { OperatingPointRow } from './operating-points.js';
+import { type OperatingPointRow, PRECISE_BOUND_RECALL } from './operating-points.js';
 import { QUERY_SET_NAMES, type QuerySetName, resolveQuerySet } from './query-set.js';
 import type { EmbeddingCalibrationFit } from './embedding-tier.js';
 import { loadEvalTier } from './tiers.js';
@@ -97,6 +97,26 @@ export function summarizeFit(fit: ScorerPointsFit): string {
     for (const c of fit.collections)
       for (const r of c.heldOut?.rows ?? [])
         w(`| ${c.collection} | ${r.name} | ${r.point.beta} / ${r.point.shift} | ${rowCells(r)} |`);
+    const sources = [
+      ...new Set(fit.collections.flatMap((c) => (c.heldOut?.rows ?? []).flatMap((r) => Object.keys(r.junkBySource)))),
+    ].sort();
+    if (sources.length > 0) {
+      w('');
+      w(
+        "Junk lists left empty held out, by the collection their queries came from (a corpus can hold passages on another collection's topics):",
+      );
+      w('');
+      w(`| collection | point | ${sources.join(' | ')} |`);
+      w(`|---|---|${'---|'.repeat(sources.length)}`);
+      for (const c of fit.collections)
+        for (const r of c.heldOut?.rows ?? []) {
+          const cells = sources.map((s) => {
+            const share = r.junkBySource[s];
+            return share === undefined ? '' : `${percent(share.nothingKeptShare)} of ${share.lists}`;
+          });
+          w(`| ${c.collection} | ${r.name} | ${cells.join(' | ')} |`);
+        }
+    }
   }
   w('');
   w('Fitted: each collection gated by the points above (fitted on every collection, this one included).');
@@ -108,15 +128,23 @@ export function summarizeFit(fit: ScorerPointsFit): string {
   w('');
   w("Bounds (the collection's own labels known): no single point, and no cut of the order, does better.");
   w('');
-  w('| collection | F1 keep-all | best point of the fit grid | best cut per query |');
-  w('|---|---|---|---|');
+  w(
+    `| collection | F1 keep-all | best point of the fit grid | best cut per query | most precise grid point at recall ≥ ${PRECISE_BOUND_RECALL} (precision / recall) |`,
+  );
+  w('|---|---|---|---|---|');
   for (const c of fit.collections) {
     const b = c.bounds;
-    if (b === null) w(`| ${c.collection} | n/a (no relevant candidate) | | |`);
-    else
+    if (b === null) w(`| ${c.collection} | n/a (no relevant candidate) | | | |`);
+    else {
+      const p = b.preciseGridBest;
+      const precise =
+        p === null
+          ? 'none reaches it'
+          : `${num(p.precision)} / ${num(p.recall)} (beta ${p.point.beta}, shift ${p.point.shift})`;
       w(
-        `| ${c.collection} | ${num(b.f1KeepAll)} | ${num(b.gridBest.f1)} (${b.gridBest.f1Ratio.toFixed(2)}×, beta ${b.gridBest.point.beta}, shift ${b.gridBest.point.shift}) | ${num(b.perQueryCut.f1)} (${b.perQueryCut.f1Ratio.toFixed(2)}×) |`,
+        `| ${c.collection} | ${num(b.f1KeepAll)} | ${num(b.gridBest.f1)} (${b.gridBest.f1Ratio.toFixed(2)}×, beta ${b.gridBest.point.beta}, shift ${b.gridBest.point.shift}) | ${num(b.perQueryCut.f1)} (${b.perQueryCut.f1Ratio.toFixed(2)}×) | ${precise} |`,
       );
+    }
   }
   const curves = fit.collections.filter((c) => c.verdict !== null);
   if (curves.length > 0) {

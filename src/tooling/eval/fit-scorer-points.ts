@@ -20,7 +20,7 @@ import {
   type OperatingPointsHeldOut,
   parseOperatingPointsFile,
 } from '../../operating-points/file.js';
-import type { OperatingPoints } from '../../gate/types.js';
+import type { OperatingPoint, OperatingPoints } from '../../gate/types.js';
 import type { ListFeatureWeights, ScoreCalibration } from '../../operating-points/list-verdict.js';
 import type { Scorer } from '../../types.js';
 import {
@@ -47,6 +47,7 @@ import {
   type OperatingPointFit,
   type OperatingPointRow,
   operatingPointBounds,
+  operatingPointKept,
   operatingPointRows,
 } from './operating-points.js';
 import {
@@ -92,6 +93,27 @@ export interface ScoredCollection {
   readonly junk?: readonly JunkList[];
 }
 
+/** One junk list a point kept passages of. */
+export interface JunkKept {
+  readonly source: string;
+  readonly queryId: string;
+  readonly kept: readonly string[];
+}
+
+function junkKeptBy(point: OperatingPoint, junk: readonly JunkList[]): JunkKept[] {
+  const out: JunkKept[] = [];
+  for (const list of junk) {
+    const keep = operatingPointKept(point, list);
+    const kept = list.docIds
+      .map((id, i) => ({ id, r: list.relevances[i]!, i }))
+      .filter((x) => keep[x.i] === true)
+      .sort((a, b) => b.r - a.r || a.i - b.i)
+      .map((x) => x.id);
+    if (kept.length > 0) out.push({ source: list.source, queryId: list.queryId, kept });
+  }
+  return out;
+}
+
 /** The points' measured meaning on one collection. */
 export interface CollectionPointsReport {
   readonly collection: string;
@@ -108,6 +130,12 @@ export interface CollectionPointsReport {
   readonly bounds: OperatingPointBounds | null;
   /** Junk lists measured on this corpus (other collections' queries). */
   readonly junkLists: number;
+  /**
+   * The junk lists where the held-out `balanced` point kept something, with what it kept (this
+   * corpus's document ids, best first): what to read when judging whether those lists really held
+   * nothing relevant. Empty with one collection or without junk lists.
+   */
+  readonly junkKeptHeldOut: readonly JunkKept[];
   /**
    * The sufficiency verdict held out: its trade-off curve (real lists with a relevant candidate left
    * empty vs junk lists left empty, the bias set on the other collections at each target) and the
@@ -244,6 +272,7 @@ export function fitScorerOperatingPoints(
       fingerprint: c.fingerprint,
       queries: c.lists.length,
       junkLists: junk.length,
+      junkKeptHeldOut: heldOut === null ? [] : junkKeptBy(heldOut.points.balanced, junk),
       fitted: operatingPointRows(c.lists, points, junk),
       heldOut,
       bounds: operatingPointBounds(c.lists),

@@ -63,6 +63,8 @@ export {
   keepAllF1,
   oracleCutF1,
   gridBestF1,
+  gridBestPrecision,
+  PRECISE_BOUND_RECALL,
   operatingPointBounds,
   FIT_OBJECTIVES,
   FIT_BETAS,
@@ -74,6 +76,7 @@ export {
   type OperatingPointFit,
   type OperatingPointMetrics,
   type OperatingPointRow,
+  type JunkSourceShare,
 } from './operating-points.js';
 export {
   scoreCollectionForFit,
@@ -82,6 +85,7 @@ export {
   type FitCollection,
   type ScoredCollection,
   type CollectionPointsReport,
+  type JunkKept,
   type ScorerPointsFit,
 } from './fit-scorer-points.js';
 export {

@@ -206,6 +206,30 @@ export function gridBestF1(lists: readonly GateList[]): { readonly point: Operat
   return best;
 }
 
+/** `precise` bounds read precision at no less than this recall (the acceptance's "precision at recall ≥ 0.3"). */
+export const PRECISE_BOUND_RECALL = 0.3;
+
+/**
+ * The most precise (beta, shift) of the fit grid (floor 0) that keeps at least `minRecall` of these
+ * lists' relevant candidates, chosen with their own labels: what no single point can beat on
+ * precision at that recall. Null when no grid point reaches the recall. Ties keep the earlier point.
+ */
+export function gridBestPrecision(
+  lists: readonly GateList[],
+  minRecall: number,
+): { readonly point: OperatingPoint; readonly precision: number; readonly recall: number } | null {
+  let best: { point: OperatingPoint; precision: number; recall: number } | null = null;
+  for (const beta of FIT_BETAS) {
+    for (const shift of FIT_SHIFTS) {
+      const point: OperatingPoint = { beta, shift, floor: 0 };
+      const m = operatingPointMetrics(lists, point);
+      if (m.recall === null || m.precision === null || m.recall < minRecall) continue;
+      if (best === null || m.precision > best.precision) best = { point, precision: m.precision, recall: m.recall };
+    }
+  }
+  return best;
+}
+
 /** How far any keep/drop rule of the gate could go on these lists (labels known): see gridBestF1, oracleCutF1. */
 export interface OperatingPointBounds {
   /** F1 of keeping every candidate (the ratios' denominator). */
@@ -214,6 +238,8 @@ export interface OperatingPointBounds {
   readonly gridBest: { readonly point: OperatingPoint; readonly f1: number; readonly f1Ratio: number };
   /** Each query keeps a prefix of its order (ranking, else relevance), chosen together for the best pooled F1 (oracleCutF1). */
   readonly perQueryCut: { readonly f1: number; readonly f1Ratio: number };
+  /** The most precise grid point at recall ≥ PRECISE_BOUND_RECALL (gridBestPrecision); null when none reaches it. */
+  readonly preciseGridBest: ReturnType<typeof gridBestPrecision>;
 }
 
 /** Both bounds, or null when no list holds a relevant candidate (F1 is undefined there). */
@@ -226,6 +252,7 @@ export function operatingPointBounds(lists: readonly GateList[]): OperatingPoint
     f1KeepAll,
     gridBest: { point: grid.point, f1: grid.f1, f1Ratio: grid.f1 / f1KeepAll },
     perQueryCut: { f1: cut, f1Ratio: cut / f1KeepAll },
+    preciseGridBest: gridBestPrecision(lists, PRECISE_BOUND_RECALL),
   };
 }
 
@@ -445,13 +472,47 @@ export interface OperatingPointRow extends OperatingPointMetrics {
   readonly junkNothingKeptShare: number | null;
   /** Passages kept per junk list (null when none were given). */
   readonly junkKeptPerList: number | null;
+  /**
+   * The junk lists by the collection their queries came from (lists that name a `source`): a
+   * corpus can hold passages on another collection's topics, so the share left empty is worth
+   * reading per source. Empty when no junk list names one.
+   */
+  readonly junkBySource: Readonly<Record<string, JunkSourceShare>>;
+}
+
+/** Junk lists of one source collection under one point. */
+export interface JunkSourceShare {
+  readonly lists: number;
+  /** Of those, the share where nothing was kept. */
+  readonly nothingKeptShare: number;
+}
+
+function junkBySource(
+  junk: readonly (GateList & { readonly source?: string })[],
+  point: OperatingPoint,
+): Record<string, JunkSourceShare> {
+  const groups = new Map<string, GateList[]>();
+  for (const list of junk) {
+    if (list.source === undefined) continue;
+    const group = groups.get(list.source);
+    if (group === undefined) groups.set(list.source, [list]);
+    else group.push(list);
+  }
+  const out: Record<string, JunkSourceShare> = {};
+  for (const [source, lists] of [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    out[source] = {
+      lists: lists.length,
+      nothingKeptShare: operatingPointMetrics(lists, point).nothingKeptAll / lists.length,
+    };
+  }
+  return out;
 }
 
 /** Per operating point: the kept-set metrics and nDCG@10 of the kept list, with the gate's exact per-call cut. */
 export function operatingPointRows(
   lists: readonly JudgedGateList[],
   points: Readonly<Record<OperatingPointName, OperatingPoint>>,
-  junk: readonly GateList[] = [],
+  junk: readonly (GateList & { readonly source?: string })[] = [],
 ): OperatingPointRow[] {
   return OPERATING_POINT_NAMES.map((name) => {
     const point = points[name];
@@ -477,6 +538,7 @@ export function operatingPointRows(
       junkLists: junk.length,
       junkNothingKeptShare: junkMetrics === undefined ? null : junkMetrics.nothingKeptAll / junk.length,
       junkKeptPerList: junkMetrics === undefined ? null : junkMetrics.keptPerQuery,
+      junkBySource: junkBySource(junk, point),
     };
   });
 }

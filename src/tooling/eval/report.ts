@@ -2,10 +2,18 @@
  * Presentation of an evaluation: the precision/recall plot (SVG) and a plain-text summary.
  */
 import { renderLineChart } from '../report/svg-line-chart.js';
+import { type OperatingPointBounds, PRECISE_BOUND_RECALL } from './operating-points.js';
 import type { EvalReport } from './run-eval.js';
 
 function pct(v: number | null): string {
   return v === null ? 'n/a' : v.toFixed(3);
+}
+
+/** The most precise grid point at the acceptance recall, in words. */
+function preciseBound(p: OperatingPointBounds['preciseGridBest']): string {
+  return p === null
+    ? `no grid point reaches recall ${PRECISE_BOUND_RECALL}`
+    : `most precise point at recall ≥ ${PRECISE_BOUND_RECALL}: precision ${pct(p.precision)}, recall ${pct(p.recall)} (beta ${p.point.beta}, shift ${p.point.shift})`;
 }
 
 /** Precision, recall and F1 of the gate against threshold, with the target precision and keep-all precision as references. */
@@ -90,7 +98,7 @@ export function summarizeReport(report: EvalReport): string {
     ...(report.operatingPointBounds === null
       ? []
       : [
-          `bounds on these queries (labels known): best operating point ${pct(report.operatingPointBounds.gridBest.f1)} F1 (${report.operatingPointBounds.gridBest.f1Ratio.toFixed(2)}× keep all, beta ${report.operatingPointBounds.gridBest.point.beta}, shift ${report.operatingPointBounds.gridBest.point.shift}), best cut per query ${pct(report.operatingPointBounds.perQueryCut.f1)} F1 (${report.operatingPointBounds.perQueryCut.f1Ratio.toFixed(2)}×)`,
+          `bounds on these queries (labels known): best operating point ${pct(report.operatingPointBounds.gridBest.f1)} F1 (${report.operatingPointBounds.gridBest.f1Ratio.toFixed(2)}× keep all, beta ${report.operatingPointBounds.gridBest.point.beta}, shift ${report.operatingPointBounds.gridBest.point.shift}), best cut per query ${pct(report.operatingPointBounds.perQueryCut.f1)} F1 (${report.operatingPointBounds.perQueryCut.f1Ratio.toFixed(2)}×), ${preciseBound(report.operatingPointBounds.preciseGridBest)}`,
         ]),
     `time: first stage ${(report.timingsMs.firstStage / 1000).toFixed(2)} s, scoring ${(report.timingsMs.scoring / 1000).toFixed(2)} s`,
   ].join('\n');

@@ -213,6 +213,10 @@ export interface ForeignQueries {
 export interface JunkList extends GateList {
   /** The collection the query came from. */
   readonly source: string;
+  /** The query's id in that collection. */
+  readonly queryId: string;
+  /** The candidates, in the order of `relevances` (this corpus's document ids). */
+  readonly docIds: readonly string[];
 }
 
 /**
@@ -240,8 +244,15 @@ export async function scoreJunkLists(
     };
     for (const list of buildCandidateLists(view, firstStage, other.queryIds, gateK)) {
       const scored = await scoreCandidateListWithOrder(view, scorer, list, undefined, retrievalRank);
-      const { relevances, relevant, order } = judgedGateList(list, scored, gateK);
-      junk.push({ relevances, relevant, ...(order === undefined ? {} : { order }), source: other.collection.name });
+      const { relevances, relevant, order, docIds } = judgedGateList(list, scored, gateK);
+      junk.push({
+        relevances,
+        relevant,
+        ...(order === undefined ? {} : { order }),
+        source: other.collection.name,
+        queryId: list.queryId,
+        docIds,
+      });
     }
   }
   return junk;

@@ -394,7 +394,7 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
       `host steal (${r.routing} @ ${r.offeredQps} rps): ${r.hostStealMs.total.toFixed(0)} ms over the window, at most ${r.hostStealMs.maxPerSecond.toFixed(0)} ms in one second` +
         (lateSeconds.length === 0
           ? '\n'
-          : `; seconds with late answers: ${lateSeconds.map((s) => `${s.second} (${s.late} late, steal ${s.hostStealMs ?? 0} ms)`).join(', ')}\n`),
+          : `; seconds with late answers: ${lateSeconds.map((s) => `${s.second} (${s.late} late${s.lateServerOnTime > 0 ? `, ${s.lateServerOnTime} on time by the server` : ''}, steal ${s.hostStealMs ?? 0} ms, send lag max ${s.maxSendLagMs.toFixed(0)} ms)`).join(', ')}\n`),
     );
   }
   if (opts.json !== undefined) {

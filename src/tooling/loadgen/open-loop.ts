@@ -108,6 +108,13 @@ export interface TimelineSecond {
   readonly allUnscored: number;
   /** Pairs by tier label. */
   readonly pairsByTier: Readonly<Record<string, number>>;
+  /** Of `late`, those whose target said it answered within budget + bound (see PhaseResult.lateServerOnTime). */
+  readonly lateServerOnTime: number;
+  /**
+   * The most the generator sent a request of this bucket after its scheduled time, ms: a stall of
+   * the generator's own process, which the latency of these requests includes.
+   */
+  readonly maxSendLagMs: number;
   /** Host steal in this second (ms summed over vCPUs, 10 ms granularity); absent where unavailable. */
   readonly hostStealMs?: number;
 }
@@ -235,6 +242,8 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     h: Histogram;
     requests: number;
     late: number;
+    lateServerOnTime: number;
+    maxSendLagMs: number;
     withUnscored: number;
     allUnscored: number;
     pairsByTier: Record<string, number>;
@@ -244,7 +253,16 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     const k = Math.max(0, Math.floor((scheduledAt - measureStart) / bucketMs));
     let second = seconds[k];
     if (second === undefined) {
-      second = { h: newHistogram(), requests: 0, late: 0, withUnscored: 0, allUnscored: 0, pairsByTier: {} };
+      second = {
+        h: newHistogram(),
+        requests: 0,
+        late: 0,
+        lateServerOnTime: 0,
+        maxSendLagMs: 0,
+        withUnscored: 0,
+        allUnscored: 0,
+        pairsByTier: {},
+      };
       seconds[k] = second;
     }
     return second;
@@ -272,7 +290,10 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       if (latencyMs > lateAfterMs) {
         lateBeyondBound++;
         sec.late++;
-        if (result?.serverMs !== undefined && result.serverMs <= lateAfterMs) lateServerOnTime++;
+        if (result?.serverMs !== undefined && result.serverMs <= lateAfterMs) {
+          lateServerOnTime++;
+          sec.lateServerOnTime++;
+        }
       }
       const status = result === undefined ? (error as { status?: unknown } | undefined)?.status : result.status;
       if (typeof status === 'number') statuses[status] = (statuses[status] ?? 0) + 1;
@@ -320,6 +341,8 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     const now = performance.now();
     if (measured) {
       recordUs(lag, now - scheduledAt);
+      const sec = secondOf(scheduledAt);
+      if (now - scheduledAt > sec.maxSendLagMs) sec.maxSendLagMs = now - scheduledAt;
       requests++;
       pendingMeasured.add(scheduledAt);
     }
@@ -458,6 +481,8 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       p99Ms: sec === undefined ? 0 : sec.h.getValueAtPercentile(99) / 1000,
       maxMs: sec === undefined ? 0 : sec.h.maxValue / 1000,
       late: sec?.late ?? 0,
+      lateServerOnTime: sec?.lateServerOnTime ?? 0,
+      maxSendLagMs: sec?.maxSendLagMs ?? 0,
       withUnscored: sec?.withUnscored ?? 0,
       allUnscored: sec?.allUnscored ?? 0,
       pairsByTier: sec?.pairsByTier ?? {},

@@ -11,7 +11,7 @@
  * the shape, `scoredAt`, then the values in the shape's name order, bit for bit (−0 included). The shape is an index into a table of result shapes (plain record or detailed; the
  * signal names of `probabilities` and `raw`; the tier), interned once per process; the packed form
  * never leaves the process (snapshots and Redis get the entry itself). Past MAX_SHAPES distinct
- * shapes an entry is kept as JSON instead (first character `[`, which no shape id starts with), so
+ * shapes, or with more than MAX_PACKED_VALUES values, an entry is kept as JSON instead (first character `[`, which no shape id starts with), so
  * no input can grow the table without bound.
  */
 import { toCacheableResult, type CacheEntry, type CacheableResult } from './entry.js';
@@ -21,6 +21,12 @@ export type PackedEntry = string;
 
 /** Distinct result shapes interned at most; later shapes are packed as JSON. */
 export const MAX_SHAPES = 4096;
+/**
+ * Values (signals + raw values) packed as doubles at most; a larger result is kept as JSON. Packing
+ * spreads the bytes as call arguments, which an unbounded count would overflow, and such a shape
+ * is no scorer's regular output worth interning.
+ */
+export const MAX_PACKED_VALUES = 1024;
 
 interface Shape {
   /** True: `{ probabilities, raw?, tier? }`; false: a plain record of probabilities. */
@@ -67,9 +73,13 @@ export function packEntry(entry: CacheEntry): PackedEntry {
   const probabilities = (detailed ? result.probabilities : result) as Readonly<Record<string, number>>;
   const names = Object.keys(probabilities);
   const rawNames = detailed && result.raw !== undefined ? Object.keys(result.raw) : null;
-  const id = shapeId({ detailed, names, rawNames, tier: detailed ? result.tier : undefined });
+  const values = names.length + (rawNames === null ? 0 : rawNames.length);
+  const id =
+    values > MAX_PACKED_VALUES
+      ? undefined
+      : shapeId({ detailed, names, rawNames, tier: detailed ? result.tier : undefined });
   if (id === undefined) return JSON.stringify([entry.scoredAt, entry.result]);
-  const count = 2 + names.length + (rawNames === null ? 0 : rawNames.length);
+  const count = 2 + values;
   ensureScratch(count);
   const doubles = scratchDoubles;
   doubles[0] = id;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CacheEntry } from '../../src/cache/entry.js';
 import { EntryPolicy } from '../../src/cache/entry-policy.js';
 import { L1Cache } from '../../src/cache/l1-cache.js';
-import { MAX_SHAPES, packEntry, unpackEntry } from '../../src/cache/packed-entry.js';
+import { MAX_PACKED_VALUES, MAX_SHAPES, packEntry, unpackEntry } from '../../src/cache/packed-entry.js';
 import { zeroCacheCounters } from '../../src/cache/stats.js';
 
 const roundTrip = (entry: CacheEntry): CacheEntry => unpackEntry(packEntry(entry));
@@ -65,6 +65,19 @@ describe('packed L1 entries', () => {
       a.probabilities.relevant = 0;
     }).toThrow(TypeError);
     expect(b.probabilities.relevant).toBe(0.9);
+  });
+
+  it('keeps a result with more values than it packs as JSON, exact, without interning its shape', () => {
+    for (const n of [MAX_PACKED_VALUES, MAX_PACKED_VALUES + 1, 200_000]) {
+      const probabilities: Record<string, number> = {};
+      for (let i = 0; i < n; i++) probabilities[`s${i}`] = i / n;
+      const entry: CacheEntry = { result: { probabilities, tier: 'wide' }, scoredAt: 11 };
+      const packed = packEntry(entry);
+      // At the bound it packs as doubles (8 bytes each, after the shape and time); past it, JSON.
+      expect(packed.startsWith('[')).toBe(n > MAX_PACKED_VALUES);
+      if (n === MAX_PACKED_VALUES) expect(packed.length).toBe(8 * (n + 2));
+      expect(unpackEntry(packed)).toEqual(entry);
+    }
   });
 
   it('keeps results of shapes past the interned table as JSON, still exact', () => {

@@ -248,23 +248,8 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
   });
 
   it("names a stall of the generator's own process: the late requests' bucket shows the send lag", async () => {
-    let calls = 0;
-    const result = {
-      tier: { scorer: 'x', name: 'fast-path', counts: { 'fast-path': 1 } },
-      stats: { retrieved: 1, unscored: 0, unscoredByReason: {} },
-      errors: [],
-    };
-    const gate = {
-      async filter() {
-        calls++;
-        if (calls === 30) {
-          // The generator's event loop blocked 150 ms: requests due meanwhile go out late.
-          const until = performance.now() + 150;
-          while (performance.now() < until) {}
-        }
-        return result;
-      },
-    } as unknown as Gate;
+    // The generator's event loop blocks 150 ms in the 20th call: requests due meanwhile go out late.
+    const gate = instantGate(150);
     const r = await runOpenLoopPhase({
       gate,
       workload: fakeWorkload(),
@@ -276,7 +261,7 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
       timelineBucketSec: 0.25,
       seed: 9,
     });
-    expect(calls).toBeGreaterThan(30);
+    expect(gate.calls).toBeGreaterThan(20);
     // The answers were instant: every late request is one the stall held back before sending.
     expect(r.lateBeyondBound).toBeGreaterThan(0);
     const stalled = r.timeline.filter((b) => b.late > 0);

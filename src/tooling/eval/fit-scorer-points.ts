@@ -47,7 +47,7 @@ import {
   type OperatingPointFit,
   type OperatingPointRow,
   operatingPointBounds,
-  operatingPointKept,
+  keptIdsInOrder,
   operatingPointRows,
 } from './operating-points.js';
 import {
@@ -103,12 +103,7 @@ export interface JunkKept {
 function junkKeptBy(point: OperatingPoint, junk: readonly JunkList[]): JunkKept[] {
   const out: JunkKept[] = [];
   for (const list of junk) {
-    const keep = operatingPointKept(point, list);
-    const kept = list.docIds
-      .map((id, i) => ({ id, r: list.relevances[i]!, i }))
-      .filter((x) => keep[x.i] === true)
-      .sort((a, b) => b.r - a.r || a.i - b.i)
-      .map((x) => x.id);
+    const kept = keptIdsInOrder(point, list);
     if (kept.length > 0) out.push({ source: list.source, queryId: list.queryId, kept });
   }
   return out;
@@ -132,7 +127,7 @@ export interface CollectionPointsReport {
   readonly junkLists: number;
   /**
    * The junk lists where the held-out `balanced` point kept something, with what it kept (this
-   * corpus's document ids, best first): what to read when judging whether those lists really held
+   * corpus's document ids, in the order the gate returns them): what to read when judging whether those lists really held
    * nothing relevant. Empty with one collection or without junk lists.
    */
   readonly junkKeptHeldOut: readonly JunkKept[];

@@ -508,6 +508,23 @@ function junkBySource(
   return out;
 }
 
+/**
+ * The ids a point keeps of a list, in the order the gate returns them (`order`, else relevance;
+ * ties by input position).
+ */
+export function keptIdsInOrder(
+  point: OperatingPoint,
+  list: GateList & { readonly docIds: readonly string[] },
+): string[] {
+  const keep = operatingPointKept(point, list);
+  const order = list.order ?? list.relevances;
+  return list.docIds
+    .map((id, i) => ({ id, o: order[i]!, i }))
+    .filter((x) => keep[x.i] === true)
+    .sort((a, b) => b.o - a.o || a.i - b.i)
+    .map((x) => x.id);
+}
+
 /** Per operating point: the kept-set metrics and nDCG@10 of the kept list, with the gate's exact per-call cut. */
 export function operatingPointRows(
   lists: readonly JudgedGateList[],
@@ -518,16 +535,7 @@ export function operatingPointRows(
     const point = points[name];
     const m = operatingPointMetrics(lists, point);
     const junkMetrics = junk.length === 0 ? undefined : operatingPointMetrics(junk, point);
-    const ndcgs: Array<number | null> = lists.map((list) => {
-      const keep = operatingPointKept(point, list);
-      const order = list.order ?? list.relevances;
-      const kept = list.docIds
-        .map((id, i) => ({ id, o: order[i]!, i }))
-        .filter((x) => keep[x.i] === true)
-        .sort((a, b) => b.o - a.o || a.i - b.i)
-        .map((x) => x.id);
-      return ndcgAt(kept, list.judgments, 10);
-    });
+    const ndcgs: Array<number | null> = lists.map((list) => ndcgAt(keptIdsInOrder(point, list), list.judgments, 10));
     return {
       name,
       point,

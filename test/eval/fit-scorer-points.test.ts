@@ -4,7 +4,7 @@
  * the held-out rows are the points fitted without that collection, the written file gates as the
  * shipped points do, and a fit refuses inputs it cannot make sense of.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -23,6 +23,7 @@ import {
   operatingPointRows,
 } from '../../src/tooling/eval/operating-points.js';
 import { EvalScoringError } from '../../src/tooling/eval/run-eval.js';
+import { parseScoredLists, serializeScoredLists } from '../../src/tooling/eval/scored-lists-file.js';
 import {
   createGate,
   InvalidArgumentError,
@@ -169,6 +170,7 @@ describe('scoreCollectionForFit', () => {
 describe('relevance-gate fit-points', () => {
   it("reproduces the shipped model's points from its five collections' validation + test queries", async () => {
     const out = join(dir, 'shipped.json');
+    const scoresOut = join(dir, 'shipped-scores.json');
     const { fit, file } = await quietly(() =>
       runFitPointsCommand({
         collectionDirs: COLLECTIONS.map((c) => join(DATA, c)),
@@ -177,10 +179,26 @@ describe('relevance-gate fit-points', () => {
         queries: 'heldout',
         gateK: 20,
         out,
+        scoresOut,
         progress: false,
         log: silent,
       }),
     );
+    // Fitted again from the written scores, without scoring: the same fit, the same file.
+    const refit = await quietly(() =>
+      runFitPointsCommand({
+        collectionDirs: [],
+        scoresIn: [scoresOut],
+        tier: 'fast-path',
+        model: 'unused',
+        queries: 'heldout',
+        gateK: 20,
+        progress: false,
+        log: silent,
+      }),
+    );
+    expect(refit.fit).toEqual(fit);
+    expect(refit.file).toEqual(file);
     const scorer = await loadFastPathScorer();
     const shipped = scorer.decisions?.operatingPoints;
     expect(shipped).toBeDefined();
@@ -292,6 +310,89 @@ describe('relevance-gate fit-points', () => {
     }
   }, 120_000);
 
+  it('refuses scored lists given beside collections, and a scores file it cannot trust', async () => {
+    const base = { tier: 'fast-path', model: 'x', gateK: 20, queries: 'heldout', progress: false, log: silent };
+    const good = join(dir, 'synthetic-scores.json');
+    writeFileSync(good, serializeScoredLists([syntheticCollection('a', 1, 0.4), syntheticCollection('b', 2, 0.6)]));
+    await expect(
+      runFitPointsCommand({ ...base, collectionDirs: [join(DATA, 'med')], scoresIn: [good] }),
+    ).rejects.toThrow(/not both/);
+    await expect(
+      runFitPointsCommand({ ...base, collectionDirs: [], scoresIn: [join(dir, 'no-such-scores.json')] }),
+    ).rejects.toThrow(/cannot read it \(ENOENT\)/);
+    const { fit } = await quietly(() => runFitPointsCommand({ ...base, collectionDirs: [], scoresIn: [good] }));
+    expect(fit.collections.map((c) => c.collection)).toEqual(['a', 'b']);
+    expect(fit.model).toBe('model-a');
+  });
+});
+
+describe('scored lists file', () => {
+  const collections = [syntheticCollection('a', 1, 0.4), syntheticCollection('b', 2, 0.6)];
+  const withJunk: ScoredCollection = {
+    ...collections[0]!,
+    junk: [
+      {
+        relevances: [0.2, 0.1],
+        relevant: [false, false],
+        order: [0.3, 0.1],
+        source: 'b',
+        queryId: 'q7',
+        docIds: ['x', 'y'],
+      },
+    ],
+  };
+
+  it('reads back what it wrote, junk lists and orders included', () => {
+    const back = parseScoredLists(serializeScoredLists([withJunk, collections[1]!]));
+    expect(back[0]).toEqual(withJunk);
+    expect(back[1]).toEqual({ ...collections[1], junk: [] });
+  });
+
+  it('refuses a file it cannot trust, saying where', () => {
+    const json = JSON.parse(serializeScoredLists([withJunk]));
+    const broken = (edit: (j: typeof json) => void): string => {
+      const copy = JSON.parse(JSON.stringify(json));
+      edit(copy);
+      return JSON.stringify(copy);
+    };
+    expect(() => parseScoredLists('{"format":', 'f.json')).toThrow(/f\.json: not JSON/);
+    expect(() => parseScoredLists(broken((j) => (j.format = 'other')))).toThrow(/format "other"/);
+    expect(() => parseScoredLists(broken((j) => (j.collections[0].lists[3].relevances[2] = 1.5)))).toThrow(
+      /collections\[0\]\.lists\[3\]\.relevances\[2\]: not a probability/,
+    );
+    expect(() => parseScoredLists(broken((j) => j.collections[0].lists[0].relevant.pop()))).toThrow(
+      /relevant: 9 entries, expected 10/,
+    );
+    expect(() => parseScoredLists(broken((j) => (j.collections[0].gateK = 5)))).toThrow(/10 candidates, gateK is 5/);
+    // A query the first stage found nothing for is an empty list, not an error.
+    expect(
+      parseScoredLists(
+        broken(
+          (j) =>
+            (j.collections[0].junk[0] = {
+              ...j.collections[0].junk[0],
+              docIds: [],
+              relevances: [],
+              relevant: [],
+              order: [],
+            }),
+        ),
+      )[0]!.junk,
+    ).toHaveLength(1);
+    expect(() => parseScoredLists(broken((j) => (j.collections[0].junk[0].relevant[0] = true)))).toThrow(
+      /holds nothing relevant/,
+    );
+    expect(() => parseScoredLists(broken((j) => (j.collections[0].lists[0].judgments[0] = ['d', 'high'])))).toThrow(
+      /grade not a number/,
+    );
+    expect(() => parseScoredLists(broken((j) => delete j.collections[0].model))).toThrow(
+      /model: not a non-empty string/,
+    );
+    expect(() => parseScoredLists(broken((j) => (j.collections[0].lists[1].order = [1, null])))).toThrow(/order/);
+  });
+});
+
+describe('relevance-gate fit-points input', () => {
   it('refuses an unknown query set and no collection', async () => {
     const base = { tier: 'fast-path', model: 'x', gateK: 20, progress: false, log: silent };
     await expect(

@@ -172,6 +172,39 @@ describe('kept-set metrics of operating points', () => {
       expect(() => fitOperatingPoints(lists, { preciseRecallFloor: bad })).toThrow(InvalidArgumentError);
   });
 
+  it("each point's verdict leaves at most its share of real lists empty; a share given overrides the default", () => {
+    // Synthetic: real lists whose best relevance spreads from 0.3 to 0.95, junk lists lower.
+    const real = Array.from({ length: 40 }, (_, i) => {
+      const top = 0.3 + (0.65 * i) / 39;
+      return list([top, top / 2, top / 4, 0.01], [1, 0, 0, 0]);
+    });
+    const junkLists = Array.from({ length: 40 }, (_, i) => {
+      const top = 0.05 + (0.4 * i) / 39;
+      return list([top, top / 2, top / 3, 0.01], [0, 0, 0, 0]);
+    });
+    const lists = { a: real.filter((_, i) => i % 2 === 0), b: real.filter((_, i) => i % 2 === 1) };
+    const junk = { a: junkLists.filter((_, i) => i % 2 === 0), b: junkLists.filter((_, i) => i % 2 === 1) };
+    const emptied = (point: Parameters<typeof operatingPointKept>[0], ls: readonly GateList[]) =>
+      ls.filter((l) => !operatingPointKept(point, l).some(Boolean)).length / ls.length;
+    const byDefault = fitOperatingPoints(lists, { junk });
+    const wider = fitOperatingPoints(lists, { junk, verdictRealEmpty: { balanced: 0.3 } });
+    for (const ls of Object.values(lists)) {
+      expect(emptied({ ...byDefault.balanced.point, floor: 0 }, ls)).toBeLessThanOrEqual(0.05);
+      expect(emptied({ ...wider.balanced.point, floor: 0 }, ls)).toBeLessThanOrEqual(0.3);
+    }
+    // More real lists may go empty, so the verdict's bias is stricter and empties at least as many junk lists.
+    expect(wider.balanced.point.sufficiency!.bias).toBeLessThan(byDefault.balanced.point.sufficiency!.bias);
+    const junkAll = Object.values(junk).flat();
+    expect(emptied(wider.balanced.point, junkAll)).toBeGreaterThan(emptied(byDefault.balanced.point, junkAll));
+    // The other points keep their defaults.
+    expect(wider.precise).toEqual(byDefault.precise);
+    expect(wider.related).toEqual(byDefault.related);
+    expect(() => fitOperatingPoints(lists, { junk, verdictRealEmpty: { balanced: 1.5 } })).toThrow(/\[0, 1\]/);
+    expect(() =>
+      fitOperatingPoints(lists, { junk, verdictRealEmpty: { loose: 0.1 } as unknown as { balanced: number } }),
+    ).toThrow(/no operating point "loose"/);
+  });
+
   it('fits each operating point by its objective on the training collections', () => {
     const fits = fitOperatingPoints({ a: LISTS, b: [list([0.6, 0.5, 0.4, 0.1], [1, 1, 0, 0])] });
     for (const name of ['precise', 'balanced', 'related'] as const) {

@@ -4,6 +4,8 @@
  * others), and write the operating-points file a gate or the server loads.
  */
 import type { Command } from 'commander';
+import { InvalidArgumentError } from '../../errors.js';
+import type { OperatingPointName } from '../../gate/policies/operating-points.js';
 import { tierModel } from '../tier-model.js';
 import { isPositiveInt, numberOption, optionalNumberOption } from '../../util/number-option.js';
 
@@ -17,9 +19,12 @@ interface FitPointsCliOptions {
   queries: string;
   gateK: string;
   preciseRecallFloor?: string;
+  verdictRealEmpty?: string[];
   out?: string;
   calibrationOut?: string;
   json?: string;
+  scoresOut?: string;
+  scoresIn?: string[];
   progress: boolean;
   retrievalRank: boolean;
   junk: boolean;
@@ -29,6 +34,23 @@ interface FitPointsCliOptions {
 /** Repeated --collection values, in the order given. */
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
+}
+
+/** `--verdict-real-empty balanced=0.1` values as a map; the fit validates the names and shares. */
+function verdictTargets(values: readonly string[]): Partial<Record<OperatingPointName, number>> {
+  const out: Partial<Record<OperatingPointName, number>> = {};
+  for (const value of values) {
+    const match = /^([a-z]+)=(.+)$/.exec(value);
+    if (match === null)
+      throw new InvalidArgumentError(`--verdict-real-empty takes point=share, got ${JSON.stringify(value)}`);
+    out[match[1] as OperatingPointName] = numberOption(
+      'verdict-real-empty',
+      match[2]!,
+      (n) => n >= 0 && n <= 1,
+      'a share in [0, 1]',
+    );
+  }
+  return out;
 }
 
 export function register(program: Command): void {
@@ -65,12 +87,26 @@ export function register(program: Command): void {
     )
     .option('--gate-k <n>', 'first-stage candidates the gate sees per query', '20')
     .option('--precise-recall-floor <r>', 'recall `precise` must keep on every collection (default 0.35)')
+    .option(
+      '--verdict-real-empty <point=share>',
+      "the most real lists (with a relevant candidate) the point's sufficiency verdict may leave empty on any training collection, e.g. balanced=0.1 (defaults: precise 0.1, balanced 0.05, related 0.02); repeat for each point",
+      collect,
+    )
     .option('--out <file>', 'write the operating-points file here (load it with loadOperatingPoints or a server model)')
     .option(
       '--calibration-out <file>',
       "embedding tier: write the fitted calibration (Platt over the cosine) here; the model folder's calibration.json is what createEmbeddingScorer reads",
     )
     .option('--json <file>', 'write the whole fit (every row and bound) as JSON here')
+    .option(
+      '--scores-out <file>',
+      "write every scored list (the collections' and the junk lists, with the model's scores) here, to fit again with --scores-in without scoring",
+    )
+    .option(
+      '--scores-in <file>',
+      'fit on the scored lists of this file (written by --scores-out) instead of scoring --collection folders; repeat for each',
+      collect,
+    )
     .option('--no-progress', 'no progress display')
     .option(
       '--embedding-model <dir>',
@@ -102,8 +138,11 @@ export function register(program: Command): void {
           (n) => n >= 0 && n <= 1,
           'a number in [0, 1]',
         ),
+        ...(opts.verdictRealEmpty === undefined ? {} : { verdictRealEmpty: verdictTargets(opts.verdictRealEmpty) }),
         out: opts.out,
         jsonOut: opts.json,
+        scoresOut: opts.scoresOut,
+        scoresIn: opts.scoresIn ?? [],
         calibrationOut: opts.calibrationOut,
         progress: opts.progress,
         retrievalRank: opts.retrievalRank,

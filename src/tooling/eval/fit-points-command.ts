@@ -4,6 +4,7 @@
  * chosen queries' first-stage top gateK, release the tier; then fit the operating points on all
  * collections, measure them held out, print the tables and write the operating-points file.
  */
+import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { InvalidArgumentError } from '../../errors.js';
 import { type OperatingPointsFile, serializeOperatingPointsFile } from '../../operating-points/file.js';
@@ -17,7 +18,9 @@ import {
   type ScorerPointsFit,
   scoreCollectionForFit,
 } from './fit-scorer-points.js';
+import type { OperatingPointName } from '../../gate/policies/operating-points.js';
 import { type OperatingPointRow, PRECISE_BOUND_RECALL } from './operating-points.js';
+import { parseScoredLists, serializeScoredLists } from './scored-lists-file.js';
 import { QUERY_SET_NAMES, type QuerySetName, resolveQuerySet } from './query-set.js';
 import type { EmbeddingCalibrationFit } from './embedding-tier.js';
 import { loadEvalTier } from './tiers.js';
@@ -36,12 +39,18 @@ export interface FitPointsCommandOptions {
   readonly queries: string;
   readonly gateK: number;
   readonly preciseRecallFloor?: number | undefined;
+  /** Per point, the most real lists its sufficiency verdict may leave empty on a training collection (FitOptions.verdictRealEmpty). */
+  readonly verdictRealEmpty?: Readonly<Partial<Record<OperatingPointName, number>>>;
   /** Where to write the operating-points file. */
   readonly out?: string | undefined;
   /** Embedding tier: where to write the fitted calibration file (the model folder's calibration.json is read by the scorer). */
   readonly calibrationOut?: string | undefined;
   /** Where to write the whole fit (every row, bounds) as JSON. */
   readonly jsonOut?: string | undefined;
+  /** Where to write every scored list (scored-lists-file.ts), to fit again without scoring. */
+  readonly scoresOut?: string | undefined;
+  /** Fit on these files' scored lists instead of scoring collections (no `collectionDirs` then). */
+  readonly scoresIn?: readonly string[];
   readonly progress: boolean;
   readonly retrievalRank?: boolean;
   /** Fast-path tier: a bi-encoder folder whose cosines the passages carry as `embedding_similarity`. */
@@ -180,8 +189,13 @@ export async function runFitPointsCommand(options: FitPointsCommandOptions): Pro
   if (!QUERY_SET_NAMES.includes(options.queries as QuerySetName))
     throw new InvalidArgumentError(`--queries must be one of ${QUERY_SET_NAMES.join(', ')}, got "${options.queries}"`);
   const logs = options.logs ?? [];
-  if (options.collectionDirs.length === 0 && logs.length === 0)
-    throw new InvalidArgumentError('give at least one --collection or --log');
+  const scoresIn = options.scoresIn ?? [];
+  if (scoresIn.length > 0 && options.collectionDirs.length > 0)
+    throw new InvalidArgumentError(
+      '--scores-in replaces scoring: give the collections either as --collection or as --scores-in, not both',
+    );
+  if (options.collectionDirs.length === 0 && logs.length === 0 && scoresIn.length === 0)
+    throw new InvalidArgumentError('give at least one --collection, --scores-in or --log');
   if (logs.length > 0 && options.logQrels === undefined)
     throw new InvalidArgumentError('--log needs --log-qrels: the judgments of the logged requests');
   const collections = options.collectionDirs.map((dir) => loadCollection(dir));
@@ -190,9 +204,12 @@ export async function runFitPointsCommand(options: FitPointsCommandOptions): Pro
   const querySets = new Map<string, readonly string[]>();
   const scored: ScoredCollection[] = [];
   let shapeModel = false;
-  const calibration = options.tier === 'embedding' ? await fitCalibrationStep(options, collections, log) : undefined;
+  const calibration =
+    options.tier === 'embedding' && collections.length > 0
+      ? await fitCalibrationStep(options, collections, log)
+      : undefined;
   if (calibration === undefined && options.calibrationOut !== undefined)
-    throw new InvalidArgumentError('--calibration-out is for --tier embedding');
+    throw new InvalidArgumentError('--calibration-out is for --tier embedding with --collection folders');
   for (const collection of collections) {
     // One tier per collection: the fast path scores with the collection's own corpus statistics,
     // and a cross-encoder's workers are released before the next collection loads.
@@ -239,13 +256,32 @@ export async function runFitPointsCommand(options: FitPointsCommandOptions): Pro
       await tier.close();
     }
   }
+  for (const file of scoresIn) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new InvalidArgumentError(
+        `--scores-in ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
+    }
+    const read = parseScoredLists(text, file);
+    log(
+      `fit-points: ${file}: ${read.map((c) => `${c.name} ${c.lists.length} lists + ${c.junk?.length ?? 0} junk`).join(', ')} scored by ${read[0]?.model ?? 'no model'}`,
+    );
+    scored.push(...read);
+  }
+  if (options.scoresOut !== undefined) {
+    writeOut(options.scoresOut, serializeScoredLists(scored));
+    log(`fit-points: wrote ${options.scoresOut}`);
+  }
   if (logs.length > 0) scored.push(...(await logCollections(logs, options, log)));
   if (shapeModel)
     log('fit-points: WARNING: a speed/shape model with random weights: its operating points and figures mean nothing');
-  const fit = fitScorerOperatingPoints(
-    scored,
-    options.preciseRecallFloor === undefined ? {} : { preciseRecallFloor: options.preciseRecallFloor },
-  );
+  const fit = fitScorerOperatingPoints(scored, {
+    ...(options.preciseRecallFloor === undefined ? {} : { preciseRecallFloor: options.preciseRecallFloor }),
+    ...(options.verdictRealEmpty === undefined ? {} : { verdictRealEmpty: options.verdictRealEmpty }),
+  });
   const file = operatingPointsFileOf(fit);
   process.stdout.write(`${summarizeFit(fit)}\n`);
   if (options.out !== undefined) {

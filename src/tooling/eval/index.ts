@@ -88,6 +88,7 @@ export {
   type JunkKept,
   type ScorerPointsFit,
 } from './fit-scorer-points.js';
+export { parseScoredLists, SCORED_LISTS_FORMAT, serializeScoredLists } from './scored-lists-file.js';
 export {
   OPERATING_POINTS_FILE,
   OPERATING_POINTS_FORMAT,

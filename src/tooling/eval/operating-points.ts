@@ -344,6 +344,11 @@ export interface FitOptions {
    * them the points have neither, as before.
    */
   readonly junk?: Readonly<Record<string, readonly GateList[]>>;
+  /**
+   * The most real lists (with a relevant candidate) each point's sufficiency verdict may leave
+   * empty on any training collection, overriding VERDICT_REAL_EMPTY_TARGETS for the points named.
+   */
+  readonly verdictRealEmpty?: Readonly<Partial<Record<OperatingPointName, number>>>;
 }
 
 /** Floors tried for each point, ascending; the largest that costs nothing measurable is kept (FLOOR_TOLERANCE). */
@@ -392,6 +397,14 @@ export function fitOperatingPoints(
   const preciseRecallFloor = options.preciseRecallFloor ?? PRECISE_RECALL_FLOOR;
   if (!(preciseRecallFloor >= 0 && preciseRecallFloor <= 1))
     throw new InvalidArgumentError(`preciseRecallFloor must be in [0, 1], got ${preciseRecallFloor}`);
+  const verdictTargets = { ...VERDICT_REAL_EMPTY_TARGETS };
+  for (const [name, share] of Object.entries(options.verdictRealEmpty ?? {})) {
+    if (!OPERATING_POINT_NAMES.includes(name as OperatingPointName))
+      throw new InvalidArgumentError(`verdictRealEmpty: no operating point ${JSON.stringify(name)}`);
+    if (!(typeof share === 'number' && share >= 0 && share <= 1))
+      throw new InvalidArgumentError(`verdictRealEmpty.${name} must be in [0, 1], got ${share}`);
+    verdictTargets[name as OperatingPointName] = share;
+  }
   const byCollection: Record<string, readonly GateList[]> = {};
   for (const [name, ls] of Object.entries(lists))
     byCollection[name] =
@@ -422,7 +435,7 @@ export function fitOperatingPoints(
     if (verdictWeights !== undefined) {
       const sufficiency = Object.freeze({
         weights: verdictWeights,
-        bias: verdictBias(verdictWeights, lists, VERDICT_REAL_EMPTY_TARGETS[name]),
+        bias: verdictBias(verdictWeights, lists, verdictTargets[name]),
       });
       const judged: OperatingPoint = { ...c.point, sufficiency };
       point = Object.freeze({ ...judged, floor: fitFloor(judged, lists) });

@@ -201,6 +201,7 @@ async function main(): Promise<void> {
         },
         routerTiers: rs.tiers,
         timeline: phase.timeline,
+        lateAnswers: phase.lateAnswers,
         firstErrors: phase.firstErrors,
       };
       const remoteDelta = {

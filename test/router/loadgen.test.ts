@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { loadCollection } from '../../src/tooling/eval/collection.js';
 import type { Gate, GateResult } from '../../src/gate/types.js';
-import { runOpenLoopPhase } from '../../src/tooling/loadgen/open-loop.js';
+import { MAX_LATE_ANSWERS, runOpenLoopPhase } from '../../src/tooling/loadgen/open-loop.js';
+import { lateAnswersLine } from '../../src/tooling/loadgen/bench-command.js';
+import type { BenchPoint } from '../../src/tooling/loadgen/report.js';
 import { createRng, ZipfSampler } from '../../src/tooling/loadgen/random.js';
 import { buildWorkload, type Workload } from '../../src/tooling/loadgen/workload.js';
 import type { Passage } from '../../src/types.js';
@@ -215,7 +217,9 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
       tier: { scorer: 'x', name: 'http', counts: { 'fast-path': 1 } },
       stats: { retrieved: 1, unscored: 0, unscoredByReason: {} },
       errors: [],
+      status: 200,
       serverMs,
+      ...(serverMs > 100 ? { degraded: { deadline: 1 } } : {}),
     });
     const gate = {
       async filter() {
@@ -245,6 +249,22 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
     expect(r.lateServerOnTime).toBe(lateOnTheWay);
     // Per bucket too: the buckets' counts add up to the phase's.
     expect(r.timeline.reduce((s, b) => s + b.lateServerOnTime, 0)).toBe(lateOnTheWay);
+    // Each late answer is kept for reading: its server time, which side was late, its labels.
+    expect(r.lateAnswers).toHaveLength(r.lateBeyondBound);
+    expect(r.lateAnswers.filter((a) => a.serverOnTime === true)).toHaveLength(lateOnTheWay);
+    for (const a of r.lateAnswers) {
+      expect(a.latencyMs).toBeGreaterThan(102);
+      expect(a.serverOnTime).toBe(a.serverMs === 20);
+      expect(a.degraded).toEqual(a.serverMs === 300 ? { deadline: 1 } : undefined);
+      expect(a.pairsByTier).toEqual({ 'fast-path': 1 });
+      expect(r.timeline[a.second]!.late).toBeGreaterThan(0);
+    }
+    const line = lateAnswersLine({ ...r, routing: 'http:gate', lateAnswers: r.lateAnswers } as unknown as BenchPoint);
+    const serverLate = r.lateBeyondBound - lateOnTheWay;
+    expect(line).toContain(
+      `the first ${r.lateBeyondBound} of ${r.lateBeyondBound}): HTTP 200 × ${r.lateBeyondBound}; ${serverLate} late and ${lateOnTheWay} on time`,
+    );
+    expect(line).toContain(`${serverLate} with degraded pairs (deadline ${serverLate})`);
   });
 
   it("names a stall of the generator's own process: the late requests' bucket shows the send lag", async () => {
@@ -267,6 +287,15 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
     const stalled = r.timeline.filter((b) => b.late > 0);
     for (const b of stalled) expect(b.maxSendLagMs).toBeGreaterThan(50);
     expect(Math.max(...r.timeline.map((b) => b.maxSendLagMs))).toBeGreaterThanOrEqual(100);
+    // Each late answer carries its send lag: most were sent late; one sent just before the stall
+    // was answered at once but read after it (the stall's receive side).
+    expect(r.lateAnswers.length).toBe(Math.min(r.lateBeyondBound, MAX_LATE_ANSWERS));
+    expect(r.lateAnswers.filter((a) => a.sendLagMs > 50).length).toBeGreaterThan(r.lateAnswers.length / 2);
+    for (const a of r.lateAnswers) {
+      expect(a.latencyMs).toBeGreaterThan(52);
+      expect(a.latencyMs).toBeGreaterThanOrEqual(a.sendLagMs);
+      expect(a.serverMs).toBeUndefined();
+    }
   });
 
   it('without a budget nothing is late and the bound is null', async () => {

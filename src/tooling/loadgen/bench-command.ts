@@ -8,6 +8,7 @@ import { InvalidArgumentError } from '../../errors.js';
 import { resolveCrossEncoderDir } from '../../tiers/cross-encoder/shipped-model.js';
 import { isPositive, isPositiveInt, optionalNumberOption } from '../../util/number-option.js';
 import type { RoutingSpec } from './bench-runner.js';
+import type { BenchPoint } from './report.js';
 
 /** The options as the command line gives them (strings, before parsing). */
 export interface BenchCommandOptions {
@@ -119,6 +120,7 @@ async function writeHttpOutputs(
   writeFile: (path: string, data: string) => Promise<void>,
 ): Promise<void> {
   process.stdout.write(`\n${formatTable(results)}`);
+  for (const r of results) if (r.lateAnswers.length > 0) process.stdout.write(`${lateAnswersLine(r)}\n`);
   if (opts.json !== undefined) {
     const os = await import('node:os');
     const report = {
@@ -397,6 +399,7 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
           : `; seconds with late answers: ${lateSeconds.map((s) => `${s.second} (${s.late} late${s.lateServerOnTime > 0 ? `, ${s.lateServerOnTime} on time by the server` : ''}, steal ${s.hostStealMs ?? 0} ms, send lag max ${s.maxSendLagMs.toFixed(0)} ms)`).join(', ')}\n`),
     );
   }
+  for (const r of report.results) if (r.lateAnswers.length > 0) process.stdout.write(`${lateAnswersLine(r)}\n`);
   if (opts.json !== undefined) {
     await writeFile(opts.json, `${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(`JSON written to ${opts.json}\n`);
@@ -415,4 +418,37 @@ export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> 
       process.stdout.write(`zoomed plot written to ${zoom}\n`);
     }
   }
+}
+
+/**
+ * What the late answers of a point were: over budget + bound by the target's own clock (a stall of
+ * the target) or within it (lateness after its answer: network, client, host), and the degrade
+ * labels of their pairs (`deadline`: pairs the answer waited for until its deadline).
+ */
+export function lateAnswersLine(point: BenchPoint): string {
+  const answers = point.lateAnswers;
+  const byServer = { late: 0, onTime: 0 };
+  const degraded: Record<string, number> = {};
+  let withDegraded = 0;
+  const statuses: Record<string, number> = {};
+  for (const a of answers) {
+    if (a.status !== undefined) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+    if (a.serverOnTime === true) byServer.onTime++;
+    else if (a.serverOnTime === false) byServer.late++;
+    if (a.degraded === undefined) continue;
+    withDegraded++;
+    for (const [label, n] of Object.entries(a.degraded)) degraded[label] = (degraded[label] ?? 0) + n;
+  }
+  const labels = Object.entries(degraded)
+    .map(([label, n]) => `${label} ${n}`)
+    .join(', ');
+  return (
+    `late answers (${point.routing}, the first ${answers.length} of ${point.lateBeyondBound}): ` +
+    Object.entries(statuses)
+      .map(([status, n]) => `HTTP ${status} × ${n}; `)
+      .join('') +
+    `${byServer.late} late and ${byServer.onTime} on time by the target's own time; ` +
+    `${withDegraded} with degraded pairs${labels === '' ? '' : ` (${labels})`}; ` +
+    `send lag max ${Math.max(...answers.map((a) => a.sendLagMs)).toFixed(0)} ms`
+  );
 }

@@ -291,6 +291,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           },
           routerTiers: rs.tiers,
           timeline: phase.timeline,
+          lateAnswers: phase.lateAnswers,
           firstErrors: phase.firstErrors,
         };
         results.push(point);

@@ -161,6 +161,7 @@ export async function runHttpPoints(
         },
         routerTiers: [],
         timeline: phase.timeline,
+        lateAnswers: phase.lateAnswers,
         firstErrors: phase.firstErrors,
         ...(after === undefined || b === undefined
           ? {}

@@ -62,9 +62,31 @@ function bodyOf(
   }
 }
 
+interface GateResponseItem {
+  readonly degraded?: string | null;
+}
+
 interface GateResponse {
   readonly tier?: TargetResult['tier'];
   readonly stats?: TargetResult['stats'];
+  readonly included?: readonly GateResponseItem[];
+  readonly conflicting?: readonly GateResponseItem[];
+  readonly excluded?: readonly GateResponseItem[];
+}
+
+/** Pairs of a gate answer by their degrade label; undefined when none is degraded. */
+function degradedOf(response: GateResponse): Record<string, number> | undefined {
+  let out: Record<string, number> | undefined;
+  for (const list of [response.included, response.conflicting, response.excluded]) {
+    if (!Array.isArray(list)) continue;
+    for (const item of list) {
+      const label = item?.degraded;
+      if (typeof label !== 'string') continue;
+      out ??= {};
+      out[label] = (out[label] ?? 0) + 1;
+    }
+  }
+  return out;
 }
 
 /** The `total` duration of a Server-Timing header (`total;dur=12.34`), ms. */
@@ -136,14 +158,17 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
       const k = passages.length;
       if (options.protocol === 'gate') {
         const parsed = JSON.parse(text) as GateResponse;
-        if (parsed.tier !== undefined && parsed.stats !== undefined)
+        if (parsed.tier !== undefined && parsed.stats !== undefined) {
+          const degraded = degradedOf(parsed);
           return {
             tier: parsed.tier,
             stats: parsed.stats,
             errors: [],
             status,
             ...(serverMs === undefined ? {} : { serverMs }),
+            ...(degraded === undefined ? {} : { degraded }),
           };
+        }
       } else JSON.parse(text);
       return {
         tier: { scorer: 'http', name: 'http', counts: {} },

@@ -37,7 +37,30 @@ export type TargetResult = Pick<GateResult, 'tier' | 'errors'> & {
   readonly status?: number;
   /** The target's own time for the request (HTTP: the answer's Server-Timing `total`), ms. */
   readonly serverMs?: number;
+  /** Pairs by the label of their degraded scoring (HTTP gate answers: `shed`, `deadline`, ...). */
+  readonly degraded?: Readonly<Record<string, number>>;
 };
+
+/** The first late answers of a phase kept for reading: what each one was. */
+export const MAX_LATE_ANSWERS = 100;
+
+/** One answer later than deadline + bound: enough to tell a server stall from a client or host one. */
+export interface LateAnswer {
+  /** Its bucket of scheduled time (TimelineSecond.second). */
+  readonly second: number;
+  /** From the scheduled send to the answer read, ms. */
+  readonly latencyMs: number;
+  /** How late the generator sent it after its schedule, ms (included in latencyMs). */
+  readonly sendLagMs: number;
+  /** The target's own time (Server-Timing), ms; absent in-process. */
+  readonly serverMs?: number;
+  /** Whether serverMs was within budget + bound (the lateness came after the target's answer); absent with serverMs. */
+  readonly serverOnTime?: boolean;
+  readonly status?: number;
+  /** Its pairs by tier label, and by degrade label where the answer names them. */
+  readonly pairsByTier: Readonly<Record<string, number>>;
+  readonly degraded?: Readonly<Record<string, number>>;
+}
 
 /**
  * What the generator drives: a gate in-process, or an HTTP client of a server (http-target.ts).
@@ -152,6 +175,8 @@ export interface PhaseResult {
    * when the target reports no time of its own (in-process).
    */
   readonly lateServerOnTime: number | null;
+  /** The first MAX_LATE_ANSWERS answers later than deadline + bound, in the order they came. */
+  readonly lateAnswers: readonly LateAnswer[];
   readonly firstErrors: readonly string[];
   readonly pairs: number;
   /** Pairs by the tier label of their result (gate result tier counts; unscored pairs under 'unscored'). */
@@ -236,6 +261,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
   let lastCompletion = measureStart;
   let generatorMs = 0;
   const firstErrors: string[] = [];
+  const lateAnswers: LateAnswer[] = [];
   const pairsByTier: Record<string, number> = {};
   const pendingMeasured = new Set<number>();
   interface Bucket {
@@ -271,7 +297,13 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
   let cpuStart = process.cpuUsage();
   let wallStart = performance.now();
 
-  const onDone = (scheduledAt: number, measured: boolean, result: TargetResult | undefined, error: unknown): void => {
+  const onDone = (
+    scheduledAt: number,
+    sendLagMs: number,
+    measured: boolean,
+    result: TargetResult | undefined,
+    error: unknown,
+  ): void => {
     const now = performance.now();
     const g0 = now;
     inFlight--;
@@ -296,6 +328,18 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
         }
       }
       const status = result === undefined ? (error as { status?: unknown } | undefined)?.status : result.status;
+      if (latencyMs > lateAfterMs && lateAnswers.length < MAX_LATE_ANSWERS)
+        lateAnswers.push({
+          second: Math.max(0, Math.floor((scheduledAt - measureStart) / bucketMs)),
+          latencyMs,
+          sendLagMs,
+          ...(result?.serverMs === undefined
+            ? {}
+            : { serverMs: result.serverMs, serverOnTime: result.serverMs <= lateAfterMs }),
+          ...(typeof status === 'number' ? { status } : {}),
+          pairsByTier: { ...(result?.tier.counts ?? {}) },
+          ...(result?.degraded === undefined ? {} : { degraded: result.degraded }),
+        });
       if (typeof status === 'number') statuses[status] = (statuses[status] ?? 0) + 1;
       if (result === undefined && (error as { refused?: unknown } | undefined)?.refused === true) refused++;
       else if (result === undefined) {
@@ -356,9 +400,10 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     } catch (error) {
       pending = Promise.reject(error);
     }
+    const sendLagMs = now - scheduledAt;
     pending.then(
-      (result) => onDone(scheduledAt, measured, result, undefined),
-      (error: unknown) => onDone(scheduledAt, measured, undefined, error),
+      (result) => onDone(scheduledAt, sendLagMs, measured, result, undefined),
+      (error: unknown) => onDone(scheduledAt, sendLagMs, measured, undefined, error),
     );
   };
 
@@ -460,6 +505,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     lateBeyondBound,
     afterDeadline,
     lateServerOnTime: serverTimed ? lateServerOnTime : null,
+    lateAnswers,
     firstErrors,
     pairs,
     pairsByTier,

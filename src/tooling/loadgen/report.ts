@@ -4,7 +4,7 @@
  */
 import { renderLineChart, type ChartSeries } from '../report/svg-line-chart.js';
 import type { RouterStats, TierLoadStats } from '../../router/types.js';
-import type { LatencySummary, LiveFigures, PhaseResult, TimelineSecond } from './open-loop.js';
+import type { LateAnswer, LatencySummary, LiveFigures, PhaseResult, TimelineSecond } from './open-loop.js';
 
 /** Where a bench run reports as it goes: log lines, live figures of a point, workload building. */
 export interface BenchProgress {
@@ -81,6 +81,8 @@ export interface BenchPoint {
   readonly routerTiers: readonly TierLoadStats[];
   /** Per second of scheduled time (latency percentiles, pairs by tier label). */
   readonly timeline: readonly TimelineSecond[];
+  /** The first late answers, each with its server time, send lag, tiers and degrade labels. */
+  readonly lateAnswers: readonly LateAnswer[];
   readonly firstErrors: readonly string[];
   /** Over HTTP: the server process's CPU time (all threads) per request it served (warm-up included), ms, from its /metrics. */
   readonly serverCpuMsPerRequest?: number;

@@ -3,7 +3,8 @@
  * by deploy/nginx.conf (the recipe of docs/deploy.md), all on loopback:
  * (a) a request scored through nginx by one replica is answered by the other from the shared
  *     cache: every item `cached: true`, no pair scored there (its /metrics);
- * (c) Redis killed and restarted under a stream of requests: every answer equals the library's;
+ * (c) Redis killed and restarted under a stream of requests: every 200 carries the library's
+ *     scores; a request whose budget the restart took gets the overload answer (429), never a 5xx;
  * (b) one replica killed with SIGKILL under a stream of requests: nginx resends the requests the
  *     dead replica held (`proxy_next_upstream … non_idempotent`), every request is answered 200 and
  *     none is lost or answered 5xx.
@@ -209,7 +210,7 @@ describe.skipIf(!available)('replicas behind nginx sharing one Redis', () => {
     expect((await metric(other.url, 'relevance_gate_cache_l2_hits_total')) - l2HitsBefore).toBe(20);
   });
 
-  it('(c) Redis killed and restarted under load: every answer equals the library', async () => {
+  it('(c) Redis killed and restarted under load: every 200 equals the library, a budget the restart took is a 429', async () => {
     const requests = scifactRequests(300, 8).slice(100);
     const expected = await libraryReference(requests);
     const outcomes = await stream(nginx.url, requests, {
@@ -223,8 +224,16 @@ describe.skipIf(!available)('replicas behind nginx sharing one Redis', () => {
       },
     });
     console.log('[replicas-nginx] redis restart:', JSON.stringify(summary(outcomes)));
-    expect(outcomes.filter((o) => o.status !== 200).map((o) => `${o.status} ${o.error}`)).toEqual([]);
-    for (const o of outcomes)
+    // No wrong answer and no failure: every answer is a 200 with the library's scores, or, for the
+    // few requests whose 100 ms budget the restart took (0-6 of 1,200-2,300 in CI runs: the
+    // restart's process start and reconnects share the 2 cores), the overload answer saying so.
+    const refused = outcomes.filter((o) => o.status === 429);
+    expect(outcomes.filter((o) => o.status !== 200 && o.status !== 429).map((o) => `${o.status} ${o.error}`)).toEqual(
+      [],
+    );
+    for (const o of refused) expect(o.error).toMatch(/could not be scored within the 100 ms budget/);
+    expect(refused.length).toBeLessThanOrEqual(Math.ceil(0.01 * outcomes.length));
+    for (const o of outcomes.filter((x) => x.status === 200))
       for (let d = 0; d < o.scores!.length; d++) expect(o.scores![d]).toBeCloseTo(expected[o.request]![d]!, 12);
     // Both replicas reconnect to the restarted Redis.
     for (const r of replicas) {

@@ -282,7 +282,8 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
       seed: 9,
     });
     expect(gate.calls).toBeGreaterThan(20);
-    // The answers were instant: every late request is one the stall held back before sending.
+    // The answers were instant: the late requests are the ones the stall held back (before sending
+    // them, or before reading an answer that had come).
     expect(r.lateBeyondBound).toBeGreaterThan(0);
     const stalled = r.timeline.filter((b) => b.late > 0);
     for (const b of stalled) expect(b.maxSendLagMs).toBeGreaterThan(50);

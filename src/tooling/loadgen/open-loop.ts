@@ -275,8 +275,10 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     pairsByTier: Record<string, number>;
   }
   const seconds: Bucket[] = [];
+  const bucketIndexOf = (scheduledAt: number): number =>
+    Math.max(0, Math.floor((scheduledAt - measureStart) / bucketMs));
   const secondOf = (scheduledAt: number): Bucket => {
-    const k = Math.max(0, Math.floor((scheduledAt - measureStart) / bucketMs));
+    const k = bucketIndexOf(scheduledAt);
     let second = seconds[k];
     if (second === undefined) {
       second = {
@@ -319,27 +321,27 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       recordUs(sec.h, latencyMs);
       if (latencyMs > deadlineAfterMs) afterDeadline++;
       if (result?.serverMs !== undefined) serverTimed = true;
+      const status = result === undefined ? (error as { status?: unknown } | undefined)?.status : result.status;
       if (latencyMs > lateAfterMs) {
         lateBeyondBound++;
         sec.late++;
-        if (result?.serverMs !== undefined && result.serverMs <= lateAfterMs) {
+        const serverMs = result?.serverMs;
+        const serverOnTime = serverMs === undefined ? undefined : serverMs <= lateAfterMs;
+        if (serverOnTime === true) {
           lateServerOnTime++;
           sec.lateServerOnTime++;
         }
+        if (lateAnswers.length < MAX_LATE_ANSWERS)
+          lateAnswers.push({
+            second: bucketIndexOf(scheduledAt),
+            latencyMs,
+            sendLagMs,
+            ...(serverMs === undefined ? {} : { serverMs, serverOnTime }),
+            ...(typeof status === 'number' ? { status } : {}),
+            pairsByTier: { ...(result?.tier.counts ?? {}) },
+            ...(result?.degraded === undefined ? {} : { degraded: result.degraded }),
+          });
       }
-      const status = result === undefined ? (error as { status?: unknown } | undefined)?.status : result.status;
-      if (latencyMs > lateAfterMs && lateAnswers.length < MAX_LATE_ANSWERS)
-        lateAnswers.push({
-          second: Math.max(0, Math.floor((scheduledAt - measureStart) / bucketMs)),
-          latencyMs,
-          sendLagMs,
-          ...(result?.serverMs === undefined
-            ? {}
-            : { serverMs: result.serverMs, serverOnTime: result.serverMs <= lateAfterMs }),
-          ...(typeof status === 'number' ? { status } : {}),
-          pairsByTier: { ...(result?.tier.counts ?? {}) },
-          ...(result?.degraded === undefined ? {} : { degraded: result.degraded }),
-        });
       if (typeof status === 'number') statuses[status] = (statuses[status] ?? 0) + 1;
       if (result === undefined && (error as { refused?: unknown } | undefined)?.refused === true) refused++;
       else if (result === undefined) {

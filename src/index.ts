@@ -128,6 +128,9 @@ export {
   type CompositeMemberStats,
 } from './composite/index.js';
 
+// Runtime: fewer major-GC pauses for a deadline-bound process (`serve` and `bench` do this by default)
+export { keepHeapHeadroom, DEFAULT_HEAP_HEADROOM_MB } from './util/heap-headroom.js';
+
 // Router
 export {
   createRouter,

@@ -2,9 +2,9 @@
  * Waiting on another instance's leases: pairs a peer sharing the Redis is scoring right now are
  * looked up again (the lease script, redis-l2.ts) after 1, 2, 4, then every 5 ms until each one's
  * value is there (served from it), its lease is gone without one (the holder died, failed or
- * released it: this call leases and scores it), or the wait ends (the call's deadline, the
- * longest a peer's lease can last, Redis failing, this call's own scoring failing): those pairs
- * this call scores itself, unleased. An abort rejects at once. No pair ever waits on a lease that
+ * released it: this call leases and scores it), or the wait ends (half the time left before
+ * the call's deadline, the longest a peer's lease can last, Redis failing, this call's own
+ * scoring failing): those pairs this call scores itself, unleased. An abort rejects at once. No pair ever waits on a lease that
  * nobody will end: leases expire by themselves.
  */
 import type { ScoreOptions } from '../types.js';
@@ -13,6 +13,13 @@ import { budgetOf, type L2ReadPath } from './l2-read.js';
 import type { RedisL2 } from './redis-l2.js';
 import type { PendingPair } from './single-flight.js';
 import type { CacheCounters } from './stats.js';
+
+/**
+ * The most of the time left before the call's deadline that a wait may take: the rest stays for
+ * scoring the pairs itself when the holder does not deliver (died, lost its store to a Redis
+ * restart), so such a pair costs duplicate work, not the request's budget.
+ */
+const WAIT_SHARE_OF_TIME_LEFT = 0.5;
 
 /** First look again after this long (ms); each later one after twice as long, up to POLL_MAX_MS. */
 const POLL_FIRST_MS = 1;
@@ -40,7 +47,11 @@ export class LeaseWait {
     const { l2, read, counters } = this.parts;
     l2.counters.l2LeaseWaits += pairs.length;
     const started = Date.now();
-    const stopAt = Math.min(options.deadline ?? Number.POSITIVE_INFINITY, started + this.maxWaitMs);
+    const deadlineShare =
+      options.deadline === undefined
+        ? Number.POSITIVE_INFINITY
+        : started + Math.max(0, options.deadline - started) * WAIT_SHARE_OF_TIME_LEFT;
+    const stopAt = Math.min(deadlineShare, started + this.maxWaitMs);
     let waiting: readonly PendingPair[] = pairs;
     const mine: PendingPair[] = [];
     let delay = POLL_FIRST_MS;

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { packageRoot } from '../util/package-root.js';
+import { keepHeapHeadroom } from '../util/heap-headroom.js';
 import { buildApp } from './app.js';
 import { resolveServerConfig, type ServerConfig, type ServerConfigInput } from './config/index.js';
 import { ServerConfigError } from './errors.js';
@@ -133,6 +134,7 @@ export async function createServer(
   let url: string | undefined;
   let closing: Promise<void> | undefined;
   let reloading: Promise<void> | undefined;
+  let releaseHeap: (() => void) | undefined;
 
   return {
     config,
@@ -144,6 +146,7 @@ export async function createServer(
       return url;
     },
     async listen() {
+      releaseHeap ??= keepHeapHeadroom(config.heapHeadroomMb);
       try {
         url = await fastify.listen({ host: config.host, port: config.port });
       } catch (cause) {
@@ -196,6 +199,7 @@ export async function createServer(
           await models.close();
           metrics.close();
           lag.stop();
+          releaseHeap?.();
         }
       })();
       return closing;

@@ -72,6 +72,10 @@ export function register(program: Command): void {
       '--worker-nice <n>',
       'Linux: nice value (0..19) for the cross-encoder worker threads, so the event loop keeps priority (default 10, the cross-encoder default; 0: the process priority)',
     )
+    .option(
+      '--heap-headroom-mb <mb>',
+      'garbage this process keeps between major GCs (the generator and an in-process gate); 0 = V8 sizing (default 192)',
+    )
     .option('--no-progress', 'no live progress line')
     .option(
       '--url <url>',

@@ -44,6 +44,7 @@ interface ServeCliOptions {
   logLevel?: string;
   logPassages?: boolean;
   drainDelayMs?: string;
+  heapHeadroomMb?: string;
   shutdownTimeoutMs?: string;
   printConfig?: boolean;
   decisionLog?: string;
@@ -159,6 +160,7 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
     budgetMs: num('budget-ms', opts.budgetMs, isPositive, 'a positive number of ms'),
     logLevel: opts.logLevel,
     logPassages: opts.logPassages === true ? true : undefined,
+    heapHeadroomMb: num('heap-headroom-mb', opts.heapHeadroomMb, (n) => n >= 0, 'a number of MiB ≥ 0'),
     drainDelayMs: num('drain-delay-ms', opts.drainDelayMs, (n) => Number.isInteger(n) && n >= 0, 'an integer ≥ 0'),
     shutdownTimeoutMs: num(
       'shutdown-timeout-ms',
@@ -351,6 +353,10 @@ export function register(program: Command): void {
     .option('--ignore-request-start', 'do not honour the client send time in x-request-start')
     .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent (default info)')
     .option('--log-passages', 'log each query text at debug level (off by default; document text is never logged)')
+    .option(
+      '--heap-headroom-mb <mb>',
+      'garbage kept between major GCs: fewer main-thread pauses for that much more heap; 0 = V8 sizing (default 192)',
+    )
     .option('--drain-delay-ms <ms>', 'after SIGTERM, answer readiness 503 this long before closing (default 0)')
     .option('--shutdown-timeout-ms <ms>', 'longest wait for in-flight requests at shutdown (default 30000)')
     .option(

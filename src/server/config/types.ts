@@ -244,6 +244,12 @@ export interface ServerConfig {
   /** Budget of requests that carry none, ms. */
   readonly budgetMs: number;
   readonly responseMarginMs: number;
+  /**
+   * Garbage kept between major collections while the server runs, MiB (process-wide; each
+   * cluster worker too): fewer main-thread pauses at the cost of that much more heap. Default 192;
+   * 0 leaves V8's own sizing.
+   */
+  readonly heapHeadroomMb: number;
   /** HTTP processes (node:cluster); 1 = this process only. */
   readonly processes: number;
   readonly logLevel: LogLevel;
@@ -276,6 +282,7 @@ export interface ServerConfigInput {
   readonly limits?: Partial<LimitsConfig>;
   readonly budgetMs?: number;
   readonly responseMarginMs?: number;
+  readonly heapHeadroomMb?: number;
   readonly processes?: number;
   readonly logLevel?: LogLevel;
   readonly logPassages?: boolean;

@@ -33,6 +33,7 @@ import {
   DEFAULT_RESPONSE_MARGIN_MS,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
 } from './defaults.js';
+import { DEFAULT_HEAP_HEADROOM_MB } from '../../util/heap-headroom.js';
 import { resolveDecisionLog, resolveInspector, resolveShadows } from './decision-log.js';
 import { configError, configObject, configPath, isRecord, optional, rejectUnknownConfigKeys } from './fields.js';
 import type {
@@ -58,6 +59,7 @@ const TOP_KEYS: ReadonlySet<string> = new Set([
   'limits',
   'budgetMs',
   'responseMarginMs',
+  'heapHeadroomMb',
   'processes',
   'logLevel',
   'logPassages',
@@ -229,6 +231,9 @@ export function resolveServerConfig(input: ServerConfigInput = {}): ServerConfig
     budgetMs: orDefault(input.budgetMs, DEFAULT_BUDGET_MS, (v) => positiveNumber('budgetMs', v, configError)),
     responseMarginMs: orDefault(input.responseMarginMs, DEFAULT_RESPONSE_MARGIN_MS, (v) =>
       nonNegativeNumber('responseMarginMs', v, configError),
+    ),
+    heapHeadroomMb: orDefault(input.heapHeadroomMb, DEFAULT_HEAP_HEADROOM_MB, (v) =>
+      nonNegativeNumber('heapHeadroomMb', v, configError),
     ),
     processes: orDefault(input.processes, 1, (v) => integerInRange('processes', v, 1, 1024, configError)),
     logLevel,

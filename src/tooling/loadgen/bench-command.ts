@@ -37,6 +37,7 @@ export interface BenchCommandOptions {
   threshold?: string;
   headroom?: string;
   returnMarginMs?: string;
+  heapHeadroomMb?: string;
   maxQueuedPairs?: string;
   capacity: string;
   fixedDeadline: boolean;
@@ -142,6 +143,19 @@ async function writeHttpOutputs(
 
 /** Runs `relevance-gate bench` with the command line's options. */
 export async function runBenchCommand(opts: BenchCommandOptions): Promise<void> {
+  const { keepHeapHeadroom, DEFAULT_HEAP_HEADROOM_MB } = await import('../../util/heap-headroom.js');
+  // The generator is a deadline-bound process too: a major collection in it sends requests late.
+  const headroomMb =
+    num('heap-headroom-mb', opts.heapHeadroomMb, (n) => n >= 0, 'a number of MiB ≥ 0') ?? DEFAULT_HEAP_HEADROOM_MB;
+  const release = keepHeapHeadroom(headroomMb);
+  try {
+    await runBenchHeld(opts);
+  } finally {
+    release();
+  }
+}
+
+async function runBenchHeld(opts: BenchCommandOptions): Promise<void> {
   const [{ runBench, routingLabel }, { formatTable, renderLatencyPlot }, { createProgress }, { writeFile }] =
     await Promise.all([
       import('./bench-runner.js'),

@@ -35,6 +35,9 @@ export interface HttpTarget extends LoadTarget {
   close(): void;
 }
 
+/** Idle keep-alive connections are closed after this long (below common server timeouts: 60–75 s). */
+const IDLE_SOCKET_TIMEOUT_MS = 30_000;
+
 const PATHS: Readonly<Record<HttpProtocol, string>> = { cohere: '/v1/rerank', tei: '/rerank', gate: '/v1/gate' };
 
 function bodyOf(
@@ -100,7 +103,16 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
   const base = new URL(options.url);
   if (base.protocol !== 'http:') throw new Error(`only http:// targets are supported, got ${options.url}`);
   const path = `${base.pathname.replace(/\/$/, '')}${PATHS[options.protocol]}`;
-  const agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 128, maxFreeSockets: 128 });
+  // An idle connection is closed by this side first: Node's agent honours the server's
+  // `Keep-Alive: timeout=N` hint (closing 1 s early) only when it has a timeout of its own, and
+  // without one a request sent on a connection the server is closing at that moment fails with
+  // ECONNRESET (the keep-alive race), which would count as the target's error.
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: options.maxSockets ?? 128,
+    maxFreeSockets: 128,
+    timeout: IDLE_SOCKET_TIMEOUT_MS,
+  });
   const bodies = new WeakMap<readonly Passage[], Buffer>();
   const statuses: Record<string, number> = {};
   const headersBase: Record<string, string> = { 'content-type': 'application/json' };

@@ -129,6 +129,8 @@ export interface TimelineSecond {
   /** Requests with at least one unscored pair / with every pair unscored. */
   readonly withUnscored: number;
   readonly allUnscored: number;
+  /** Requests that failed (an error other than a refusal: HTTP 5xx / 4xx, connection errors). */
+  readonly thrown: number;
   /** Pairs by tier label. */
   readonly pairsByTier: Readonly<Record<string, number>>;
   /** Of `late`, those whose target said it answered within budget + bound (see PhaseResult.lateServerOnTime). */
@@ -272,6 +274,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
     maxSendLagMs: number;
     withUnscored: number;
     allUnscored: number;
+    thrown: number;
     pairsByTier: Record<string, number>;
   }
   const seconds: Bucket[] = [];
@@ -289,6 +292,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
         maxSendLagMs: 0,
         withUnscored: 0,
         allUnscored: 0,
+        thrown: 0,
         pairsByTier: {},
       };
       seconds[k] = second;
@@ -346,8 +350,11 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       if (result === undefined && (error as { refused?: unknown } | undefined)?.refused === true) refused++;
       else if (result === undefined) {
         thrown++;
+        sec.thrown++;
         if (firstErrors.length < 5)
-          firstErrors.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+          firstErrors.push(
+            `second ${bucketIndexOf(scheduledAt)}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,
+          );
       } else {
         const counts = result.tier.counts;
         for (const tier in counts) {
@@ -533,6 +540,7 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       maxSendLagMs: sec?.maxSendLagMs ?? 0,
       withUnscored: sec?.withUnscored ?? 0,
       allUnscored: sec?.allUnscored ?? 0,
+      thrown: sec?.thrown ?? 0,
       pairsByTier: sec?.pairsByTier ?? {},
       ...(stealPerBucket === undefined ? {} : { hostStealMs: stealPerBucket[second] ?? 0 }),
     })),

@@ -3,6 +3,7 @@ import { loadCollection } from '../../src/tooling/eval/collection.js';
 import type { Gate, GateResult } from '../../src/gate/types.js';
 import { MAX_LATE_ANSWERS, runOpenLoopPhase } from '../../src/tooling/loadgen/open-loop.js';
 import { lateAnswersLine } from '../../src/tooling/loadgen/bench-command.js';
+import { HttpStatusError } from '../../src/tooling/loadgen/errors.js';
 import type { BenchPoint } from '../../src/tooling/loadgen/report.js';
 import { createRng, ZipfSampler } from '../../src/tooling/loadgen/random.js';
 import { buildWorkload, type Workload } from '../../src/tooling/loadgen/workload.js';
@@ -265,6 +266,54 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
       `the first ${r.lateBeyondBound} of ${r.lateBeyondBound}): HTTP 200 × ${r.lateBeyondBound}; ${serverLate} late and ${lateOnTheWay} on time`,
     );
     expect(line).toContain(`${serverLate} with degraded pairs (deadline ${serverLate})`);
+  });
+
+  it('keeps what a late refusal said: its message, the server time and the write lag it came with', async () => {
+    let calls = 0;
+    const gate = {
+      async filter() {
+        calls++;
+        if (calls % 2 === 0) {
+          const n = calls;
+          await new Promise((r) => setTimeout(r, 120));
+          const text = `{"message":"overloaded: the request waited ${100 + n} ms, past its 100 ms budget"}`;
+          throw new HttpStatusError(429, text, { serverMs: 0.2, writeMs: 0.1 });
+        }
+        return {
+          tier: { scorer: 'x', name: 'http', counts: { 'fast-path': 1 } },
+          stats: { retrieved: 1, unscored: 0, unscoredByReason: {} },
+          errors: [],
+          status: 200,
+        };
+      },
+    } as unknown as Gate;
+    const r = await runOpenLoopPhase({
+      gate,
+      workload: fakeWorkload(),
+      qps: 100,
+      durationSec: 1,
+      warmupSec: 0,
+      budgetMs: 100,
+      lateBoundMs: 2,
+      seed: 3,
+    });
+    expect(r.refused).toBeGreaterThan(10);
+    expect(r.lateBeyondBound).toBe(r.refused); // every refusal came after 120 ms (late), every answer at once
+    expect(r.thrown).toBe(0);
+    for (const a of r.lateAnswers) {
+      expect(a.status).toBe(429);
+      expect(a.serverMs).toBe(0.2);
+      expect(a.serverOnTime).toBe(true);
+      expect(a.writeMs).toBe(0.1);
+      expect(a.message).toMatch(/^HTTP 429: .*overloaded: the request waited \d+ ms, past its 100 ms budget/);
+    }
+    const line = lateAnswersLine({ ...r, routing: 'http:gate', lateAnswers: r.lateAnswers } as unknown as BenchPoint);
+    expect(line).toContain(`HTTP 429 × ${r.refused}; 0 late and ${r.refused} on time by the target's own time`);
+    expect(line).toContain('write lag max 0 ms');
+    // One kind of refusal, its numbers blanked, counted once per answer.
+    expect(line).toContain(
+      `refused or failed: ${r.refused} × "HTTP N: {"message":"overloaded: the request waited N ms, past its N ms budget"}"`,
+    );
   });
 
   it("names a stall of the generator's own process: the late requests' bucket shows the send lag", async () => {

@@ -456,6 +456,14 @@ export function lateAnswersLine(point: BenchPoint): string {
   const labels = Object.entries(degraded)
     .map(([label, n]) => `${label} ${n}`)
     .join(', ');
+  const writes = answers.flatMap((a) => (a.writeMs === undefined ? [] : [a.writeMs]));
+  // Messages with their numbers blanked, so refusals by one check count as one kind.
+  const reasons = new Map<string, number>();
+  for (const a of answers) {
+    if (a.message === undefined) continue;
+    const kind = a.message.replace(/\d+(\.\d+)?/g, 'N').slice(0, 100);
+    reasons.set(kind, (reasons.get(kind) ?? 0) + 1);
+  }
   return (
     `late answers (${point.routing}, the first ${answers.length} of ${point.lateBeyondBound}): ` +
     Object.entries(statuses)
@@ -463,6 +471,8 @@ export function lateAnswersLine(point: BenchPoint): string {
       .join('') +
     `${byServer.late} late and ${byServer.onTime} on time by the target's own time; ` +
     `${withDegraded} with degraded pairs${labels === '' ? '' : ` (${labels})`}; ` +
-    `send lag max ${Math.max(...answers.map((a) => a.sendLagMs)).toFixed(0)} ms`
+    `send lag max ${Math.max(...answers.map((a) => a.sendLagMs)).toFixed(0)} ms` +
+    (writes.length === 0 ? '' : `, write lag max ${Math.max(...writes).toFixed(0)} ms`) +
+    (reasons.size === 0 ? '' : `; refused or failed: ${[...reasons].map(([text, n]) => `${n} × "${text}"`).join(', ')}`)
   );
 }

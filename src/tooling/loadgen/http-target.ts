@@ -123,12 +123,14 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
     body: Buffer,
     budgetMs: number | undefined,
     sentAtMs: number,
-  ): Promise<{ status: number; text: string; serverMs: number | undefined }> =>
+  ): Promise<{ status: number; text: string; serverMs: number | undefined; writeMs: number | undefined }> =>
     new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { ...headersBase, 'content-length': body.length };
       if (budgetMs !== undefined) headers['x-budget-ms'] = Math.max(0.001, budgetMs).toFixed(3);
       // Whole milliseconds, never ahead of the server's own Date.now() on the same host.
       if (requestStart) headers['x-request-start'] = `t=${sentAtMs}`;
+      const sentAt = performance.now();
+      let writeMs: number | undefined;
       const req = httpRequest(
         { hostname: base.hostname, port: base.port || 80, path, method: 'POST', agent, headers },
         (res) => {
@@ -139,12 +141,16 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
               status: res.statusCode ?? 0,
               text: Buffer.concat(chunks).toString('utf8'),
               serverMs: serverTotalMs(res.headers['server-timing']),
+              writeMs,
             }),
           );
           res.on('error', reject);
         },
       );
       req.on('error', reject);
+      req.once('finish', () => {
+        writeMs = performance.now() - sentAt;
+      });
       req.end(body);
     });
 
@@ -160,13 +166,17 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
       const deadline = filterOptions?.deadline;
       // A budget already spent still goes out (the server answers at once): the latency counts.
       const sentAtMs = Date.now();
-      const { status, text, serverMs } = await post(
+      const { status, text, serverMs, writeMs } = await post(
         body,
         deadline === undefined ? undefined : deadline - sentAtMs,
         sentAtMs,
       );
       statuses[status] = (statuses[status] ?? 0) + 1;
-      if (status < 200 || status >= 300) throw new HttpStatusError(status, text);
+      if (status < 200 || status >= 300)
+        throw new HttpStatusError(status, text, {
+          ...(serverMs === undefined ? {} : { serverMs }),
+          ...(writeMs === undefined ? {} : { writeMs }),
+        });
       const k = passages.length;
       if (options.protocol === 'gate') {
         const parsed = JSON.parse(text) as GateResponse;
@@ -178,6 +188,7 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
             errors: [],
             status,
             ...(serverMs === undefined ? {} : { serverMs }),
+            ...(writeMs === undefined ? {} : { writeMs }),
             ...(degraded === undefined ? {} : { degraded }),
           };
         }
@@ -188,6 +199,7 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
         errors: [],
         status,
         ...(serverMs === undefined ? {} : { serverMs }),
+        ...(writeMs === undefined ? {} : { writeMs }),
       };
     },
     close() {

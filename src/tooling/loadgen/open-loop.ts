@@ -37,6 +37,11 @@ export type TargetResult = Pick<GateResult, 'tier' | 'errors'> & {
   readonly status?: number;
   /** The target's own time for the request (HTTP: the answer's Server-Timing `total`), ms. */
   readonly serverMs?: number;
+  /**
+   * From the generator's send to the request's last byte handed to the OS, ms (HTTP): a wait for
+   * a pooled connection or a full socket buffer, which the send lag does not see.
+   */
+  readonly writeMs?: number;
   /** Pairs by the label of their degraded scoring (HTTP gate answers: `shed`, `deadline`, ...). */
   readonly degraded?: Readonly<Record<string, number>>;
 };
@@ -56,7 +61,11 @@ export interface LateAnswer {
   readonly serverMs?: number;
   /** Whether serverMs was within budget + bound (the lateness came after the target's answer); absent with serverMs. */
   readonly serverOnTime?: boolean;
+  /** See TargetResult.writeMs; absent in-process. */
+  readonly writeMs?: number;
   readonly status?: number;
+  /** A refusal's or an error's message (its first 160 characters): which admission check refused it. */
+  readonly message?: string;
   /** Its pairs by tier label, and by degrade label where the answer names them. */
   readonly pairsByTier: Readonly<Record<string, number>>;
   readonly degraded?: Readonly<Record<string, number>>;
@@ -329,7 +338,10 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
       if (latencyMs > lateAfterMs) {
         lateBeyondBound++;
         sec.late++;
-        const serverMs = result?.serverMs;
+        // A refusal or an error carries the target's time and write lag on the error (HttpStatusError).
+        const timing = (result ?? error) as { serverMs?: unknown; writeMs?: unknown } | undefined;
+        const serverMs = typeof timing?.serverMs === 'number' ? timing.serverMs : undefined;
+        const writeMs = typeof timing?.writeMs === 'number' ? timing.writeMs : undefined;
         const serverOnTime = serverMs === undefined ? undefined : serverMs <= lateAfterMs;
         if (serverOnTime === true) {
           lateServerOnTime++;
@@ -341,7 +353,9 @@ export async function runOpenLoopPhase(options: PhaseOptions): Promise<PhaseResu
             latencyMs,
             sendLagMs,
             ...(serverMs === undefined ? {} : { serverMs, serverOnTime }),
+            ...(writeMs === undefined ? {} : { writeMs }),
             ...(typeof status === 'number' ? { status } : {}),
+            ...(result === undefined && error instanceof Error ? { message: error.message.slice(0, 160) } : {}),
             pairsByTier: { ...(result?.tier.counts ?? {}) },
             ...(result?.degraded === undefined ? {} : { degraded: result.degraded }),
           });

@@ -87,6 +87,20 @@ function fakeWorkload(): Workload {
   };
 }
 
+/** One second of 100 requests/s against `gate`, 100 ms budgets, the 2 ms bound. */
+function oneSecondAt100Qps(gate: Gate, seed: number) {
+  return runOpenLoopPhase({
+    gate,
+    workload: fakeWorkload(),
+    qps: 100,
+    durationSec: 1,
+    warmupSec: 0,
+    budgetMs: 100,
+    lateBoundMs: 2,
+    seed,
+  });
+}
+
 function instantGate(stallFirstMs: number): Gate & { calls: number } {
   let calls = 0;
   const result = (): GateResult => ({
@@ -234,16 +248,7 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
         return result(300);
       },
     } as unknown as Gate;
-    const r = await runOpenLoopPhase({
-      gate,
-      workload: fakeWorkload(),
-      qps: 100,
-      durationSec: 1,
-      warmupSec: 0,
-      budgetMs: 100,
-      lateBoundMs: 2,
-      seed: 5,
-    });
+    const r = await oneSecondAt100Qps(gate, 5);
     expect(lateOnTheWay).toBeGreaterThan(0);
     expect(r.lateBeyondBound).toBe(Math.floor(calls / 4));
     expect(r.thrown).toBe(0);
@@ -287,16 +292,7 @@ describe('open-loop generator: the deadline bound and unscored requests', () => 
         };
       },
     } as unknown as Gate;
-    const r = await runOpenLoopPhase({
-      gate,
-      workload: fakeWorkload(),
-      qps: 100,
-      durationSec: 1,
-      warmupSec: 0,
-      budgetMs: 100,
-      lateBoundMs: 2,
-      seed: 3,
-    });
+    const r = await oneSecondAt100Qps(gate, 3);
     expect(r.refused).toBeGreaterThan(10);
     expect(r.lateBeyondBound).toBe(r.refused); // every refusal came after 120 ms (late), every answer at once
     expect(r.thrown).toBe(0);

@@ -4,8 +4,8 @@
  * value is there (served from it), its lease is gone without one (the holder died, failed or
  * released it: this call leases and scores it), or the wait ends (half the time left before
  * the call's deadline, the longest a peer's lease can last, Redis failing, this call's own
- * scoring failing): those pairs this call scores itself, unleased. An abort rejects at once. No pair ever waits on a lease that
- * nobody will end: leases expire by themselves.
+ * scoring failing): those pairs this call scores itself, unleased. An abort rejects at once. No
+ * pair ever waits on a lease that nobody will end: leases expire by themselves.
  */
 import type { ScoreOptions } from '../types.js';
 import { abortedError, type CallState } from './call.js';

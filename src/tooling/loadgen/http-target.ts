@@ -172,11 +172,11 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
         sentAtMs,
       );
       statuses[status] = (statuses[status] ?? 0) + 1;
-      if (status < 200 || status >= 300)
-        throw new HttpStatusError(status, text, {
-          ...(serverMs === undefined ? {} : { serverMs }),
-          ...(writeMs === undefined ? {} : { writeMs }),
-        });
+      const timing = {
+        ...(serverMs === undefined ? {} : { serverMs }),
+        ...(writeMs === undefined ? {} : { writeMs }),
+      };
+      if (status < 200 || status >= 300) throw new HttpStatusError(status, text, timing);
       const k = passages.length;
       if (options.protocol === 'gate') {
         const parsed = JSON.parse(text) as GateResponse;
@@ -187,8 +187,7 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
             stats: parsed.stats,
             errors: [],
             status,
-            ...(serverMs === undefined ? {} : { serverMs }),
-            ...(writeMs === undefined ? {} : { writeMs }),
+            ...timing,
             ...(degraded === undefined ? {} : { degraded }),
           };
         }
@@ -198,8 +197,7 @@ export function createHttpTarget(options: HttpTargetOptions): HttpTarget {
         stats: { retrieved: k, unscored: 0, unscoredByReason: {} },
         errors: [],
         status,
-        ...(serverMs === undefined ? {} : { serverMs }),
-        ...(writeMs === undefined ? {} : { writeMs }),
+        ...timing,
       };
     },
     close() {

@@ -8,7 +8,7 @@ import { InvalidArgumentError } from '../errors.js';
 import type { Passage, Scorer, ScoreOptions } from '../types.js';
 import { isScorer } from '../util/is-scorer.js';
 import { rejectUnknownKeys } from '../util/option-keys.js';
-import { type SpanAttributes, traced } from '../util/tracing.js';
+import { loadTracing, type SpanAttributes, traced } from '../util/tracing.js';
 import { positiveInteger } from '../util/validate-options.js';
 import {
   DecisionState,
@@ -400,11 +400,13 @@ let decisionPathWarm = false;
  * The first call of a process otherwise pays for compiling the whole decision path (validation,
  * the deadline race, the list cut, the decisions, the result), about 2 ms: once per process, the
  * first createGate runs one small call of each mode through it with a stand-in scorer, so a
- * request's first call is answered by its budget like every later one.
+ * request's first call is answered by its budget like every later one. The OpenTelemetry API is
+ * looked up here too (~25 ms when installed), not in the first traced call.
  */
 function warmDecisionPathOnce(): void {
   if (decisionPathWarm) return;
   decisionPathWarm = true;
+  loadTracing();
   const scorer: Scorer = {
     id: 'relevance-gate/warm-up',
     score: async (_query, passages) =>

@@ -100,6 +100,22 @@ describe('OpenTelemetry spans', () => {
     expect(parentOf(named('relevance-gate.gate')[0])).toBe(outer.spanContext().spanId);
   });
 
+  it('the API is looked up when the first gate is created, not inside the first call (its budget)', async () => {
+    const script = `
+      const { createRequire } = await import('node:module');
+      const cache = createRequire(process.cwd() + '/').cache;
+      const loaded = () => Object.keys(cache).some((k) => k.includes('@opentelemetry/api'));
+      const { createGate } = await import('./src/gate/gate.ts');
+      const before = loaded();
+      createGate({ scorer: { id: 's', score: async (_q, ps) => ps.map(() => ({ relevant: 0.9 })) } });
+      console.log(JSON.stringify({ before, afterCreate: loaded() }));
+    `;
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      timeout: 60_000,
+    });
+    expect(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}')).toEqual({ before: false, afterCreate: true });
+  });
+
   it('without @opentelemetry/api installed, the gate and router run as always', async () => {
     const script = `
       const { createGate } = await import('./src/gate/gate.ts');

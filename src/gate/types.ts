@@ -265,9 +265,10 @@ export interface GateStats {
    */
   readonly rankingCut: number | null;
   /**
-   * The operating point's sufficiency verdict for this call (its margin: ≥ 0 the list holds
-   * something relevant, < 0 it does not and nothing passed, rule `insufficient-context`); null when
-   * the point has no verdict, in threshold mode, or when nothing was scored.
+   * The operating point's list judgement for this call (its margin: ≥ 0 the list holds something
+   * relevant, < 0 it does not and nothing passed, rule `insufficient-context`): the smaller of the
+   * sufficiency verdict's margin and, for a point with `emptyBelow`, the cut's expected F_beta less
+   * `emptyBelow`. null when the point has neither, in threshold mode, or when nothing was scored.
    */
   readonly sufficiency: number | null;
 }

@@ -81,9 +81,13 @@ export function parseScoreCalibration(value: unknown, field: string, fail: Field
   });
 }
 
-const POINT_KEYS = ['beta', 'shift', 'floor', 'sufficiency'] as const;
+const POINT_KEYS = ['beta', 'shift', 'floor', 'gamma', 'emptyBelow', 'sufficiency'] as const;
 
-/** An `operatingPoints` table: every name, each `{ beta > 0, shift finite, floor ∈ [0, 1], sufficiency? }`. */
+/**
+ * An `operatingPoints` table: every name, each `{ beta > 0, shift finite, floor ∈ [0, 1], gamma
+ * finite?, emptyBelow ∈ [0, 1]?, sufficiency? }`. A gamma or emptyBelow of 0 is left out, so a
+ * point without them reads (and fingerprints) as before they existed.
+ */
 export function parseOperatingPoints(value: unknown, field: string, fail: FieldErrorFactory): OperatingPoints {
   if (!isRecord(value))
     throw fail(field, `must be { ${OPERATING_POINT_NAMES.join(', ')} } of { ${POINT_KEYS.join(', ')} }`);
@@ -96,10 +100,14 @@ export function parseOperatingPoints(value: unknown, field: string, fail: FieldE
     onlyKeys(point, where, POINT_KEYS, fail);
     const sufficiency =
       point.sufficiency === undefined ? undefined : parseSufficiency(point.sufficiency, `${where}.sufficiency`, fail);
+    const gamma = finite(`${where}.gamma`, point.gamma ?? 0, fail);
+    const emptyBelow = share(`${where}.emptyBelow`, point.emptyBelow ?? 0, fail);
     out[name] = Object.freeze({
       beta: positiveFinite(`${where}.beta`, point.beta, fail),
       shift: finite(`${where}.shift`, point.shift ?? 0, fail),
       floor: share(`${where}.floor`, point.floor ?? 0, fail),
+      ...(gamma === 0 ? {} : { gamma }),
+      ...(emptyBelow === 0 ? {} : { emptyBelow }),
       ...(sufficiency === undefined ? {} : { sufficiency }),
     });
   }

@@ -43,6 +43,19 @@ export interface OperatingPoint {
   /** Pairs with relevance below this never pass (absolute floor in [0, 1]); 0 = no floor. */
   readonly floor: number;
   /**
+   * How far the shift follows the list's own confidence: the cut reads logit(p) + shift + gamma ·
+   * logit(top), top the list's highest relevance (finite; absent or 0 = a fixed shift). With
+   * gamma > 0 a list whose best passage is weak is read more sceptically than one with a clear
+   * winner, so one point serves collections whose scores sit on different scales.
+   */
+  readonly gamma?: number;
+  /**
+   * Keep nothing when the best cut's expected F_beta is below this ([0, 1]; absent or 0 = the
+   * best cut is always kept): a list the point itself expects little of is judged to hold nothing
+   * relevant (rule `insufficient-context`), like the sufficiency verdict.
+   */
+  readonly emptyBelow?: number;
+  /**
    * The list-level verdict (src/operating-points/list-verdict.ts): when the scored list is judged to
    * hold nothing relevant, the point keeps nothing (rule `insufficient-context`). Absent: every
    * list is judged sufficient (the cut alone decides).

@@ -15,7 +15,21 @@ import {
   PRECISE_BOUND_RECALL,
   thresholdMetrics,
 } from '../../src/tooling/eval/operating-points.js';
-import { OPERATING_POINT_NAMES, operatingPointThreshold } from '../../src/gate/policies/operating-points.js';
+import {
+  OPERATING_POINT_NAMES,
+  type OperatingPoint,
+  operatingPointThreshold,
+} from '../../src/gate/policies/operating-points.js';
+import {
+  BALANCED_CONTRACT,
+  contractGrid,
+  contractPasses,
+  FIT_EMPTY_BELOW,
+  FIT_GAMMAS,
+  fitBalancedForContract,
+  gridCells,
+  gridPoint,
+} from '../../src/tooling/eval/list-confidence-fit.js';
 import { createGate, InvalidArgumentError, RANKING, type ScorerPairResult } from '../../src/index.js';
 import { ids, passages, tableScorer } from '../gate/helpers.js';
 
@@ -186,8 +200,9 @@ describe('kept-set metrics of operating points', () => {
     const junk = { a: junkLists.filter((_, i) => i % 2 === 0), b: junkLists.filter((_, i) => i % 2 === 1) };
     const emptied = (point: Parameters<typeof operatingPointKept>[0], ls: readonly GateList[]) =>
       ls.filter((l) => !operatingPointKept(point, l).some(Boolean)).length / ls.length;
-    const byDefault = fitOperatingPoints(lists, { junk });
-    const wider = fitOperatingPoints(lists, { junk, verdictRealEmpty: { balanced: 0.3 } });
+    // The verdict alone (the contract fit may choose a point without one: see below).
+    const byDefault = fitOperatingPoints(lists, { junk, listConfidence: false });
+    const wider = fitOperatingPoints(lists, { junk, listConfidence: false, verdictRealEmpty: { balanced: 0.3 } });
     for (const ls of Object.values(lists)) {
       expect(emptied({ ...byDefault.balanced.point, floor: 0 }, ls)).toBeLessThanOrEqual(0.05);
       expect(emptied({ ...wider.balanced.point, floor: 0 }, ls)).toBeLessThanOrEqual(0.3);
@@ -347,5 +362,109 @@ describe('the ranked cut: the eval decides as the gate does', () => {
       (n) => JSON.stringify(onCut[n].perCollection) !== JSON.stringify(without[n].perCollection),
     );
     expect(differs).toBe(true);
+  });
+});
+
+describe('balanced fitted for the contract, reading the list confidence (gamma, emptyBelow)', () => {
+  /** Deterministic pseudo-random lists; relevance rounded so ties occur. */
+  function randomLists(n: number, k: number, seed: number, relevantShare: number): GateList[] {
+    let s = seed >>> 0;
+    const next = () => {
+      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+      return s / 2 ** 32;
+    };
+    return Array.from({ length: n }, () => {
+      const scale = next();
+      const relevances = Array.from({ length: k }, () => Math.round(next() * scale * 100) / 100);
+      return { relevances, relevant: relevances.map((r) => next() < r * relevantShare) };
+    });
+  }
+  const BETAS = [0.5, 1, 2];
+  const SHIFTS = [-1, 0, 1.5];
+
+  it("every grid point's figures are the gate's decisions (operatingPointKept), ties and empty lists included", () => {
+    const real = [...randomLists(60, 12, 7, 1.5), list([], [])];
+    const junk = [...randomLists(50, 12, 8, 0), list([], [])];
+    const cells = gridCells(BETAS, SHIFTS);
+    const grid = contractGrid(real, junk, cells);
+    let differentFromGammaZero = 0;
+    for (let c = 0; c < cells.length; c++) {
+      for (let j = 0; j < FIT_EMPTY_BELOW.length; j++) {
+        const point = gridPoint(cells[c]!, j);
+        const m = operatingPointMetrics(real, point);
+        const junkEmpty = operatingPointMetrics(junk, point).nothingKeptAll / junk.length;
+        const got = grid.figures(c, j);
+        expect(got.f1Ratio).toBeCloseTo(m.f1 / m.f1KeepAll, 12);
+        expect(got.realEmpty).toBe(m.nothingKept / m.queriesWithRelevant);
+        expect(got.junkEmpty).toBe(junkEmpty);
+        if (
+          cells[c]!.gamma !== 0 &&
+          got.f1Ratio !== grid.figures(c - FIT_GAMMAS.indexOf(cells[c]!.gamma) + FIT_GAMMAS.indexOf(0), j).f1Ratio
+        )
+          differentFromGammaZero++;
+      }
+    }
+    // The parameters matter on these lists (the comparison above is not between equal figures).
+    expect(differentFromGammaZero).toBeGreaterThan(50);
+    expect(new Set(FIT_EMPTY_BELOW.map((_, j) => grid.figures(0, j).junkEmpty)).size).toBeGreaterThan(2);
+  });
+
+  it('chooses first by the empty-answer line held with room, then by the contract tests passed, or the candidate', () => {
+    const real = { a: randomLists(40, 10, 11, 1.6), b: randomLists(40, 10, 12, 1.2) };
+    const junk = { a: randomLists(40, 10, 13, 0), b: randomLists(40, 10, 14, 0) };
+    const cells = gridCells(BETAS, SHIFTS);
+    const grids = Object.fromEntries(
+      Object.entries(real).map(([n, ls]) => [n, contractGrid(ls, junk[n as 'a'], cells)]),
+    );
+    /** [collections leaving <= 5 % of real lists empty, contract tests passed], computed with the gate's decisions. */
+    const keyOf = (point: OperatingPoint): [number, number] =>
+      Object.entries(real).reduce<[number, number]>(
+        ([holding, passes], [n, ls]) => {
+          const m = operatingPointMetrics(ls, point);
+          const f = {
+            f1Ratio: m.f1 / m.f1KeepAll,
+            realEmpty: m.nothingKept / m.queriesWithRelevant,
+            junkEmpty: operatingPointMetrics(junk[n as 'a'], point).nothingKeptAll / junk[n as 'a'].length,
+          };
+          return [
+            holding + (f.realEmpty <= BALANCED_CONTRACT.maxRealEmptyInFit ? 1 : 0),
+            passes + contractPasses(f, grids[n]!.lines),
+          ];
+        },
+        [0, 0],
+      );
+    const keys = cells.flatMap((cell) => FIT_EMPTY_BELOW.map((_, j) => keyOf(gridPoint(cell, j))));
+    const mostHolding = Math.max(...keys.map((k) => k[0]));
+    const most = Math.max(...keys.filter((k) => k[0] === mostHolding).map((k) => k[1]));
+    // The two orders differ on these lists: the choice is not simply the most tests passed.
+    expect(Math.max(...keys.map((k) => k[1]))).toBeGreaterThan(most);
+    const choice = fitBalancedForContract(real, junk, undefined, BETAS, SHIFTS);
+    expect(choice.fromCandidate).toBe(false);
+    expect(choice.passes).toBe(most);
+    expect(keyOf(choice.point)).toEqual([mostHolding, most]);
+    // A candidate that passes every test wins over any grid point that does not.
+    const perfect = { f1Ratio: 9, realEmpty: 0, junkEmpty: 1 };
+    const withCandidate = fitBalancedForContract(
+      real,
+      junk,
+      { point: { beta: 7, shift: 0, floor: 0 }, figures: { a: perfect, b: perfect } },
+      BETAS,
+      SHIFTS,
+    );
+    expect(most).toBeLessThan(6);
+    expect(withCandidate).toEqual({ point: { beta: 7, shift: 0, floor: 0 }, passes: 6, fromCandidate: true });
+  });
+
+  it('fitOperatingPoints uses it for balanced only when off-topic lists are given, unless listConfidence is false', () => {
+    const real = { a: randomLists(30, 10, 21, 1.6), b: randomLists(30, 10, 22, 1.2) };
+    const junk = { a: randomLists(30, 10, 23, 0), b: randomLists(30, 10, 24, 0) };
+    const contract = fitOperatingPoints(real, { junk });
+    const classic = fitOperatingPoints(real, { junk, listConfidence: false });
+    const noJunk = fitOperatingPoints(real);
+    expect(contract.balanced.objective).toMatch(/contract tests passed/);
+    expect(classic.balanced.objective).not.toMatch(/contract/);
+    expect(noJunk.balanced.objective).not.toMatch(/contract/);
+    expect(contract.precise).toEqual(classic.precise);
+    expect(contract.related).toEqual(classic.related);
   });
 });

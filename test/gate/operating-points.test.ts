@@ -6,6 +6,7 @@ import {
   type OperatingPoint,
   type OperatingPoints,
   modelIdOf,
+  operatingPointCut,
   operatingPointThreshold,
 } from '../../src/gate/policies/operating-points.js';
 import { OPERATING_POINTS_FILE, parseOperatingPointsFile } from '../../src/operating-points/file.js';
@@ -225,6 +226,58 @@ describe('operating points in the gate', () => {
     expect(none.stats.insufficientContext).toBe(true);
   });
 
+  it('gamma moves the shift with the list top: the cut of shift + gamma · logit(top), a weak list read more sceptically', () => {
+    const logit = (p: number) => Math.log(p / (1 - p));
+    for (const list of [LIST, [0.3, 0.25, 0.2, 0.1, 0.05], [0.99, 0.98, 0.6, 0.5]]) {
+      const withGamma = operatingPointCut({ beta: 1, shift: 0.5, floor: 0, gamma: 0.75 }, list);
+      const fixed = operatingPointCut({ beta: 1, shift: 0.5 + 0.75 * logit(Math.max(...list)), floor: 0 }, list);
+      expect(withGamma).toEqual(fixed);
+    }
+    // Same ratios between candidates, a weaker top: gamma > 0 keeps fewer of the weak list.
+    const strong = [0.95, 0.9, 0.6, 0.3, 0.1];
+    const weak = [0.1, 0.09, 0.08, 0.05, 0.02];
+    const kept = (p: OperatingPoint, l: number[]) => l.filter((r) => r >= operatingPointThreshold(p, l)).length;
+    const g = { beta: 1, shift: 1, floor: 0, gamma: 1 };
+    expect([kept(g, strong), kept(point(1, 1), strong)]).toEqual([5, 4]);
+    expect([kept(g, weak), kept(point(1, 1), weak)]).toEqual([1, 3]);
+  });
+
+  it('emptyBelow keeps nothing when the cut expects too little: insufficientContext, its margin in stats', async () => {
+    const weak = [0.08, 0.05, 0.04, 0.03, 0.02];
+    const expected = operatingPointCut(point(1), weak).expectedF;
+    expect(expected).toBeGreaterThan(0);
+    const points = (emptyBelow: number): OperatingPoints => ({
+      precise: point(1),
+      balanced: { beta: 1, shift: 0, floor: 0, emptyBelow },
+      related: point(1),
+    });
+    const refused = await createGate({
+      scorer: relevanceScorer(weak),
+      policy: { operatingPoints: points(0.5) },
+    }).filter('q', passages(weak.length));
+    expect(refused.included).toEqual([]);
+    expect(refused.stats.insufficientContext).toBe(true);
+    expect(refused.excluded.every((i) => i.rule === 'insufficient-context')).toBe(true);
+    expect(refused.stats.sufficiency).toBeCloseTo(expected - 0.5, 12);
+    const kept = await createGate({
+      scorer: relevanceScorer(weak),
+      policy: { operatingPoints: points(expected / 2) },
+    }).filter('q', passages(weak.length));
+    expect(kept.included.length).toBeGreaterThan(0);
+    expect(kept.stats.insufficientContext).toBe(false);
+    expect(kept.stats.sufficiency).toBeCloseTo(expected / 2, 12);
+    // The rerouted decision reads the same margin from the stored signals.
+    expect(rerouteResult(refused, { operatingPoints: points(expected / 2) }).included.map((i) => i.id)).toEqual(
+      kept.included.map((i) => i.id),
+    );
+    // A strong list passes the same rule.
+    const strong = await createGate({ scorer: relevanceScorer(LIST), policy: { operatingPoints: points(0.5) } }).filter(
+      'q',
+      passages(LIST.length),
+    );
+    expect(strong.included.length).toBeGreaterThan(0);
+  });
+
   it('leaves unscored pairs out of the list statistics and keeps maxKept', async () => {
     const scorer = relevanceScorer([0.9, 0.5, 0.4]); // p3, p4 have no score → fail closed
     const policy: GatePolicy = { operatingPoints: SHIPPED_POINTS, mode: 'related', maxKept: 2 };
@@ -248,6 +301,12 @@ describe('operating points in the gate', () => {
     );
     expect(() => bad({ ...SHIPPED_POINTS, balanced: { beta: 1, shift: 0, floor: 2 } })).toThrow(
       /operatingPoints\.balanced\.floor/,
+    );
+    expect(() =>
+      bad({ ...SHIPPED_POINTS, balanced: { beta: 1, shift: 0, floor: 0, gamma: Number.POSITIVE_INFINITY } }),
+    ).toThrow(/operatingPoints\.balanced\.gamma/);
+    expect(() => bad({ ...SHIPPED_POINTS, balanced: { beta: 1, shift: 0, floor: 0, emptyBelow: 1.5 } })).toThrow(
+      /operatingPoints\.balanced\.emptyBelow/,
     );
     expect(() => createGate({ scorer, policy: { mode: 'loose' as never } })).toThrow(/policy\.mode/);
     expect(() =>

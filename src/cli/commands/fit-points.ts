@@ -28,6 +28,7 @@ interface FitPointsCliOptions {
   progress: boolean;
   retrievalRank: boolean;
   junk: boolean;
+  listConfidence: boolean;
   embeddingModel?: string;
 }
 
@@ -117,6 +118,10 @@ export function register(program: Command): void {
       "do not score each corpus with the other collections' queries (no sufficiency verdict, no floor)",
     )
     .option(
+      '--no-list-confidence',
+      "fit balanced like the other points (F1 against keeping all, then the sufficiency verdict), not for the per-collection contract over the grid that reads the list's confidence (gamma, emptyBelow)",
+    )
+    .option(
       '--no-retrieval-rank',
       "do not pass the first-stage rank as the passages' retrieval_rank feature (text-only scoring)",
     )
@@ -147,6 +152,7 @@ export function register(program: Command): void {
         progress: opts.progress,
         retrievalRank: opts.retrievalRank,
         junk: opts.junk,
+        listConfidence: opts.listConfidence,
         ...(opts.embeddingModel === undefined ? {} : { embeddingModel: opts.embeddingModel }),
       });
     });

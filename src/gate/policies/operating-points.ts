@@ -38,27 +38,39 @@ export {
 
 const EPS = 1e-9;
 
-function logit(p: number): number {
+/** The logit the cut reads relevances through (clipped at 1e-9, so 0 and 1 stay finite). */
+export function cutLogit(p: number): number {
   const c = Math.min(Math.max(p, EPS), 1 - EPS);
   return Math.log(c / (1 - c));
 }
+const logit = cutLogit;
+
+/** The expected-F_beta-best cut of one call's list (operatingPointCut). */
+export interface ExpectedFCut {
+  /** The relevance at the cut: pairs at or above it pass (`point.floor` when none reaches the floor, 1 for an empty list). */
+  readonly threshold: number;
+  /** The cut's expected F_beta under the shifted probabilities; 0 when nothing reaches the floor or the list is empty. */
+  readonly expectedF: number;
+}
 
 /**
- * The threshold of one call: the relevance at the expected-F_beta-optimal cut of `relevances`
- * (ties: the shortest cut). Returns `point.floor` when no relevance reaches the floor (nothing
- * passes), and 1 when the list is empty. Pure; `relevances` is not modified.
+ * The expected-F_beta-optimal cut of `relevances` (ties: the shortest cut) and its expected value.
+ * The shift is `point.shift + point.gamma · logit(top)`, top the highest relevance. Pure;
+ * `relevances` is not modified.
  */
-export function operatingPointThreshold(point: OperatingPoint, relevances: ArrayLike<number>): number {
+export function operatingPointCut(point: OperatingPoint, relevances: ArrayLike<number>): ExpectedFCut {
   const n = relevances.length;
   const sorted = new Float64Array(n);
   for (let i = 0; i < n; i++) sorted[i] = relevances[i]!;
   sorted.sort();
   sorted.reverse();
   const b2 = point.beta * point.beta;
+  const gamma = point.gamma ?? 0;
+  const shift = n === 0 || gamma === 0 ? point.shift : point.shift + gamma * logit(sorted[0]!);
   const q = new Float64Array(n);
   let total = 0;
   for (let i = 0; i < n; i++) {
-    const v = 1 / (1 + Math.exp(-(logit(sorted[i]!) + point.shift)));
+    const v = 1 / (1 + Math.exp(-(logit(sorted[i]!) + shift)));
     q[i] = v;
     total += v;
   }
@@ -75,8 +87,34 @@ export function operatingPointThreshold(point: OperatingPoint, relevances: Array
     }
   }
   // Nothing reaches the floor (every relevance is below it), or an empty list.
-  if (best < 0) return n === 0 ? 1 : point.floor;
-  return sorted[best]!;
+  if (best < 0) return { threshold: n === 0 ? 1 : point.floor, expectedF: 0 };
+  return { threshold: sorted[best]!, expectedF: bestValue };
+}
+
+/** The threshold of one call: operatingPointCut's `threshold`. */
+export function operatingPointThreshold(point: OperatingPoint, relevances: ArrayLike<number>): number {
+  return operatingPointCut(point, relevances).threshold;
+}
+
+/**
+ * The list-level margin of a point (≥ 0: the list may keep something): the smaller of the
+ * sufficiency verdict's margin and, with `emptyBelow`, the cut's expected F_beta less it.
+ * undefined when the point has neither or the list is empty.
+ */
+export function listMargin(
+  point: OperatingPoint,
+  cut: ExpectedFCut,
+  relevances: ArrayLike<number>,
+  ranking: ArrayLike<number> | undefined,
+): number | undefined {
+  if (relevances.length === 0) return undefined;
+  const verdict = point.sufficiency;
+  const features = verdict === undefined ? undefined : listFeatures(relevances, ranking);
+  const byVerdict = features === undefined ? undefined : sufficiencyMargin(verdict as Sufficiency, features);
+  const emptyBelow = point.emptyBelow ?? 0;
+  const byConfidence = emptyBelow > 0 ? cut.expectedF - emptyBelow : undefined;
+  if (byVerdict === undefined) return byConfidence;
+  return byConfidence === undefined ? byVerdict : Math.min(byVerdict, byConfidence);
 }
 
 /** What listThreshold reads of a compiled policy. */
@@ -139,7 +177,7 @@ export interface ListCut {
   readonly threshold: number;
   /** The ranking value at the ranked cut (`stats.rankingCut`); undefined: decided on relevance. */
   readonly rankingCut: number | undefined;
-  /** The sufficiency verdict's margin (`stats.sufficiency`); undefined without a verdict or scored pair. */
+  /** The list's margin (listMargin, `stats.sufficiency`); undefined without a verdict or `emptyBelow`, or without a scored pair. */
   readonly sufficiency: number | undefined;
   /** False when the verdict judged the list to hold nothing relevant: nothing passes. */
   readonly sufficient: boolean;
@@ -161,10 +199,9 @@ export function listCut(
   if (point === undefined)
     return { threshold: fallback, rankingCut: undefined, sufficiency: undefined, sufficient: true };
   const { relevances, ranking } = storedLists(policy, items);
-  const threshold = operatingPointThreshold(point, relevances);
-  const verdict = point.sufficiency;
-  const features = verdict === undefined ? undefined : listFeatures(relevances, ranking);
-  const sufficiency = features === undefined ? undefined : sufficiencyMargin(verdict as Sufficiency, features);
+  const cut = operatingPointCut(point, relevances);
+  const threshold = cut.threshold;
+  const sufficiency = listMargin(point, cut, relevances, ranking);
   const sufficient = sufficiency === undefined || sufficiency >= 0;
   const ranked = policy.rules === undefined && relevances.length > 0;
   return {

@@ -18,7 +18,7 @@ import {
   type ScorerPointsFit,
   scoreCollectionForFit,
 } from './fit-scorer-points.js';
-import type { OperatingPointName } from '../../gate/policies/operating-points.js';
+import type { OperatingPoint, OperatingPointName } from '../../gate/policies/operating-points.js';
 import { type OperatingPointRow, PRECISE_BOUND_RECALL } from './operating-points.js';
 import { parseScoredLists, serializeScoredLists } from './scored-lists-file.js';
 import { QUERY_SET_NAMES, type QuerySetName, resolveQuerySet } from './query-set.js';
@@ -41,6 +41,8 @@ export interface FitPointsCommandOptions {
   readonly preciseRecallFloor?: number | undefined;
   /** Per point, the most real lists its sufficiency verdict may leave empty on a training collection (FitOptions.verdictRealEmpty). */
   readonly verdictRealEmpty?: Readonly<Partial<Record<OperatingPointName, number>>>;
+  /** Fit `balanced` for the contract over the list-confidence grid when junk lists exist (FitOptions.listConfidence; default true). */
+  readonly listConfidence?: boolean;
   /** Where to write the operating-points file. */
   readonly out?: string | undefined;
   /** Embedding tier: where to write the fitted calibration file (the model folder's calibration.json is read by the scorer). */
@@ -87,16 +89,27 @@ function rowCells(r: OperatingPointRow): string {
 const ROW_HEADER =
   'precision | recall | F1 kept | F1 keep-all | F1 ratio | nothing kept (of queries with a relevant candidate) | kept / query | junk lists left empty (kept per junk list)';
 
+/** A point's parameters in a table cell: beta / shift, then gamma and emptyBelow when it has them. */
+function pointCell(point: OperatingPoint): string {
+  const extra = [
+    ...(point.gamma === undefined ? [] : [`gamma ${point.gamma}`]),
+    ...(point.emptyBelow === undefined ? [] : [`empty below ${point.emptyBelow}`]),
+  ];
+  return `${point.beta} / ${point.shift}${extra.length === 0 ? '' : ` (${extra.join(', ')})`}`;
+}
+
 /** The fit as Markdown tables: the points, their meaning held out and fitted, and the bounds. */
 export function summarizeFit(fit: ScorerPointsFit): string {
   const lines: string[] = [];
   const w = (s: string) => lines.push(s);
   w(`operating points of model ${fit.model} (gate on the first-stage top ${fit.gateK})`);
   w('');
-  w('| point | beta | shift | fit objective |');
-  w('|---|---|---|---|');
+  w('| point | beta / shift | floor | verdict | fit objective |');
+  w('|---|---|---|---|---|');
   for (const [name, f] of Object.entries(fit.fits))
-    w(`| ${name} | ${f.point.beta} | ${f.point.shift} | ${f.objective} |`);
+    w(
+      `| ${name} | ${pointCell(f.point)} | ${f.point.floor} | ${f.point.sufficiency === undefined ? 'none' : 'yes'} | ${f.objective} |`,
+    );
   if (fit.collections.length > 1) {
     w('');
     w('Held out: each collection gated by points fitted on the OTHER collections (what a new collection gets).');
@@ -105,7 +118,7 @@ export function summarizeFit(fit: ScorerPointsFit): string {
     w(`|---|---|---|${'---|'.repeat(8)}`);
     for (const c of fit.collections)
       for (const r of c.heldOut?.rows ?? [])
-        w(`| ${c.collection} | ${r.name} | ${r.point.beta} / ${r.point.shift} | ${rowCells(r)} |`);
+        w(`| ${c.collection} | ${r.name} | ${pointCell(r.point)} | ${rowCells(r)} |`);
     const sources = [
       ...new Set(fit.collections.flatMap((c) => (c.heldOut?.rows ?? []).flatMap((r) => Object.keys(r.junkBySource)))),
     ].sort();
@@ -281,6 +294,7 @@ export async function runFitPointsCommand(options: FitPointsCommandOptions): Pro
   const fit = fitScorerOperatingPoints(scored, {
     ...(options.preciseRecallFloor === undefined ? {} : { preciseRecallFloor: options.preciseRecallFloor }),
     ...(options.verdictRealEmpty === undefined ? {} : { verdictRealEmpty: options.verdictRealEmpty }),
+    ...(options.listConfidence === undefined ? {} : { listConfidence: options.listConfidence }),
   });
   const file = operatingPointsFileOf(fit);
   process.stdout.write(`${summarizeFit(fit)}\n`);

@@ -2,7 +2,7 @@
  * Offline measurement and fitting of the gate's operating points (src/gate/policies/operating-points.ts)
  * on judged candidate lists: each list is one query's first-stage top gateK, its relevances (the
  * scorer's probabilities), the ranking signal when the scorer emits one, and labels. The decision is
- * exactly the gate's (`operatingPointKept`): the per-call threshold of `operatingPointThreshold`, and
+ * exactly the gate's (`operatingPointKept`): the per-call cut of `operatingPointCut` and its list margin, and
  * kept = relevance >= threshold, or with a ranking the ranked cut (`rankedCutValue`: the same number
  * of pairs, the head of the ranking order). Precision and recall are pooled (micro)
  * over queries, as in keptSetStats; F1 = 2PR / (P + R); "keep all" keeps every candidate (recall 1).
@@ -11,11 +11,13 @@ import {
   OPERATING_POINT_NAMES,
   type OperatingPoint,
   type OperatingPointName,
-  operatingPointThreshold,
+  listMargin,
+  operatingPointCut,
   rankedCutValue,
 } from '../../gate/policies/operating-points.js';
 import { InvalidArgumentError } from '../../errors.js';
-import { fitVerdictWeights, judgedSufficient, VERDICT_REAL_EMPTY_TARGETS, verdictBias } from './list-verdict-fit.js';
+import { fitVerdictWeights, VERDICT_REAL_EMPTY_TARGETS, verdictBias } from './list-verdict-fit.js';
+import { BALANCED_CONTRACT_OBJECTIVE, type ContractFigures, fitBalancedForContract } from './list-confidence-fit.js';
 import { meanOf, ndcgAt } from './metrics.js';
 
 export interface GateList {
@@ -30,8 +32,10 @@ export interface GateList {
 
 /** Which candidates of a list an operating point keeps, as the gate decides (listCut): nothing when its verdict judges the list insufficient. */
 export function operatingPointKept(point: OperatingPoint, list: GateList): boolean[] {
-  if (!judgedSufficient(point.sufficiency, list)) return list.relevances.map(() => false);
-  const t = operatingPointThreshold(point, list.relevances);
+  const expected = operatingPointCut(point, list.relevances);
+  const margin = listMargin(point, expected, list.relevances, list.order);
+  if (margin !== undefined && !(margin >= 0)) return list.relevances.map(() => false);
+  const t = expected.threshold;
   const order = list.order;
   const cut = order === undefined ? undefined : rankedCutValue(t, list.relevances, order);
   return list.relevances.map((r, i) => (cut === undefined ? r >= t : order![i]! >= cut));
@@ -349,12 +353,32 @@ export interface FitOptions {
    * empty on any training collection, overriding VERDICT_REAL_EMPTY_TARGETS for the points named.
    */
   readonly verdictRealEmpty?: Readonly<Partial<Record<OperatingPointName, number>>>;
+  /**
+   * With `junk`, fit `balanced` for the per-collection contract over a grid that also reads the
+   * list's confidence (gamma, emptyBelow: src/tooling/eval/list-confidence-fit.ts), the F1-ratio
+   * point with its verdict one of the candidates. Default true; false fits `balanced` as the other
+   * points are (the F1-ratio objective, then the verdict and floor).
+   */
+  readonly listConfidence?: boolean;
 }
 
 /** Floors tried for each point, ascending; the largest that costs nothing measurable is kept (FLOOR_TOLERANCE). */
 export const FLOOR_GRID: readonly number[] = Object.freeze([0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.125, 0.15]);
 /** A floor may lower a training collection's F1 by at most this share, and empty at most this share more of its real lists. */
 export const FLOOR_TOLERANCE = 0.01;
+
+/** A point's contract figures on one collection (list-confidence-fit.ts) from its metrics and the corpus's off-topic lists. */
+function contractFiguresOf(
+  m: OperatingPointMetrics,
+  point: OperatingPoint,
+  junk: readonly GateList[],
+): ContractFigures {
+  return {
+    f1Ratio: ratioOf(m),
+    realEmpty: m.queriesWithRelevant === 0 ? 0 : m.nothingKept / m.queriesWithRelevant,
+    junkEmpty: junk.length === 0 ? null : operatingPointMetrics(junk, point).nothingKeptAll / junk.length,
+  };
+}
 
 /** The largest floor of FLOOR_GRID (stopping at the first that fails) that costs each collection at most FLOOR_TOLERANCE. */
 function fitFloor(point: OperatingPoint, lists: Readonly<Record<string, readonly GateList[]>>): number {
@@ -432,6 +456,7 @@ export function fitOperatingPoints(
     const c = choose(candidates, name, steering, preciseRecallFloor);
     let point = c.point;
     let metrics = c.metrics;
+    let objective = name === 'precise' ? preciseObjective(preciseRecallFloor) : FIT_OBJECTIVES[name];
     if (verdictWeights !== undefined) {
       const sufficiency = Object.freeze({
         weights: verdictWeights,
@@ -440,10 +465,22 @@ export function fitOperatingPoints(
       const judged: OperatingPoint = { ...c.point, sufficiency };
       point = Object.freeze({ ...judged, floor: fitFloor(judged, lists) });
       metrics = Object.fromEntries(names.map((n) => [n, operatingPointMetrics(lists[n]!, point)]));
+      if (name === 'balanced' && junk !== undefined && options.listConfidence !== false) {
+        const classic = point;
+        const figures = Object.fromEntries(
+          names.map((n) => [n, contractFiguresOf(metrics[n]!, classic, junk[n] ?? [])]),
+        );
+        const choice = fitBalancedForContract(byCollection, junk, { point: classic, figures }, FIT_BETAS, FIT_SHIFTS);
+        if (!choice.fromCandidate) {
+          point = Object.freeze({ ...choice.point, floor: fitFloor(choice.point, lists) });
+          metrics = Object.fromEntries(names.map((n) => [n, operatingPointMetrics(lists[n]!, point)]));
+        }
+        objective = BALANCED_CONTRACT_OBJECTIVE;
+      }
     }
     out[name] = {
       point,
-      objective: name === 'precise' ? preciseObjective(preciseRecallFloor) : FIT_OBJECTIVES[name],
+      objective,
       perCollection: Object.fromEntries(
         names.map((n) => {
           const m = metrics[n]!;

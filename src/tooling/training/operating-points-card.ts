@@ -58,11 +58,11 @@ export function renderOperatingPointsSection(tests: readonly TestResult[], gateK
       `Parameters: \`operating-points.json\` in this folder, written by \`relevance-gate fit-points\` on the validation + test queries' BM25 top ${gateK}`,
       "of the training collections, with the other collections' queries retrieved from each corpus as lists that hold nothing relevant:",
       '',
-      '| point | beta | shift | floor | verdict bias |',
-      '|---|---|---|---|---|',
+      '| point | beta | shift | floor | gamma | empty below | verdict bias |',
+      '|---|---|---|---|---|---|---|',
       ...first.withRank.operatingPoints.map(
         (r) =>
-          `| ${r.name} | ${r.point.beta} | ${r.point.shift} | ${r.point.floor} | ${r.point.sufficiency === undefined ? 'none' : r.point.sufficiency.bias.toFixed(3)} |`,
+          `| ${r.name} | ${r.point.beta} | ${r.point.shift} | ${r.point.floor} | ${r.point.gamma ?? 0} | ${r.point.emptyBelow ?? 0} | ${r.point.sufficiency === undefined ? 'none' : r.point.sufficiency.bias.toFixed(3)} |`,
       ),
       '',
       `On the TEST queries (BM25 top ${gateK}, pooled; these queries were part of the fit, so this table is optimistic: the`,

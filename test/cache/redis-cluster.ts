@@ -20,8 +20,8 @@ export function redisClusterAvailable(): boolean {
 }
 
 interface Node {
-  readonly port: number;
-  readonly busPort: number;
+  port: number;
+  busPort: number;
   child: ChildProcess | undefined;
 }
 
@@ -41,7 +41,7 @@ export class RedisClusterServer {
       for (let i = 0; i < 3; i++)
         this.nodes.push({ port: await freePort(), busPort: await freePort(), child: undefined });
     for (const node of this.nodes) this.startNode(node);
-    for (const node of this.nodes) await waitForPing(node.port);
+    for (const node of this.nodes) await this.waitForNode(node);
     if (!this.created) {
       const create = spawnSync(
         'redis-cli',
@@ -91,6 +91,21 @@ export class RedisClusterServer {
       ],
       { stdio: 'ignore' },
     );
+  }
+
+  /**
+   * Waits for a node's PONG. Before the cluster exists, a node that exits first (another test took
+   * one of its ports between freePort() and the start) is started again on new ports, twice at most.
+   */
+  private async waitForNode(node: Node): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      if (await waitForPing(node)) return;
+      if (this.created || attempt === 3)
+        throw new Error(`redis-server (cluster node) on port ${node.port} exited before answering`);
+      node.port = await freePort();
+      node.busPort = await freePort();
+      this.startNode(node);
+    }
   }
 
   /** Waits until every node says cluster_state:ok (all slots served). */
@@ -157,14 +172,15 @@ export class RedisClusterServer {
   }
 }
 
-async function waitForPing(port: number): Promise<void> {
+/** True once the node answers PING; false when its process exits first. */
+async function waitForPing(node: Node): Promise<boolean> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (
-      spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8', timeout: 1000 }).stdout?.includes('PONG')
-    )
-      return;
+    const child = node.child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return false;
+    const reply = spawnSync('redis-cli', ['-p', String(node.port), 'ping'], { encoding: 'utf8', timeout: 1000 });
+    if (reply.stdout?.includes('PONG')) return true;
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error(`redis-server (cluster node) did not answer on port ${port} within 10 s`);
+  throw new Error(`redis-server (cluster node) did not answer on port ${node.port} within 10 s`);
 }

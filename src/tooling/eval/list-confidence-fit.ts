@@ -144,6 +144,10 @@ function accumulate(lists: readonly PreparedList[], cells: readonly GridCell[], 
 /** What the contract reads of one candidate on one collection. */
 export interface ContractFigures {
   readonly f1Ratio: number;
+  /** Of the kept pairs, the relevant share (null when nothing was kept); the grid's figures carry it. */
+  readonly precision?: number | null;
+  /** Of the relevant pairs, the kept share (null without one). */
+  readonly recall?: number | null;
   /** Lists with a relevant candidate left empty (share); 0 when there are none. */
   readonly realEmpty: number;
   /** Off-topic lists left empty (share); null without off-topic lists. */
@@ -225,6 +229,8 @@ export function contractGrid(
     const at = (c * e + j) * SUMS;
     return {
       f1Ratio: keepAll === 0 ? 0 : f1(realSums[at + RELEVANT_KEPT]!, realSums[at + KEPT]!, relevant) / keepAll,
+      precision: realSums[at + KEPT] === 0 ? null : realSums[at + RELEVANT_KEPT]! / realSums[at + KEPT]!,
+      recall: relevant === 0 ? null : realSums[at + RELEVANT_KEPT]! / relevant,
       realEmpty: withRelevant === 0 ? 0 : realSums[at + EMPTY_WITH_RELEVANT]! / withRelevant,
       junkEmpty: junk.length === 0 ? null : junkSums[at + EMPTY]! / junk.length,
     };

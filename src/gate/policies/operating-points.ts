@@ -43,7 +43,6 @@ export function cutLogit(p: number): number {
   const c = Math.min(Math.max(p, EPS), 1 - EPS);
   return Math.log(c / (1 - c));
 }
-const logit = cutLogit;
 
 /** The expected-F_beta-best cut of one call's list (operatingPointCut). */
 export interface ExpectedFCut {
@@ -66,11 +65,11 @@ export function operatingPointCut(point: OperatingPoint, relevances: ArrayLike<n
   sorted.reverse();
   const b2 = point.beta * point.beta;
   const gamma = point.gamma ?? 0;
-  const shift = n === 0 || gamma === 0 ? point.shift : point.shift + gamma * logit(sorted[0]!);
+  const shift = n === 0 || gamma === 0 ? point.shift : point.shift + gamma * cutLogit(sorted[0]!);
   const q = new Float64Array(n);
   let total = 0;
   for (let i = 0; i < n; i++) {
-    const v = 1 / (1 + Math.exp(-(logit(sorted[i]!) + shift)));
+    const v = 1 / (1 + Math.exp(-(cutLogit(sorted[i]!) + shift)));
     q[i] = v;
     total += v;
   }

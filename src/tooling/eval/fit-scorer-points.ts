@@ -28,9 +28,8 @@ import {
   calibratedPairs,
   expectedCalibrationError,
   fitScoreCalibration,
-  fitVerdictWeights,
+  ownLabelVerdict,
   type VerdictCurvePoint,
-  verdictBias,
   verdictCurve,
   verdictRates,
 } from './list-verdict-fit.js';
@@ -304,15 +303,8 @@ function verdictReport(
   ownJunk: readonly GateList[],
 ): NonNullable<CollectionPointsReport['verdict']> {
   const curve = verdictCurve(weights, fitReal, real, junk);
-  let bound: VerdictCurvePoint | null = null;
-  if (real.some((l) => l.relevant.some(Boolean)) && ownJunk.length > 0) {
-    const own = { self: real };
-    const ownWeights = fitVerdictWeights(own, { self: ownJunk });
-    if (ownWeights !== undefined) {
-      const bias = verdictBias(ownWeights, own, BOUND_REAL_EMPTY);
-      bound = { target: BOUND_REAL_EMPTY, ...verdictRates({ weights: ownWeights, bias }, real, junk) };
-    }
-  }
+  const own = ownLabelVerdict(real, ownJunk);
+  const bound = own === undefined ? null : { target: BOUND_REAL_EMPTY, ...verdictRates(own, real, junk) };
   return { curve, bound };
 }
 

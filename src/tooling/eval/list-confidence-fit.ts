@@ -23,13 +23,7 @@
  * (operatingPointCut), so a point's figures here are the gate's decisions on the relevance head.
  */
 import { cutLogit, type OperatingPoint } from '../../gate/policies/operating-points.js';
-import {
-  BOUND_REAL_EMPTY,
-  fitVerdictWeights,
-  type VerdictList,
-  verdictBias,
-  verdictRates,
-} from './list-verdict-fit.js';
+import { ownLabelVerdict, type VerdictList, verdictRates } from './list-verdict-fit.js';
 /** What the fit reads of a list (operating-points.ts GateList): relevances and labels. */
 type GateList = VerdictList;
 
@@ -245,14 +239,8 @@ export function contractGrid(
 /** The collection's lines: the contract's, or 95 % of its label-known bounds where those are lower. */
 function contractLines(real: readonly GateList[], junk: readonly GateList[], gridBestRatio: number): ContractLines {
   const c = BALANCED_CONTRACT;
-  let junkBound = 1;
-  if (junk.length > 0 && real.some((l) => l.relevant.some(Boolean))) {
-    const own = { self: real };
-    const weights = fitVerdictWeights(own, { self: junk });
-    if (weights !== undefined)
-      junkBound =
-        verdictRates({ weights, bias: verdictBias(weights, own, BOUND_REAL_EMPTY) }, real, junk).junkEmpty ?? 1;
-  }
+  const own = ownLabelVerdict(real, junk);
+  const junkBound = own === undefined ? 1 : (verdictRates(own, real, junk).junkEmpty ?? 1);
   return {
     f1Ratio: Math.min(c.f1Ratio, c.ofBound * gridBestRatio),
     junkEmpty: Math.min(c.minJunkEmpty, c.ofBound * junkBound),

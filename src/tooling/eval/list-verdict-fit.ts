@@ -122,6 +122,19 @@ export function verdictBias(
   return -cut;
 }
 
+/**
+ * The verdict fitted on one collection's own lists (labels known), its bias set to leave
+ * BOUND_REAL_EMPTY of the real lists with a relevant candidate empty: the label-known bound the
+ * reports and the balanced contract read. Undefined when the lists cannot fit one (no relevant
+ * candidate, no junk list).
+ */
+export function ownLabelVerdict(real: readonly VerdictList[], junk: readonly VerdictList[]): Sufficiency | undefined {
+  if (junk.length === 0 || !real.some(hasRelevant)) return undefined;
+  const own = { self: real };
+  const weights = fitVerdictWeights(own, { self: junk });
+  return weights === undefined ? undefined : { weights, bias: verdictBias(weights, own, BOUND_REAL_EMPTY) };
+}
+
 /** True when the verdict judges the list sufficient (always, without a verdict or for an empty list). */
 export function judgedSufficient(verdict: Sufficiency | undefined, list: VerdictList): boolean {
   if (verdict === undefined) return true;

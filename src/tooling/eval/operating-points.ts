@@ -466,6 +466,8 @@ export function fitOperatingPoints(
       point = Object.freeze({ ...judged, floor: fitFloor(judged, lists) });
       metrics = Object.fromEntries(names.map((n) => [n, operatingPointMetrics(lists[n]!, point)]));
       if (name === 'balanced' && junk !== undefined && options.listConfidence !== false) {
+        // The candidate is measured as the gate decides it (its verdict reads the ranking, so the
+        // kept set is the ranked cut); the grid's points, without a verdict, on the relevance head.
         const classic = point;
         const figures = Object.fromEntries(
           names.map((n) => [n, contractFiguresOf(metrics[n]!, classic, junk[n] ?? [])]),

@@ -27,10 +27,7 @@ export function crossEncoderTier(encoder: CrossEncoder, options: CrossEncoderTie
     cache: options.cache ?? true,
     maxQueuedPairs: options.maxQueuedPairs,
     estimateMs: (pairs) => encoder.estimateWaitMs(pairs),
-    pendingPairs: () => {
-      const s = encoder.stats();
-      return s.tokenizingPairs + s.queuedPairs + s.inFlightPairs;
-    },
+    pendingPairs: () => encoder.pendingPairs(),
   };
 }
 

@@ -659,10 +659,7 @@ function admissionOf(tier: TierModel): AdmissionOptions | undefined {
   const encoder = tier.encoder;
   if (encoder !== undefined)
     return {
-      pairsAhead: () => {
-        const s = encoder.stats();
-        return s.tokenizingPairs + s.queuedPairs + s.inFlightPairs;
-      },
+      pairsAhead: () => encoder.pendingPairs(),
       estimateMs: (pairs) => encoder.estimateWaitMs(pairs),
     };
   return tier.fastPath === undefined ? undefined : {};

@@ -132,6 +132,31 @@ describe('DynamicBatcher', () => {
     expect(exec.maxInFlight).toBe(4);
   });
 
+  it('pendingPairs counts the pairs queued and in flight, as the stats do, and reaches 0 when done', async () => {
+    const exec = new FakeExecutor({ manual: true });
+    const batcher = new DynamicBatcher(exec, { ...BASE, workers: 1, maxInFlight: 1 });
+    const backlog = (): number => {
+      const s = batcher.stats();
+      return s.tokenizingPairs + s.queuedPairs + s.inFlightPairs;
+    };
+    expect(batcher.pendingPairs()).toBe(0);
+    const first = batcher.submit('first', ['running pair']);
+    await waitFor(() => exec.pendingManual === 1);
+    expect(batcher.pendingPairs()).toBe(1);
+    const second = batcher.submit('second', ['a', 'b', 'c']);
+    await waitFor(() => batcher.stats().queuedPairs === 3);
+    expect(batcher.pendingPairs()).toBe(4);
+    expect(batcher.pendingPairs()).toBe(backlog());
+    const done = Promise.all([first, second]);
+    while (batcher.stats().pendingRequests > 0) {
+      exec.release();
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await done;
+    expect(batcher.pendingPairs()).toBe(0);
+    expect(backlog()).toBe(0);
+  });
+
   it('an aborted request rejects at once, its queued pairs never run, others are unaffected', async () => {
     const exec = new FakeExecutor({ manual: true });
     const batcher = new DynamicBatcher(exec, { ...BASE, workers: 1, maxInFlight: 1 });

@@ -171,6 +171,8 @@ export interface CrossEncoder {
     options?: CrossEncoderScoreOptions | null,
   ): Promise<CrossEncoderScores>;
   stats(): CrossEncoderStats;
+  /** Pairs being tokenized, queued or in flight (cheap: no stats object). */
+  pendingPairs(): number;
   /** Predicted ms until a request of `pairs` pairs submitted now would complete. */
   estimateWaitMs(pairs: number, tokensPerPair?: number): number;
   /**
@@ -516,6 +518,10 @@ class PooledCrossEncoder implements CrossEncoder {
 
   stats(): CrossEncoderStats {
     return { ...this.batcher.stats(), workers: this.pool.stats() };
+  }
+
+  pendingPairs(): number {
+    return this.batcher.pendingPairs();
   }
 
   estimateWaitMs(pairs: number, tokensPerPair?: number): number {

@@ -443,8 +443,7 @@ class PooledEmbeddingScorer implements EmbeddingScorer {
   }
 
   pendingTexts(): number {
-    const s = this.batcher.stats();
-    return s.tokenizingPairs + s.queuedPairs + s.inFlightPairs;
+    return this.batcher.pendingPairs();
   }
 
   close(): Promise<void> {

@@ -52,6 +52,55 @@ export interface ExpectedFCut {
   readonly expectedF: number;
 }
 
+/** Where searchExpectedFCut leaves its answer (reused across calls: the fit runs it millions of times). */
+export interface ExpectedFSearch {
+  /** Index of the last pair kept (descending order); -1 when no pair may be kept. */
+  best: number;
+  /** The cut's expected F_beta; -Infinity when no pair may be kept. */
+  value: number;
+}
+
+/**
+ * The expected-F_beta-best cut of one list (ties: the shortest cut): `logits` descending (cutLogit
+ * of the relevances), each read as probability sigmoid(logit + shift); only the first `reach`
+ * pairs may be kept (the floor), the expectation counts all `n`. `q` is scratch of length ≥ n.
+ * The gate's cut (operatingPointCut) and the fit's grid (list-confidence-fit.ts) both run this.
+ */
+export function searchExpectedFCut(
+  logits: ArrayLike<number>,
+  n: number,
+  shift: number,
+  beta: number,
+  reach: number,
+  q: Float64Array,
+  out: ExpectedFSearch,
+): void {
+  const b2 = beta * beta;
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    const v = 1 / (1 + Math.exp(-(logits[i]! + shift)));
+    q[i] = v;
+    total += v;
+  }
+  out.best = -1;
+  out.value = Number.NEGATIVE_INFINITY;
+  let cum = 0;
+  for (let k = 0; k < reach; k++) {
+    cum += q[k]!;
+    const value = ((1 + b2) * cum) / (k + 1 + b2 * total);
+    if (value > out.value) {
+      out.value = value;
+      out.best = k;
+    }
+  }
+}
+
+/** The shift a point applies to a list whose highest logit is `topLogit`: shift + gamma · logit(top). */
+export function listShift(point: Pick<OperatingPoint, 'shift' | 'gamma'>, topLogit: number | undefined): number {
+  const gamma = point.gamma ?? 0;
+  return topLogit === undefined || gamma === 0 ? point.shift : point.shift + gamma * topLogit;
+}
+
 /**
  * The expected-F_beta-optimal cut of `relevances` (ties: the shortest cut) and its expected value.
  * The shift is `point.shift + point.gamma · logit(top)`, top the highest relevance. Pure;
@@ -63,31 +112,14 @@ export function operatingPointCut(point: OperatingPoint, relevances: ArrayLike<n
   for (let i = 0; i < n; i++) sorted[i] = relevances[i]!;
   sorted.sort();
   sorted.reverse();
-  const b2 = point.beta * point.beta;
-  const gamma = point.gamma ?? 0;
-  const shift = n === 0 || gamma === 0 ? point.shift : point.shift + gamma * cutLogit(sorted[0]!);
-  const q = new Float64Array(n);
-  let total = 0;
-  for (let i = 0; i < n; i++) {
-    const v = 1 / (1 + Math.exp(-(cutLogit(sorted[i]!) + shift)));
-    q[i] = v;
-    total += v;
-  }
-  let best = -1;
-  let bestValue = Number.NEGATIVE_INFINITY;
-  let cum = 0;
-  for (let k = 0; k < n; k++) {
-    if (sorted[k]! < point.floor) break;
-    cum += q[k]!;
-    const value = ((1 + b2) * cum) / (k + 1 + b2 * total);
-    if (value > bestValue) {
-      bestValue = value;
-      best = k;
-    }
-  }
+  const logits = sorted.map(cutLogit);
+  let reach = 0;
+  while (reach < n && sorted[reach]! >= point.floor) reach++;
+  const search: ExpectedFSearch = { best: -1, value: Number.NEGATIVE_INFINITY };
+  searchExpectedFCut(logits, n, listShift(point, logits[0]), point.beta, reach, new Float64Array(n), search);
   // Nothing reaches the floor (every relevance is below it), or an empty list.
-  if (best < 0) return { threshold: n === 0 ? 1 : point.floor, expectedF: 0 };
-  return { threshold: sorted[best]!, expectedF: bestValue };
+  if (search.best < 0) return { threshold: n === 0 ? 1 : point.floor, expectedF: 0 };
+  return { threshold: sorted[search.best]!, expectedF: search.value };
 }
 
 /** The threshold of one call: operatingPointCut's `threshold`. */

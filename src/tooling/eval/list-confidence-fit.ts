@@ -19,10 +19,16 @@
  *
  * Speed: each list is sorted and its logits taken once; a grid cell (beta, shift, gamma) costs one
  * pass over each list, and every emptyBelow is a comparison with the cell's expected F_beta, so
- * the ~1,400 cells over ~5,000 lists take seconds. The per-list arithmetic is the gate's own
- * (operatingPointCut), so a point's figures here are the gate's decisions on the relevance head.
+ * the ~1,400 cells over ~5,000 lists take seconds. The per-list search is the gate's own
+ * (searchExpectedFCut), so a point's figures here are the gate's decisions on the relevance head.
  */
-import { cutLogit, type OperatingPoint } from '../../gate/policies/operating-points.js';
+import {
+  cutLogit,
+  type ExpectedFSearch,
+  listShift,
+  type OperatingPoint,
+  searchExpectedFCut,
+} from '../../gate/policies/operating-points.js';
 import { ownLabelVerdict, type VerdictList, verdictRates } from './list-verdict-fit.js';
 /** What the fit reads of a list (operating-points.ts GateList): relevances and labels. */
 type GateList = VerdictList;
@@ -93,6 +99,7 @@ export interface GridCell {
 function accumulate(lists: readonly PreparedList[], cells: readonly GridCell[], out: Float64Array): void {
   const e = FIT_EMPTY_BELOW.length;
   const q = new Float64Array(64);
+  const search: ExpectedFSearch = { best: -1, value: Number.NEGATIVE_INFINITY };
   for (const list of lists) {
     const n = list.logits.length;
     if (n === 0) {
@@ -102,25 +109,9 @@ function accumulate(lists: readonly PreparedList[], cells: readonly GridCell[], 
     const buffer = n <= q.length ? q : new Float64Array(n);
     for (let c = 0; c < cells.length; c++) {
       const cell = cells[c]!;
-      const b2 = cell.beta * cell.beta;
-      const shift = cell.gamma === 0 ? cell.shift : cell.shift + cell.gamma * list.logits[0]!;
-      let total = 0;
-      for (let i = 0; i < n; i++) {
-        const v = 1 / (1 + Math.exp(-(list.logits[i]! + shift)));
-        buffer[i] = v;
-        total += v;
-      }
-      let best = 0;
-      let bestValue = Number.NEGATIVE_INFINITY;
-      let cum = 0;
-      for (let k = 0; k < n; k++) {
-        cum += buffer[k]!;
-        const value = ((1 + b2) * cum) / (k + 1 + b2 * total);
-        if (value > bestValue) {
-          bestValue = value;
-          best = k;
-        }
-      }
+      searchExpectedFCut(list.logits, n, listShift(cell, list.logits[0]), cell.beta, n, buffer, search);
+      const best = search.best;
+      const bestValue = search.value;
       for (let j = 0; j < e; j++) {
         const at = (c * e + j) * SUMS;
         if (bestValue < FIT_EMPTY_BELOW[j]!) {

@@ -35,6 +35,8 @@ import {
   type ServerConfig,
   type ServerConfigInput,
 } from './config/index.js';
+import { keepHeapHeadroom } from '../util/heap-headroom.js';
+import { missingServingFlags } from './node-flags.js';
 
 const MSG_ACCEPTING = 'relevance-gate:accepting';
 const MSG_READY = 'relevance-gate:ready';
@@ -404,7 +406,11 @@ async function runPrimary(initial: ServerConfig, options: ClusterOptions): Promi
   }
   const args = process.argv.slice(2);
   const scrubbed = workerArguments(args);
-  if (scrubbed.length !== args.length) cluster.setupPrimary({ args: scrubbed });
+  cluster.setupPrimary({
+    ...(scrubbed.length === args.length ? {} : { args: scrubbed }),
+    // The workers serve: they run with the node flags serving needs (node-flags.ts).
+    execArgv: [...process.execArgv, ...missingServingFlags(process.execArgv)],
+  });
 
   // SIGHUP: a rolling reload, one worker at a time, so the others serve while one loads its new
   // models (each worker's own reload already keeps its in-flight requests on the old ones).
@@ -652,6 +658,9 @@ async function runWorker(options: ClusterOptions): Promise<void> {
         process.send?.({ type: MSG_RELOAD_DONE, error: error instanceof Error ? error.message : String(error) }),
     );
   });
+  // What the server's own listen() does for a single process: the worker serves, so it keeps the
+  // heap headroom too (held until the process exits).
+  keepHeapHeadroom(config.heapHeadroomMb);
   try {
     // The HTTP server listens on a private loopback port of its own (never shared, never
     // announced) so that it runs as a listening server does (connection tracking, request and

@@ -52,6 +52,7 @@ export { AdmissionController, MIN_RETRY_AFTER_SEC, MAX_RETRY_AFTER_SEC, type Adm
 export { createApiKeyCheck, type ApiKeyCheck } from './auth.js';
 export type { LagTracker } from './lag.js';
 export { runCluster, isClusterWorker, type ClusterOptions } from './cluster.js';
+export { SERVING_NODE_FLAGS, missingServingFlags } from './node-flags.js';
 export {
   createServer,
   startServer,

@@ -8,6 +8,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Counter, Gauge, Histogram, Metric, Registry } from 'prom-client';
 import type { DecisionLogStats, DriftSnapshot } from '../decision-log/index.js';
 import type { CrossEncoderStats, GateResult, ScoreCacheStats } from '../index.js';
+import { heldHeapHeadroomMb } from '../util/heap-headroom.js';
 import { DriftMetrics } from './drift-metrics.js';
 import type { ShadowStats } from './shadow.js';
 
@@ -226,6 +227,16 @@ export function createServerMetrics(
   registerCacheApproximateMetrics(prom, registry, options.cacheStats ?? (() => undefined));
   const drift = new DriftMetrics();
   drift.register(registry, p, options.decisionLogStats ?? (() => undefined), options.shadowStats ?? (() => undefined));
+
+  new prom.Gauge({
+    name: `${p}heap_headroom_bytes`,
+    help: 'Garbage the process keeps between major collections (heapHeadroomMb; 0: V8 sizes it; a cluster reports the smallest of its processes)',
+    registers: [registry],
+    aggregator: 'min',
+    collect() {
+      this.set(heldHeapHeadroomMb() * 1024 * 1024);
+    },
+  });
 
   const loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();

@@ -44,6 +44,11 @@ export function keepHeapHeadroom(headroomMb: number): () => void {
   };
 }
 
+/** The headroom this process keeps now, MiB (the largest any holder asked for; 0: V8's own sizing). */
+export function heldHeapHeadroomMb(): number {
+  return holders.size === 0 ? 0 : Math.max(...holders.values());
+}
+
 /** The growth (percent over the live heap) a headroom gives at a live heap size, clamped. */
 export function growthPercentFor(headroomBytes: number, liveBytes: number): number {
   const percent = (headroomBytes / Math.max(liveBytes, MIB)) * 100;
@@ -74,6 +79,6 @@ function isMajorCollection(entry: PerformanceEntry): boolean {
 
 function setGrowth(): void {
   if (holders.size === 0) return;
-  const headroom = Math.max(...holders.values()) * MIB;
+  const headroom = heldHeapHeadroomMb() * MIB;
   setFlagsFromString(`--heap-growing-percent=${growthPercentFor(headroom, getHeapStatistics().used_heap_size)}`);
 }

@@ -7,6 +7,7 @@
  * (Under load: the fault suite's cluster-worker-kill scenario, docs/faults.md.)
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { postJson, type ServeCliProcess, spawnServeCli, TEST_ADMISSION_ARGS, waitForServing } from './helpers.js';
@@ -67,9 +68,12 @@ describe('relevance-gate serve --processes 2', () => {
       const url = await waitForServing(cli, 600);
       expect(url, `no listening line; stderr: ${cli.stderr()}`).toBeDefined();
       const base = url as string;
-      expect(cli.stdout()).toContain('(2 processes)');
+      expect(cli.stdout()).toContain('(2 worker processes with --no-memory-reducer)');
       const first = workers(child.pid as number);
       expect(first).toHaveLength(2);
+      // Each worker runs with the node flags serving needs (src/server/node-flags.ts).
+      for (const pid of first)
+        expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--no-memory-reducer');
       const answers = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
           postJson(`${base}/v1/rerank`, { query: `query ${i}`, documents: ['a b', 'c d'] }, FRESH_LONG_BUDGET),
@@ -77,6 +81,8 @@ describe('relevance-gate serve --processes 2', () => {
       );
       expect(answers.every((a) => a.status === 200)).toBe(true);
       let metrics = await (await fetch(`${base}/metrics`, { headers: { connection: 'close' } })).text();
+      // Every worker keeps the heap headroom (the smallest of the two is reported).
+      expect(metrics).toMatch(/^relevance_gate_heap_headroom_bytes 201326592$/m);
       const pairs = [
         ...metrics.matchAll(/^relevance_gate_pairs_total\{model="fast-path",tier="[^"]+"\} (\d+)/gm),
       ].reduce((sum, m) => sum + Number(m[1]), 0);

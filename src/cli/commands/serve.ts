@@ -207,9 +207,14 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
     return;
   }
 
+  const flagsMissing = server.missingServingFlags(process.execArgv);
+  const serving =
+    config.processes === 1 && flagsMissing.length === 0
+      ? '1 process'
+      : `${config.processes} worker process${config.processes === 1 ? '' : 'es'}${flagsMissing.length === 0 ? '' : ` with ${flagsMissing.join(' ')}`}`;
   const describe = (url: string, scorers: string): string =>
     [
-      `relevance-gate serving on ${url} (${config.processes} process${config.processes === 1 ? '' : 'es'})`,
+      `relevance-gate serving on ${url} (${serving})`,
       `  models: ${scorers}`,
       ...ENDPOINTS.map((e) => `  ${e}`),
       ...(config.decisionLog === undefined
@@ -233,7 +238,9 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
       server.configFromEnvironment(),
       flags as Parameters<typeof server.mergeConfigInputs>[0],
     );
-  if (config.processes > 1) {
+  // One process serves in this one only when node already runs with the serving flags
+  // (`node --no-memory-reducer …/relevance-gate serve`); otherwise a worker started with them does.
+  if (config.processes > 1 || flagsMissing.length > 0) {
     const code = await server.runCluster(config, {
       log: (line) => process.stderr.write(`${line}\n`),
       onReady: (url) => process.stdout.write(describe(url, modelList)),

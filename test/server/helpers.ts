@@ -40,14 +40,17 @@ export interface ServeCliProcess {
   stderr(): string;
 }
 
-/** Runs `relevance-gate serve --port 0 <args> --log-level warn` from the sources, as a user runs the CLI. */
-export function spawnServeCli(args: readonly string[] = []): ServeCliProcess {
+/**
+ * Runs `relevance-gate serve --port 0 <args> --log-level warn` from the sources, as a user runs the
+ * CLI, node started with `nodeFlags`.
+ */
+export function spawnServeCli(args: readonly string[] = [], nodeFlags: readonly string[] = []): ServeCliProcess {
   const root = packageRoot();
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), 'serve', '--port', '0', ...args, '--log-level', 'warn'],
-    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const serve = ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), 'serve'];
+  const child = spawn(process.execPath, [...nodeFlags, ...serve, '--port', '0', ...args, '--log-level', 'warn'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => {

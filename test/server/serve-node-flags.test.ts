@@ -4,13 +4,10 @@
  * flag (or the operator set it either way), in which case it serves in its own process. Either
  * way the process that serves keeps the heap headroom.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SERVING_NODE_FLAGS, missingServingFlags } from '../../src/server/index.js';
-import { packageRoot } from '../../src/util/package-root.js';
 import { cmdlineOf, workersOf } from '../faults/serve-process.js';
-import { postJson, waitForServing } from './helpers.js';
+import { postJson, spawnServeCli, waitForServing } from './helpers.js';
 
 describe('missingServingFlags', () => {
   it('names --no-memory-reducer until it is given, in any of V8 spellings, or the operator chose otherwise', () => {
@@ -24,35 +21,6 @@ describe('missingServingFlags', () => {
     expect(missingServingFlags(['memory-reducer'])).toEqual(['--no-memory-reducer']);
   });
 });
-
-function startServe(nodeFlags: readonly string[]) {
-  const root = packageRoot();
-  const child = spawn(
-    process.execPath,
-    [
-      ...nodeFlags,
-      '--import',
-      'tsx',
-      join(root, 'src', 'cli', 'main.ts'),
-      'serve',
-      '--port',
-      '0',
-      '--log-level',
-      'warn',
-    ],
-    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, exited, stdout: () => stdout, stderr: () => stderr };
-}
 
 /** The process that serves keeps the default heap headroom (192 MiB), as the server's own listen() does. */
 async function keepsHeapHeadroom(url: string): Promise<void> {
@@ -71,7 +39,7 @@ async function answersRerank(url: string): Promise<void> {
 
 describe.skipIf(process.platform !== 'linux')('serve and the serving node flags', () => {
   it('without the flag, one worker process started with it serves; SIGTERM stops both', async () => {
-    const serve = startServe([]);
+    const serve = spawnServeCli();
     try {
       const url = await waitForServing(serve, 600);
       expect(url, serve.stderr()).toBeDefined();
@@ -91,7 +59,7 @@ describe.skipIf(process.platform !== 'linux')('serve and the serving node flags'
   }, 90_000);
 
   it('started with the flag, it serves in its own process', async () => {
-    const serve = startServe(['--no-memory-reducer']);
+    const serve = spawnServeCli([], ['--no-memory-reducer']);
     try {
       const url = await waitForServing(serve, 600);
       expect(url, serve.stderr()).toBeDefined();

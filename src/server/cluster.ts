@@ -35,7 +35,6 @@ import {
   type ServerConfig,
   type ServerConfigInput,
 } from './config/index.js';
-import { keepHeapHeadroom } from '../util/heap-headroom.js';
 import { missingServingFlags } from './node-flags.js';
 
 const MSG_ACCEPTING = 'relevance-gate:accepting';
@@ -658,9 +657,6 @@ async function runWorker(options: ClusterOptions): Promise<void> {
         process.send?.({ type: MSG_RELOAD_DONE, error: error instanceof Error ? error.message : String(error) }),
     );
   });
-  // What the server's own listen() does for a single process: the worker serves, so it keeps the
-  // heap headroom too (held until the process exits).
-  keepHeapHeadroom(config.heapHeadroomMb);
   try {
     // The HTTP server listens on a private loopback port of its own (never shared, never
     // announced) so that it runs as a listening server does (connection tracking, request and

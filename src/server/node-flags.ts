@@ -26,11 +26,16 @@ export function missingServingFlags(execArgv: readonly string[]): string[] {
   return SERVING_NODE_FLAGS.filter((flag) => !given.has(flagName(flag)));
 }
 
+/** The serving flags' names, for reading V8's `--nox` spelling (no dash after `no`). */
+const SERVING_FLAG_NAMES: ReadonlySet<string> = new Set(
+  SERVING_NODE_FLAGS.map((flag) => flag.slice(2).replaceAll('_', '-').toLowerCase().replace(/^no-/, '')),
+);
+
 /** A V8 boolean flag's name without dashes, negation or value: `--no-memory_reducer=1` → `memory-reducer`. */
 function flagName(arg: string): string {
   if (!arg.startsWith('--')) return '';
-  let name = arg.slice(2).split('=')[0].replaceAll('_', '-').toLowerCase();
-  if (name.startsWith('no-')) name = name.slice(3);
-  else if (name.startsWith('no') && SERVING_NODE_FLAGS.some((f) => flagName(f) === name.slice(2))) name = name.slice(2);
+  const name = arg.slice(2).split('=')[0].replaceAll('_', '-').toLowerCase();
+  if (name.startsWith('no-')) return name.slice(3);
+  if (name.startsWith('no') && SERVING_FLAG_NAMES.has(name.slice(2))) return name.slice(2);
   return name;
 }

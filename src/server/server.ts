@@ -135,6 +135,11 @@ export async function createServer(
   let closing: Promise<void> | undefined;
   let reloading: Promise<void> | undefined;
   let releaseHeap: (() => void) | undefined;
+  // Held whenever the HTTP server starts listening, by listen() below or by a cluster worker's own
+  // listen on its private port, and released by close().
+  fastify.server.on('listening', () => {
+    releaseHeap ??= keepHeapHeadroom(config.heapHeadroomMb);
+  });
 
   return {
     config,
@@ -146,7 +151,6 @@ export async function createServer(
       return url;
     },
     async listen() {
-      releaseHeap ??= keepHeapHeadroom(config.heapHeadroomMb);
       try {
         url = await fastify.listen({ host: config.host, port: config.port });
       } catch (cause) {

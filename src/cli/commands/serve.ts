@@ -208,10 +208,7 @@ async function runServe(opts: ServeCliOptions): Promise<void> {
   }
 
   const flagsMissing = server.missingServingFlags(process.execArgv);
-  const serving =
-    config.processes === 1 && flagsMissing.length === 0
-      ? '1 process'
-      : `${config.processes} worker process${config.processes === 1 ? '' : 'es'}${flagsMissing.length === 0 ? '' : ` with ${flagsMissing.join(' ')}`}`;
+  const serving = describeProcesses(config.processes, flagsMissing);
   const describe = (url: string, scorers: string): string =>
     [
       `relevance-gate serving on ${url} (${serving})`,
@@ -402,4 +399,11 @@ function approximateCacheInput(opts: ServeCliOptions): {
       ...(threshold === undefined ? {} : { threshold }),
     },
   };
+}
+
+/** What serves, for the start-up line: this process alone, or workers (and the flags they get). */
+function describeProcesses(processes: number, flagsMissing: readonly string[]): string {
+  if (processes === 1 && flagsMissing.length === 0) return '1 process';
+  const workers = `${processes} worker process${processes === 1 ? '' : 'es'}`;
+  return flagsMissing.length === 0 ? workers : `${workers} with ${flagsMissing.join(' ')}`;
 }

@@ -11,11 +11,17 @@
  *      fallback, and node:crypto md5/sha1/sha256, at 3 lengths;
  *   4. L2 round trip per 20-pair batch against a real redis-server on loopback (skipped with a
  *      message when the binary is missing): resolve() served from Redis, raw MGET, pipelined SET.
- *   5. growth stalls: the longest single store while an L1 grows to 150k entries, the sharded
- *      store (L1Store, used) next to one lru-cache (the previous layout), same keys and values.
+ *   5. growth stalls: the longest single store while an L1 grows to 150k entries: the off-heap
+ *      shards (L1Store, used), the same shards as lru-caches of heap strings (the previous layout)
+ *      and one lru-cache, same keys and values;
+ *   6. collector cost of a full L1: a 256 MB L1 filled to its bound (about 1.6 million entries off
+ *      the heap), then full major collections timed, next to the heap-string shards holding the
+ *      same entries, and the bare process.
  *
  * Run: npx tsx bench/cache.ts          (BENCH_TIME_MS=2000 for steadier figures)
+ *      npx tsx bench/cache.ts --scenario lookups  (sections 1 and 2 only)
  *      npx tsx bench/cache.ts --scenario growth   (section 5 only)
+ *      npx tsx bench/cache.ts --scenario gc       (section 6 only)
  */
 import { createHash, hash as cryptoHash } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -354,27 +360,26 @@ function growth(): void {
     return { maxMs, over1, totalMs: performance.now() - start };
   };
   const rows: Array<{ layout: string; round: number; maxMs: number; over1: number; totalMs: number }> = [];
-  const sharded = (round: number) => {
-    const store = new L1Store<string>({ maxBytes, sizeOf: (p, k) => estimatePackedBytes(k, p), onEvict: () => {} });
-    rows.push({ layout: `sharded (${store.shardCount} shards)`, round, ...fill((k, e) => store.set(k, packEntry(e))) });
+  const offHeap = (round: number) => {
+    const store = new L1Store({ maxBytes, onEvict: () => {} });
+    rows.push({
+      layout: `off-heap (${store.shardCount} shards)`,
+      round,
+      ...fill((k, e) => store.set(k, packEntry(e))),
+    });
+  };
+  const heapShards = (round: number) => {
+    const store = new HeapStringShards(maxBytes);
+    rows.push({ layout: 'heap strings (128 shards)', round, ...fill((k, e) => store.set(k, packEntry(e))) });
   };
   const single = (round: number) => {
-    const lru = new LRUCache<string, string>({
-      maxSize: maxBytes,
-      sizeCalculation: (p, k) => estimatePackedBytes(k, p),
-    });
-    rows.push({ layout: 'one lru-cache (previous)', round, ...fill((k, e) => lru.set(k, packEntry(e))) });
+    const lru = new LRUCache<string, string>({ maxSize: maxBytes, sizeCalculation: heapEntryBytes });
+    rows.push({ layout: 'one lru-cache', round, ...fill((k, e) => lru.set(k, packEntry(e))) });
   };
-  // Round 0 warms both up (JIT, heap growth) and is not counted; the order alternates per round.
-  for (let round = 0; round <= ROUNDS; round++) {
-    if (round % 2 === 0) {
-      sharded(round);
-      single(round);
-    } else {
-      single(round);
-      sharded(round);
-    }
-  }
+  const layouts = [offHeap, heapShards, single];
+  // Round 0 warms all up (JIT, heap growth) and is not counted; the order rotates per round.
+  for (let round = 0; round <= ROUNDS; round++)
+    for (let i = 0; i < layouts.length; i++) layouts[(i + round) % layouts.length](round);
   const counted = rows.filter((r) => r.round > 0);
   console.log(
     `\nL1 growth to ${ENTRIES.toLocaleString()} entries (256 MB bound): longest single store (GC pauses included)`,
@@ -391,24 +396,122 @@ function growth(): void {
       .sort((a, b) => a - b);
     return xs[Math.floor(xs.length / 2)];
   };
-  const a = medianOf('sharded', (r) => r.maxMs);
-  const b = medianOf('one', (r) => r.maxMs);
+  console.log(`median over ${ROUNDS} rounds:`);
+  for (const layout of ['off-heap', 'heap strings', 'one lru-cache'])
+    console.log(
+      `  ${layout.padEnd(14)} longest store ${medianOf(layout, (r) => r.maxMs).toFixed(2)} ms, stores > 1 ms ${medianOf(layout, (r) => r.over1)}, fill ${medianOf(layout, (r) => r.totalMs).toFixed(0)} ms`,
+    );
+}
+
+/** The previous L1 layout: shards of lru-cache holding the key and the packed entry as heap strings. */
+class HeapStringShards {
+  private readonly shards: LRUCache<string, string>[];
+  private readonly store: L1Store;
+  constructor(maxBytes: number) {
+    // The same shard choice as the store's, from an empty store of the same bound.
+    this.store = new L1Store({ maxBytes, onEvict: () => {} });
+    const shardBytes = Math.floor(maxBytes / this.store.shardCount);
+    this.shards = Array.from(
+      { length: this.store.shardCount },
+      () => new LRUCache<string, string>({ maxSize: shardBytes, sizeCalculation: heapEntryBytes }),
+    );
+  }
+  get size(): number {
+    return this.shards.reduce((n, shard) => n + shard.size, 0);
+  }
+  set(key: string, value: string): void {
+    this.shards[this.store.shardIndexOf(key)].set(key, value);
+  }
+}
+
+/** The previous layout's size model: lru-cache's slots plus both strings' heap bytes. */
+function heapEntryBytes(value: string, key: string): number {
+  const stringBytes = (s: string) => 24 + ((s.length + 7) & ~7);
+  return 96 + stringBytes(key) + stringBytes(value);
+}
+
+/**
+ * What a full L1 costs the garbage collector: full (atomic) major collections of a process holding
+ * a 256 MB L1 filled to its bound, each layout in a child process of its own (nothing else on its
+ * heap), next to a process with an empty L1.
+ */
+async function collectorCost(): Promise<void> {
+  const layout = process.env.L1_LAYOUT;
+  if (layout === undefined) {
+    const { spawnSync } = await import('node:child_process');
+    // Entries whose bytes fill 97 % of the bound (the fullest shard reaches its share first).
+    const scope = scopeHash('bench@1', 'gc query', 'k20|t');
+    let entries = 0;
+    for (let bytes = 0; ; entries++) {
+      const [key, packed] = gcEntry(scope, entries);
+      bytes += estimatePackedBytes(key, packed);
+      if (bytes > 0.97 * 256 * 1024 * 1024) break;
+    }
+    console.log('\nFull L1 (256 MB bound, detailed single-signal entries): full major collection, 5 timed');
+    console.log('layout                   entries   heap used MB  array buffers MB  rss MB  major GC ms (median, max)');
+    for (const name of ['empty', 'off-heap', 'heap strings']) {
+      const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+        env: { ...process.env, L1_LAYOUT: name, L1_ENTRIES: String(entries) },
+        stdio: 'inherit',
+      });
+      if (child.status !== 0) process.exit(child.status ?? 1);
+    }
+    return;
+  }
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const maxBytes = 256 * 1024 * 1024;
+  const scope = scopeHash('bench@1', 'gc query', 'k20|t');
+  const offHeap = new L1Store({ maxBytes, onEvict: () => {} });
+  const heapStrings = new HeapStringShards(maxBytes);
+  const entries = Number(process.env.L1_ENTRIES);
+  if (layout !== 'empty')
+    for (let i = 0; i < entries; i++) {
+      const [key, packed] = gcEntry(scope, i);
+      if (layout === 'off-heap') offHeap.set(key, packed);
+      else heapStrings.set(key, packed);
+    }
+  const held = layout === 'off-heap' ? offHeap.size : layout === 'heap strings' ? heapStrings.size : 0;
+  gc();
+  gc();
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const start = performance.now();
+    gc();
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  const memory = process.memoryUsage();
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(0);
   console.log(
-    `median over ${ROUNDS} rounds: longest store sharded ${a.toFixed(2)} ms vs one lru-cache ${b.toFixed(2)} ms (${(b / a).toFixed(2)}×); ` +
-      `stores > 1 ms ${medianOf('sharded', (r) => r.over1)} vs ${medianOf('one', (r) => r.over1)}`,
+    `${layout.padEnd(22)}${String(held).padStart(9)}  ${mb(memory.heapUsed).padStart(13)}  ${mb(memory.arrayBuffers).padStart(16)}  ${mb(memory.rss).padStart(6)}  ${times[2].toFixed(1)}, ${times[4].toFixed(1)}`,
   );
 }
 
+/** The gc scenario's entry i: a pair key and a detailed single-signal result, packed. */
+function gcEntry(scope: string, i: number): [string, string] {
+  const key = pairKey(scope, { id: `doc-${i}`, text: `passage ${i}` });
+  const packed = packEntry({
+    result: { probabilities: { relevant: (i % 1000) / 1000 }, tier: 'cross-encoder' },
+    scoredAt: 1_700_000_000_000 + i,
+  });
+  return [key, packed];
+}
+
 const { loadavg, cpus } = await import('node:os');
-console.log(
-  `node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}, BENCH_TIME_MS=${TIME_MS}`,
-);
+if (process.env.L1_LAYOUT === undefined)
+  console.log(
+    `node ${process.version}, ${cpus().length} CPUs, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}, BENCH_TIME_MS=${TIME_MS}`,
+  );
 const scenario = process.argv.includes('--scenario') ? process.argv[process.argv.indexOf('--scenario') + 1] : 'all';
+if (scenario === 'all' || scenario === 'lookups') await gateAndLookups();
 if (scenario === 'all') {
-  await gateAndLookups();
   await hashes();
   await l2();
 }
 if (scenario === 'all' || scenario === 'growth') growth();
+if (scenario === 'all' || scenario === 'gc') await collectorCost();

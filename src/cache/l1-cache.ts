@@ -4,33 +4,32 @@
  * evicts and expires.
  */
 import type { CacheEntry } from './entry.js';
-import { estimatePackedBytes } from './entry-size.js';
 import type { EntryPolicy } from './entry-policy.js';
+import { readChars } from './l1-shard.js';
 import { L1Store } from './l1-store.js';
-import { packEntry, unpackEntry, type PackedEntry } from './packed-entry.js';
+import { isJsonPacked, packEntry, unpackEntry, unpackEntryBytes, type PackedEntry } from './packed-entry.js';
 import type { CacheCounters } from './stats.js';
 
 export class L1Cache {
   /** The store itself (packed entries), for bulk reads and loads (snapshots); reads through it neither expire nor count. */
-  readonly store: L1Store<PackedEntry>;
+  readonly store: L1Store;
 
   constructor(
     readonly maxBytes: number,
     private readonly policy: EntryPolicy,
     private readonly counters: CacheCounters,
   ) {
-    this.store = new L1Store<PackedEntry>({
+    this.store = new L1Store({
       maxBytes,
-      sizeOf: (packed, key) => estimatePackedBytes(key, packed),
       onEvict: () => {
         counters.evictions++;
       },
     });
   }
 
-  /** Current estimated bytes (≤ maxBytes). */
+  /** Bytes of the entries held (≤ maxBytes). */
   get bytes(): number {
-    return this.store.calculatedSize;
+    return this.store.bytes;
   }
 
   get entries(): number {
@@ -39,9 +38,8 @@ export class L1Cache {
 
   /** The unexpired entry of `key` (refreshing its recency); an expired one is dropped and counted. */
   get(key: string, now: number): CacheEntry | undefined {
-    const packed = this.store.get(key);
-    if (packed === undefined) return undefined;
-    const entry = unpackEntry(packed);
+    const entry = this.store.read(key, true, unpackStored);
+    if (entry === undefined) return undefined;
     if (this.policy.isExpired(entry, now)) {
       this.store.delete(key);
       this.counters.expired++;
@@ -52,8 +50,7 @@ export class L1Cache {
 
   /** The entry of `key` without refreshing its recency, expiring or counting (snapshots). */
   peek(key: string): CacheEntry | undefined {
-    const packed = this.store.peek(key);
-    return packed === undefined ? undefined : unpackEntry(packed);
+    return this.store.read(key, false, unpackStored);
   }
 
   set(key: string, entry: CacheEntry): void {
@@ -69,4 +66,10 @@ export class L1Cache {
   clear(): void {
     this.store.clear();
   }
+}
+
+/** The entry a shard holds packed, read where it lies (the JSON form through its string). */
+function unpackStored(arena: Uint8Array, offset: number, length: number, wide: boolean): CacheEntry {
+  if (wide || isJsonPacked(arena[offset])) return unpackEntry(readChars(arena, offset, length, wide));
+  return unpackEntryBytes(arena, offset, length);
 }

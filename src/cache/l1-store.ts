@@ -1,18 +1,19 @@
 /**
- * The L1's storage: a byte-bounded LRU split into shards by the key's content hash.
+ * The L1's storage: a byte-bounded LRU of strings, kept off the V8 heap (l1-shard.ts), split into
+ * shards by the key's content hash.
  *
- * Why shards: a JS Map rehashes all of its entries, synchronously, each time it doubles. A Map
- * crossing 2^16 or 2^17 entries (a 256 MB L1 holds ~1.1 million) blocks the event loop for 6–13 ms inside
- * whichever request stored that entry. With shards of about SHARD_TARGET_BYTES each, every Map
- * stays near 10k entries and a rehash costs well under 1 ms. `npx tsx bench/cache.ts --scenario
- * growth` measures the longest single store both ways (GC pauses, which remain, included).
+ * Why shards: a table rehashes or copies all of its entries, synchronously, when it grows; a
+ * single table for a 256 MB L1 (1.5 million entries) would do that inside whichever request stored
+ * the entry that crossed the size. With shards of about SHARD_TARGET_BYTES each, every table stays
+ * near ten thousand entries and growing one costs well under 1 ms. `npx tsx bench/cache.ts
+ * --scenario growth` measures the longest single store.
  *
  * Eviction is least-recently-used within a shard; the content hash spreads keys uniformly, so
  * this approximates one global LRU, and a cache small enough for one shard behaves exactly as one.
  */
-import { LRUCache } from 'lru-cache';
+import { L1Shard, type ValueReader } from './l1-shard.js';
 
-/** Bytes per shard the shard count aims for (≈ 10k packed entries of a single-signal score). */
+/** Bytes per shard the shard count aims for (≈ 14k packed entries of a single-signal score). */
 export const SHARD_TARGET_BYTES = 2 * 1024 * 1024;
 /** Shards at most (a power of two; the shard index reads 10 bits of the key's content hash). */
 export const MAX_SHARDS = 1024;
@@ -22,9 +23,10 @@ export const MAX_SHARDS = 1024;
 // query's pairs still spread over every shard.
 const HASH_END = 48;
 
-export interface L1StoreOptions<V extends object | string> {
+export interface L1StoreOptions {
+  /** Bound on the entries' bytes (l1-shard.ts entryBytes, summed). */
   readonly maxBytes: number;
-  readonly sizeOf: (value: V, key: string) => number;
+  /** Called once per entry evicted to make room (not for deletes, replacements or clear()). */
   readonly onEvict: () => void;
 }
 
@@ -35,28 +37,16 @@ export function shardCountFor(maxBytes: number): number {
   return shards;
 }
 
-export class L1Store<V extends object | string> {
-  private readonly shards: LRUCache<string, V>[];
+export class L1Store {
+  private readonly shards: L1Shard[];
   private readonly mask: number;
-  private readonly shardBytes: number;
 
-  constructor(options: L1StoreOptions<V>) {
+  constructor(options: L1StoreOptions) {
     const count = shardCountFor(options.maxBytes);
     // The bound is split evenly, so the shards' sum never exceeds maxBytes.
     const shardBytes = Math.floor(options.maxBytes / count);
-    this.shardBytes = shardBytes;
     this.mask = count - 1;
-    this.shards = Array.from(
-      { length: count },
-      () =>
-        new LRUCache<string, V>({
-          maxSize: shardBytes,
-          sizeCalculation: options.sizeOf,
-          dispose: (_value, _key, reason) => {
-            if (reason === 'evict') options.onEvict();
-          },
-        }),
-    );
+    this.shards = Array.from({ length: count }, () => new L1Shard(shardBytes, options.onEvict));
   }
 
   get shardCount(): number {
@@ -76,22 +66,28 @@ export class L1Store<V extends object | string> {
     return n;
   }
 
-  get calculatedSize(): number {
+  /** Bytes of the entries held (≤ maxBytes). */
+  get bytes(): number {
     let n = 0;
-    for (const shard of this.shards) n += shard.calculatedSize;
+    for (const shard of this.shards) n += shard.bytes;
     return n;
   }
 
-  get(key: string): V | undefined {
+  get(key: string): string | undefined {
     return this.shardOf(key).get(key);
   }
 
   /** Reads without refreshing recency. */
-  peek(key: string): V | undefined {
+  peek(key: string): string | undefined {
     return this.shardOf(key).peek(key);
   }
 
-  set(key: string, value: V): void {
+  /** What `reader` makes of the value of `key` where it lies (l1-shard.ts read()). */
+  read<T>(key: string, touch: boolean, reader: ValueReader<T>): T | undefined {
+    return this.shardOf(key).read(key, touch, reader);
+  }
+
+  set(key: string, value: string): void {
     this.shardOf(key).set(key, value);
   }
 
@@ -108,7 +104,7 @@ export class L1Store<V extends object | string> {
    * tail holds every shard's most recent entries (what a warm start loads first).
    */
   *keysOldestFirst(): Generator<string> {
-    const iterators = this.shards.map((shard) => shard.rkeys());
+    const iterators = this.shards.map((shard) => shard.keysOldestFirst());
     let live = iterators.length;
     const done = new Array<boolean>(iterators.length).fill(false);
     while (live > 0) {
@@ -125,7 +121,7 @@ export class L1Store<V extends object | string> {
 
   /** Free bytes of each shard, by shard index (what a bulk load may still add without evicting). */
   freeBytesPerShard(): number[] {
-    return this.shards.map((shard) => this.shardBytes - shard.calculatedSize);
+    return this.shards.map((shard) => shard.maxBytes - shard.bytes);
   }
 
   shardIndexOf(key: string): number {
@@ -141,7 +137,7 @@ export class L1Store<V extends object | string> {
     return index & this.mask;
   }
 
-  private shardOf(key: string): LRUCache<string, V> {
+  private shardOf(key: string): L1Shard {
     return this.shards[this.shardIndexOf(key)];
   }
 }

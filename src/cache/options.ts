@@ -19,7 +19,7 @@ import type { RedisClusterNode, RedisL2Options, RedisL2Settings } from './redis-
 import { signingKeyObject } from './signing.js';
 
 export interface ScoreCacheOptions {
-  /** Upper bound of the L1's estimated heap bytes (keys, values and LRU bookkeeping); ≥ 4096. */
+  /** Upper bound of the L1's bytes (its entries' keys and packed values plus slot and index overhead, kept off the V8 heap); ≥ 4096. */
   readonly maxBytes: number;
   /**
    * Maximum age of a score (since it was scored) before it is treated as a miss; default: none.

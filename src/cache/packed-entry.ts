@@ -97,11 +97,32 @@ export function packEntry(entry: CacheEntry): PackedEntry {
 export function unpackEntry(packed: PackedEntry): CacheEntry {
   // A packed shape id never starts with '[': its first byte is 0 (little-endian: the low mantissa
   // byte of a small integer) or 0x3f / 0x40 (big-endian: the exponent).
-  if (packed.charCodeAt(0) === 0x5b /* [ */) return unpackJson(packed);
+  if (isJsonPacked(packed.charCodeAt(0))) return unpackJson(packed);
   const count = packed.length >> 3;
   ensureScratch(count);
   const bytes = scratchBytes;
   for (let i = 0; i < packed.length; i++) bytes[i] = packed.charCodeAt(i);
+  return unpackScratch();
+}
+
+/**
+ * The entry whose packed characters are the `length` bytes at `offset` of `source` (one byte a
+ * character, as an L1 shard keeps a Latin-1 string), without making the string. The JSON form
+ * (first byte '[') is for the caller to read as a string.
+ */
+export function unpackEntryBytes(source: Uint8Array, offset: number, length: number): CacheEntry {
+  ensureScratch(length >> 3);
+  const bytes = scratchBytes;
+  for (let i = 0; i < length; i++) bytes[i] = source[offset + i];
+  return unpackScratch();
+}
+
+/** Whether packed characters starting with `firstChar` are the JSON form. */
+export function isJsonPacked(firstChar: number): boolean {
+  return firstChar === 0x5b; /* [ */
+}
+
+function unpackScratch(): CacheEntry {
   const doubles = scratchDoubles;
   const shape = shapes[doubles[0] as number] as Shape;
   let at = 2;

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { entryBytes } from '../../src/cache/l1-shard.js';
 import { L1Store, MAX_SHARDS, SHARD_TARGET_BYTES, shardCountFor } from '../../src/cache/l1-store.js';
 import { pairKey, scopeHash } from '../../src/cache/keys.js';
 import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, useCaches } from './helpers.js';
@@ -20,29 +21,35 @@ describe('L1 shards', () => {
   });
 
   it('spreads pair keys of one query evenly, so no Map grows far past its share', () => {
-    const store = new L1Store<{ v: number }>({ maxBytes: 256 * 1024 * 1024, sizeOf: () => 400, onEvict: () => {} });
+    const store = new L1Store({ maxBytes: 256 * 1024 * 1024, onEvict: () => {} });
     const scope = scopeHash('m@1', 'one popular query', 'k2|t');
     const n = 100_000;
-    for (let i = 0; i < n; i++) store.set(pairKey(scope, { id: `d${i}`, text: `passage ${i}` }), { v: i });
+    for (let i = 0; i < n; i++) store.set(pairKey(scope, { id: `d${i}`, text: `passage ${i}` }), `v${i}`);
     expect(store.size).toBe(n);
     const mean = n / store.shardCount;
     // Uniform hashing: the fullest of 128 shards sits within a few standard deviations of the mean.
     expect(store.largestShardSize).toBeLessThan(mean * 1.25);
     for (let i = 0; i < n; i += 997)
-      expect(store.get(pairKey(scope, { id: `d${i}`, text: `passage ${i}` }))).toEqual({ v: i });
+      expect(store.get(pairKey(scope, { id: `d${i}`, text: `passage ${i}` }))).toBe(`v${i}`);
   });
 
   it('keeps estimated bytes ≤ maxBytes across shards and counts evictions once each', () => {
     let evictions = 0;
     const maxBytes = 8 * SHARD_TARGET_BYTES;
-    const store = new L1Store<{ v: number }>({ maxBytes, sizeOf: () => 1000, onEvict: () => evictions++ });
+    const store = new L1Store({ maxBytes, onEvict: () => evictions++ });
     expect(store.shardCount).toBe(8);
     const scope = scopeHash('m@1', 'q', 'k2|t');
     const n = 40_000; // 40 MB of entries into a 16 MiB bound
-    for (let i = 0; i < n; i++) store.set(pairKey(scope, { id: `d${i}`, text: `t${i}` }), { v: i });
-    expect(store.calculatedSize).toBeLessThanOrEqual(maxBytes);
+    const value = (i: number) => `${i}`.padEnd(820, '.');
+    const key = (i: number) => pairKey(scope, { id: `d${String(i).padStart(5, '0')}`, text: `t${i}` });
+    const each = entryBytes(key(0), value(0));
+    expect(each).toBeGreaterThan(1000);
+    for (let i = 0; i < n; i++) store.set(key(i), value(i));
+    expect(store.bytes).toBeLessThanOrEqual(maxBytes);
     expect(store.size + evictions).toBe(n);
-    expect(store.size).toBeGreaterThan(0.95 * (maxBytes / 1000));
+    expect(store.size).toBeGreaterThan(0.95 * (maxBytes / each));
+    // The newest entries are all there, each with its own value.
+    for (let i = n - 100; i < n; i++) expect(store.peek(key(i))).toBe(value(i));
   });
 
   it('a multi-shard cache serves every stored pair with its own score and round-trips through a snapshot, newest first', async () => {

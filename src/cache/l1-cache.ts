@@ -53,6 +53,11 @@ export class L1Cache {
     return this.store.read(key, false, unpackStored);
   }
 
+  /** Every entry with its key, least to most recently used (l1-store.ts), without expiring, counting or touching. */
+  entriesOldestFirst(): Generator<[string, CacheEntry]> {
+    return this.store.entriesOldestFirst(unpackStored);
+  }
+
   set(key: string, entry: CacheEntry): void {
     this.setPacked(key, packEntry(entry));
   }

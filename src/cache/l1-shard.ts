@@ -7,8 +7,8 @@
  * wait behind it (docs/router.md, "Hard deadline"). Here a shard is a handful of typed arrays
  * whatever it holds: the collector marks the arrays, never their contents.
  *
- * Layout: entry slots in parallel typed arrays (hash, LRU links, record offset and lengths); an
- * open-addressing index (linear probing, backward-shift deletion) from the key's hash to the slot;
+ * Layout: entry slots in one Int32Array, six ints a slot (hash, LRU links, record offset and
+ * lengths); an open-addressing index (linear probing, backward-shift deletion) from the key's hash to the slot;
  * the keys and values in one byte arena: a key as UTF-8 (UTF-16 code units when it holds a lone
  * surrogate, which UTF-8 cannot keep apart), a value one byte per character when every character
  * is Latin-1 and two (little-endian UTF-16) otherwise. Lookups encode the key once (TextEncoder,
@@ -37,7 +37,7 @@ const HASH = 0;
 const PREV = 1;
 const NEXT = 2;
 const OFFSET = 3;
-/** The key's bytes << 2 | KEY_UTF16 | WIDE_VALUE (a stored key is far below 2^29 bytes: set() bounds it by maxBytes). */
+/** The key's bytes << 2 | KEY_UTF16 | WIDE_VALUE (a stored key is < 2^29 bytes: set() bounds it by maxBytes, ≤ 512 MiB a shard). */
 const KEY_FLAGS = 4;
 const VALUE_CHARS = 5;
 const FIRST_ARENA_BYTES = 4 * 1024;
@@ -120,7 +120,7 @@ export type ValueReader<T> = (arena: Uint8Array, offset: number, length: number,
 export class L1Shard {
   /**
    * Per slot, META_INTS consecutive ints (one or two cache lines a lookup): the key's hash, the
-   * LRU links, the record's offset, the key's characters and flags (KEY_FLAGS), the value's characters.
+   * LRU links, the record's offset, the key's bytes and flags (KEY_FLAGS), the value's characters.
    */
   private meta!: Int32Array;
   /** Slot + 1 per index position; 0 is empty. Its length is a power of two ≥ twice the slots. */
@@ -244,6 +244,19 @@ export class L1Shard {
   /** Keys from least to most recently used. */
   *keysOldestFirst(): Generator<string> {
     for (let slot = this.head; slot !== NONE; slot = this.meta[slot * META_INTS + NEXT]) yield this.keyOf(slot);
+  }
+
+  /**
+   * Each key with what `reader` makes of its value, least to most recently used, without changing
+   * recency (one pass over the slots, no lookups). The shard must not change while this runs.
+   */
+  *entriesOldestFirst<T>(reader: ValueReader<T>): Generator<[string, T]> {
+    for (let slot = this.head; slot !== NONE; slot = this.meta[slot * META_INTS + NEXT]) {
+      const at = slot * META_INTS;
+      const keyFlags = this.meta[at + KEY_FLAGS];
+      const offset = this.meta[at + OFFSET] + (keyFlags >>> 2);
+      yield [this.keyOf(slot), reader(this.arena, offset, this.meta[at + VALUE_CHARS], (keyFlags & WIDE_VALUE) !== 0)];
+    }
   }
 
   private allocate(): void {

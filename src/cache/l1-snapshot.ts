@@ -48,12 +48,9 @@ export class L1Snapshots {
   async save(path: string): Promise<SnapshotReport> {
     checkPath(path);
     const now = this.clock();
-    const store = this.l1.store;
     const entries: SnapshotEntry[] = [];
-    for (const key of store.keysOldestFirst()) {
-      const entry = this.l1.peek(key);
-      if (entry !== undefined && !this.policy.isExpired(entry, now)) entries.push({ key, entry });
-    }
+    for (const [key, entry] of this.l1.entriesOldestFirst())
+      if (!this.policy.isExpired(entry, now)) entries.push({ key, entry });
     const bytes = encodeSnapshot(entries, now);
     await writeSnapshotFile(path, bytes);
     return { path, entries: entries.length, fileBytes: bytes.length };

@@ -103,20 +103,13 @@ export class L1Store {
    * Keys from least to most recently used: exact within a shard, the shards interleaved, so the
    * tail holds every shard's most recent entries (what a warm start loads first).
    */
-  *keysOldestFirst(): Generator<string> {
-    const iterators = this.shards.map((shard) => shard.keysOldestFirst());
-    let live = iterators.length;
-    const done = new Array<boolean>(iterators.length).fill(false);
-    while (live > 0) {
-      for (let i = 0; i < iterators.length; i++) {
-        if (done[i]) continue;
-        const next = iterators[i].next();
-        if (next.done === true) {
-          done[i] = true;
-          live--;
-        } else yield next.value;
-      }
-    }
+  keysOldestFirst(): Generator<string> {
+    return interleave(this.shards.map((shard) => shard.keysOldestFirst()));
+  }
+
+  /** Each key with what `reader` makes of its value, in keysOldestFirst()'s order, recency unchanged. */
+  entriesOldestFirst<T>(reader: ValueReader<T>): Generator<[string, T]> {
+    return interleave(this.shards.map((shard) => shard.entriesOldestFirst(reader)));
   }
 
   /** Free bytes of each shard, by shard index (what a bulk load may still add without evicting). */
@@ -146,4 +139,20 @@ export class L1Store {
 function hexValue(s: string, at: number): number {
   const c = s.charCodeAt(at);
   return (c <= 57 ? c - 48 : (c | 32) - 87) & 15;
+}
+
+/** One item of each generator in turn until all are done. */
+function* interleave<T>(iterators: Generator<T>[]): Generator<T> {
+  let live = iterators.length;
+  const done = new Array<boolean>(iterators.length).fill(false);
+  while (live > 0) {
+    for (let i = 0; i < iterators.length; i++) {
+      if (done[i]) continue;
+      const next = iterators[i].next();
+      if (next.done === true) {
+        done[i] = true;
+        live--;
+      } else yield next.value;
+    }
+  }
 }

@@ -19,7 +19,7 @@ import type { RedisClusterNode, RedisL2Options, RedisL2Settings } from './redis-
 import { signingKeyObject } from './signing.js';
 
 export interface ScoreCacheOptions {
-  /** Upper bound of the L1's bytes (its entries' keys and packed values plus slot and index overhead, kept off the V8 heap); ≥ 4096. */
+  /** Upper bound of the L1's bytes (its entries' keys and packed values plus slot and index overhead, kept off the V8 heap); 4096 to 2^39 (512 GiB). */
   readonly maxBytes: number;
   /**
    * Maximum age of a score (since it was scored) before it is treated as a miss; default: none.
@@ -62,6 +62,11 @@ export const DEFAULT_REQUIRED_SIGNALS: readonly string[] = Object.freeze([RELEVA
 export const DEFAULT_MAX_CLOCK_SKEW_MS = 1000;
 /** Smallest maxBytes accepted. */
 export const MIN_MAX_BYTES = 4096;
+/**
+ * Largest maxBytes accepted (512 GiB): a shard (1 of at most 1024) then stays within 512 MiB, so a
+ * key's byte length fits its slot's 29 bits and an arena one typed array.
+ */
+export const MAX_MAX_BYTES = 2 ** 39;
 
 /** Defaults of RedisL2Options.prefix and (without the cache's ttlMs) RedisL2Options.ttlMs; the others are inline. */
 export const DEFAULT_L2_PREFIX = 'rg:score:';
@@ -123,8 +128,8 @@ export function resolveScoreCacheOptions(options: ScoreCacheOptions): ResolvedSc
     throw new InvalidArgumentError('createScoreCache needs an options object');
   rejectUnknownKeys(options, KEYS, 'createScoreCache');
   const { maxBytes, ttlMs, clock, fromSnapshot } = options;
-  if (typeof maxBytes !== 'number' || !Number.isFinite(maxBytes) || maxBytes < MIN_MAX_BYTES)
-    throw invalidArgument('maxBytes', `a finite number ≥ ${MIN_MAX_BYTES}`, maxBytes);
+  if (typeof maxBytes !== 'number' || !(maxBytes >= MIN_MAX_BYTES && maxBytes <= MAX_MAX_BYTES))
+    throw invalidArgument('maxBytes', `a number from ${MIN_MAX_BYTES} to ${MAX_MAX_BYTES} (512 GiB)`, maxBytes);
   if (ttlMs !== undefined) positiveLimit('ttlMs', ttlMs);
   if (clock !== undefined && typeof clock !== 'function') throw invalidArgument('clock', 'a function', clock);
   const required: unknown = options.requiredSignals ?? DEFAULT_REQUIRED_SIGNALS;

@@ -4,7 +4,7 @@
  * clears; evictions counted once each and in LRU order; the arena compacted many times over.
  */
 import { describe, expect, it } from 'vitest';
-import { ENTRY_OVERHEAD_BYTES, entryBytes, L1Shard } from '../../src/cache/l1-shard.js';
+import { ENTRY_OVERHEAD_BYTES, entryBytes, L1Shard, readChars } from '../../src/cache/l1-shard.js';
 
 /** The behaviour the shard must have: a recency-ordered Map bounded by entryBytes. */
 class ReferenceLru {
@@ -89,6 +89,7 @@ describe('L1Shard', () => {
         expect(shard.size).toBe(reference.map.size);
         expect(shard.bytes).toBe(reference.bytes);
         expect([...shard.keysOldestFirst()]).toEqual([...reference.map.keys()]);
+        expect([...shard.entriesOldestFirst(readChars)]).toEqual([...reference.map.entries()]);
       }
     }
     expect(evictions).toBe(reference.evictions);

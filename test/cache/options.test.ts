@@ -81,8 +81,22 @@ describe('createScoreCache options', () => {
 
   it.each([
     ['no object', undefined, 'createScoreCache needs an options object'],
-    ['maxBytes below 4096', { maxBytes: 10 }, 'maxBytes must be a finite number ≥ 4096, got 10'],
-    ['maxBytes as a string', { maxBytes: '65536' }, 'maxBytes must be a finite number ≥ 4096, got "65536"'],
+    ['maxBytes below 4096', { maxBytes: 10 }, 'maxBytes must be a number from 4096 to 549755813888 (512 GiB), got 10'],
+    [
+      'maxBytes above 512 GiB',
+      { maxBytes: 2 ** 40 },
+      'maxBytes must be a number from 4096 to 549755813888 (512 GiB), got 1099511627776',
+    ],
+    [
+      'maxBytes NaN',
+      { maxBytes: Number.NaN },
+      'maxBytes must be a number from 4096 to 549755813888 (512 GiB), got NaN',
+    ],
+    [
+      'maxBytes as a string',
+      { maxBytes: '65536' },
+      'maxBytes must be a number from 4096 to 549755813888 (512 GiB), got "65536"',
+    ],
     ['ttlMs 0', { maxBytes: 8192, ttlMs: 0 }, 'ttlMs must be a number > 0 (Infinity: never), got 0'],
     ['clock not a function', { maxBytes: 8192, clock: 5 }, 'clock must be a function, got 5'],
     ['requiredSignals with ""', { maxBytes: 8192, requiredSignals: [''] }, 'requiredSignals must be an array'],

@@ -7,7 +7,7 @@
  * from L2, then from the caller's scorer, one flight per pair. The parts it wires together:
  *   options.ts       option defaults and validation
  *   scope-memo.ts    the per-(scorer, query) key scope, memoised
- *   l1-cache.ts      L1 with expiry and counters (storage: l1-store.ts)
+ *   l1-cache.ts      L1 with expiry and counters (storage: l1-store.ts, shards off the heap: l1-shard.ts)
  *   entry-policy.ts  when an entry has expired, and when one from outside is trusted
  *   l2-read.ts       the L2 read and promotion paths, prefetch (client: redis-l2.ts, redis-client.ts)
  *   lease-wait.ts    waiting for pairs another instance is scoring under a Redis lease

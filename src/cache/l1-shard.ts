@@ -241,11 +241,6 @@ export class L1Shard {
     this.arenaEnd = 0;
   }
 
-  /** Keys from least to most recently used. */
-  *keysOldestFirst(): Generator<string> {
-    for (let slot = this.head; slot !== NONE; slot = this.meta[slot * META_INTS + NEXT]) yield this.keyOf(slot);
-  }
-
   /**
    * Each key with what `reader` makes of its value, least to most recently used, without changing
    * recency (one pass over the slots, no lookups). The shard must not change while this runs.

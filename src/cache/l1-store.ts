@@ -73,15 +73,6 @@ export class L1Store {
     return n;
   }
 
-  get(key: string): string | undefined {
-    return this.shardOf(key).get(key);
-  }
-
-  /** Reads without refreshing recency. */
-  peek(key: string): string | undefined {
-    return this.shardOf(key).peek(key);
-  }
-
   /** What `reader` makes of the value of `key` where it lies (l1-shard.ts read()). */
   read<T>(key: string, touch: boolean, reader: ValueReader<T>): T | undefined {
     return this.shardOf(key).read(key, touch, reader);
@@ -100,14 +91,10 @@ export class L1Store {
   }
 
   /**
-   * Keys from least to most recently used: exact within a shard, the shards interleaved, so the
-   * tail holds every shard's most recent entries (what a warm start loads first).
+   * Each key with what `reader` makes of its value, least to most recently used: exact within a
+   * shard, the shards interleaved, so the tail holds every shard's most recent entries (what a
+   * warm start loads first). Recency is unchanged.
    */
-  keysOldestFirst(): Generator<string> {
-    return interleave(this.shards.map((shard) => shard.keysOldestFirst()));
-  }
-
-  /** Each key with what `reader` makes of its value, in keysOldestFirst()'s order, recency unchanged. */
   entriesOldestFirst<T>(reader: ValueReader<T>): Generator<[string, T]> {
     return interleave(this.shards.map((shard) => shard.entriesOldestFirst(reader)));
   }

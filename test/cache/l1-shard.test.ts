@@ -88,7 +88,6 @@ describe('L1Shard', () => {
       if (op % 1000 === 0) {
         expect(shard.size).toBe(reference.map.size);
         expect(shard.bytes).toBe(reference.bytes);
-        expect([...shard.keysOldestFirst()]).toEqual([...reference.map.keys()]);
         expect([...shard.entriesOldestFirst(readChars)]).toEqual([...reference.map.entries()]);
       }
     }
@@ -113,7 +112,8 @@ describe('L1Shard', () => {
     expect(shard.get('k\udc00')).toBe('lone low');
     expect(shard.get('k\ufffd')).toBe('replacement character');
     expect(shard.get('k')).toBeUndefined();
-    expect([...shard.keysOldestFirst()].slice(3)).toEqual(['k\ud800', 'k\udc00', 'k\ufffd']);
+    const keys = [...shard.entriesOldestFirst(readChars)].map(([key]) => key);
+    expect(keys.slice(3)).toEqual(['k\ud800', 'k\udc00', 'k\ufffd']);
     const long = Array.from({ length: 20_000 }, (_, i) => String.fromCharCode(i % 256)).join('');
     const longWide = `${long}\u4e00`;
     shard.set('long', long);

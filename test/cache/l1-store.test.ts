@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { entryBytes } from '../../src/cache/l1-shard.js';
+import { entryBytes, readChars } from '../../src/cache/l1-shard.js';
 import { L1Store, MAX_SHARDS, SHARD_TARGET_BYTES, shardCountFor } from '../../src/cache/l1-store.js';
 import { pairKey, scopeHash } from '../../src/cache/keys.js';
 import { expectedScore, missScorer, newLog, passagesOf, relevanceOf, useCaches } from './helpers.js';
@@ -30,7 +30,7 @@ describe('L1 shards', () => {
     // Uniform hashing: the fullest of 128 shards sits within a few standard deviations of the mean.
     expect(store.largestShardSize).toBeLessThan(mean * 1.25);
     for (let i = 0; i < n; i += 997)
-      expect(store.get(pairKey(scope, { id: `d${i}`, text: `passage ${i}` }))).toBe(`v${i}`);
+      expect(store.read(pairKey(scope, { id: `d${i}`, text: `passage ${i}` }), true, readChars)).toBe(`v${i}`);
   });
 
   it('keeps estimated bytes ≤ maxBytes across shards and counts evictions once each', () => {
@@ -49,7 +49,7 @@ describe('L1 shards', () => {
     expect(store.size + evictions).toBe(n);
     expect(store.size).toBeGreaterThan(0.95 * (maxBytes / each));
     // The newest entries are all there, each with its own value.
-    for (let i = n - 100; i < n; i++) expect(store.peek(key(i))).toBe(value(i));
+    for (let i = n - 100; i < n; i++) expect(store.read(key(i), false, readChars)).toBe(value(i));
   });
 
   it('a multi-shard cache serves every stored pair with its own score and round-trips through a snapshot, newest first', async () => {

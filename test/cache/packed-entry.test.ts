@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CacheEntry } from '../../src/cache/entry.js';
 import { EntryPolicy } from '../../src/cache/entry-policy.js';
 import { L1Cache } from '../../src/cache/l1-cache.js';
+import { readChars } from '../../src/cache/l1-shard.js';
 import { MAX_PACKED_VALUES, MAX_SHAPES, packEntry, unpackEntry } from '../../src/cache/packed-entry.js';
 import { zeroCacheCounters } from '../../src/cache/stats.js';
 
@@ -34,7 +35,7 @@ describe('packed L1 entries', () => {
     expect(Object.is(zero.raw.relevant, -0)).toBe(true);
   });
 
-  it('are what the L1 stores: one string per entry, read back equal, expiring by scoredAt', () => {
+  it('are what the L1 stores: the packed form per entry, read back equal, expiring by scoredAt', () => {
     const counters = zeroCacheCounters();
     const l1 = new L1Cache(1 << 20, new EntryPolicy(1000, 0, []), counters);
     const entry: CacheEntry = {
@@ -42,7 +43,7 @@ describe('packed L1 entries', () => {
       scoredAt: 5000,
     };
     l1.set('key', entry);
-    expect(typeof l1.store.peek('key')).toBe('string');
+    expect(l1.store.read('key', false, readChars)).toBe(packEntry(entry));
     expect(l1.get('key', 5999)).toEqual(entry);
     expect(l1.peek('key')).toEqual(entry);
     expect(l1.get('key', 6000)).toBeUndefined();
